@@ -1,0 +1,97 @@
+package dev.gpucoll.api;
+
+import java.util.List;
+
+/**
+ * A group of ranks that run collectives together. Every rank of the group must call the same
+ * collectives in the same order with matching arguments; a mismatch is reported on every rank as a
+ * {@link CollectiveMismatchException}, a rank that does not arrive as a
+ * {@link CollectiveTimeoutException}. Results are bit-identical on every rank.
+ *
+ * <p>Host buffers complete before the call returns. Device buffers are enqueued on the
+ * communicator's stream (see {@link GpuCommunicator}) and complete in stream order, as in NCCL.
+ *
+ * <p>Counts are in elements. A communicator is not thread-safe: one thread drives it at a time.
+ */
+public interface Communicator extends AutoCloseable {
+
+  int rank();
+
+  int size();
+
+  /** Name of the backend serving this group, e.g. "host-shm", "gpu", "host-relay". */
+  String backend();
+
+  /** recv[i] = op over ranks of send[i], for i in [0, count). send and recv may be the same. */
+  void allReduce(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op);
+
+  /** recv[r * count + i] = send of rank r [i]. */
+  void allGather(CommBuffer send, CommBuffer recv, long count, DataType type);
+
+  /** recv[i] = op over ranks of send[rank * count + i]; send holds size * count elements. */
+  void reduceScatter(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op);
+
+  /** recv[r * count + i] = send of rank r [rank * count + i]. */
+  void allToAll(CommBuffer send, CommBuffer recv, long count, DataType type);
+
+  /**
+   * All-to-all with per-peer counts and displacements (in elements), as MPI_Alltoallv. The counts
+   * this rank sends to r must equal the counts r expects from this rank.
+   */
+  void allToAllv(
+      CommBuffer send,
+      long[] sendCounts,
+      long[] sendDispls,
+      CommBuffer recv,
+      long[] recvCounts,
+      long[] recvDispls,
+      DataType type);
+
+  /** recv = send of {@code root}; on root send and recv may be the same. */
+  void broadcast(CommBuffer send, CommBuffer recv, long count, DataType type, int root);
+
+  /** Returns once every rank has entered the barrier. */
+  void barrier();
+
+  /**
+   * Splits the group like MPI_Comm_split / ncclCommSplit: ranks with the same color form a new
+   * communicator, ordered by key then by rank. A negative color returns null for that rank.
+   */
+  Communicator split(int color, int key);
+
+  /** The algorithm a collective of {@code bytes} would take here, and why. */
+  PathChoice explain(Collective collective, long bytes);
+
+  /** Algorithms this communicator has actually run, with call counts; for reports. */
+  List<String> observedPaths();
+
+  void addListener(CollectiveListener listener);
+
+  boolean isClosed();
+
+  /** Releases shared memory and device resources. Idempotent; later calls fail. */
+  @Override
+  void close();
+
+  // Java-friendly in-place forms for the common ML case (gradient allreduce on the host).
+
+  default void allReduce(float[] inOut, ReduceOp op) {
+    CommBuffer b = CommBuffer.of(inOut);
+    allReduce(b, b, inOut.length, DataType.FLOAT32, op);
+  }
+
+  default void allReduce(double[] inOut, ReduceOp op) {
+    CommBuffer b = CommBuffer.of(inOut);
+    allReduce(b, b, inOut.length, DataType.FLOAT64, op);
+  }
+
+  default void allReduce(int[] inOut, ReduceOp op) {
+    CommBuffer b = CommBuffer.of(inOut);
+    allReduce(b, b, inOut.length, DataType.INT32, op);
+  }
+
+  default void allReduce(long[] inOut, ReduceOp op) {
+    CommBuffer b = CommBuffer.of(inOut);
+    allReduce(b, b, inOut.length, DataType.INT64, op);
+  }
+}

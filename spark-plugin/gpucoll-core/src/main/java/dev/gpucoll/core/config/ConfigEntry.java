@@ -1,0 +1,55 @@
+package dev.gpucoll.core.config;
+
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * One typed configuration key: its name, documentation, default and parser. Entries are declared
+ * once in {@link GpuCollConf}; docs/configs.md is generated from them.
+ */
+public final class ConfigEntry<T> {
+  private final String key;
+  private final String doc;
+  private final String defaultText;
+  private final Function<String, T> parser;
+  private final List<String> allowed;
+
+  ConfigEntry(String key, String doc, String defaultText, Function<String, T> parser, List<String> allowed) {
+    this.key = key;
+    this.doc = doc;
+    this.defaultText = defaultText;
+    this.parser = parser;
+    this.allowed = List.copyOf(allowed);
+    parser.apply(defaultText); // a bad default is a programming error: fail at class load
+  }
+
+  public String key() {
+    return key;
+  }
+
+  public String doc() {
+    return doc;
+  }
+
+  public String defaultText() {
+    return defaultText;
+  }
+
+  /** Allowed values for enumerated keys; empty for free-form keys. */
+  public List<String> allowed() {
+    return allowed;
+  }
+
+  /** The value in {@code settings}, or the default; a bad value names the key and what is allowed. */
+  public T get(Map<String, String> settings) {
+    String raw = settings.getOrDefault(key, defaultText).trim();
+    try {
+      return parser.apply(raw);
+    } catch (RuntimeException e) {
+      String expect = allowed.isEmpty() ? e.getMessage() : "expected one of " + allowed;
+      throw new IllegalArgumentException(
+          "invalid value '" + raw + "' for " + key + ": " + expect, e);
+    }
+  }
+}

@@ -1,0 +1,179 @@
+package dev.gpucoll.core.config;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Function;
+
+/**
+ * Every {@code spark.gpucoll.*} setting, typed, with its documentation and default. Spark-free: the
+ * Spark layer passes SparkConf entries in as a map, other JVMs pass their own.
+ * {@link #markdown()} generates docs/configs.md (a test fails when that file is stale).
+ */
+public final class GpuCollConf {
+  public static final String PREFIX = "spark.gpucoll.";
+  private static final List<ConfigEntry<?>> ENTRIES = new ArrayList<>();
+
+  public static final ConfigEntry<String> BACKEND = choice("backend", "auto",
+      "Which backend serves a group: 'gpu' (our CUDA kernels inside a node, NCCL for large messages"
+          + " and between nodes), 'host' (shared memory between executor JVMs, no GPU needed), or"
+          + " 'auto' (gpu when every member has a usable GPU, else host).",
+      "auto", "gpu", "host");
+
+  public static final ConfigEntry<Duration> TIMEOUT = entry("timeout", "120s",
+      "How long a rank waits for its peers, at rendezvous and in every collective, before it fails"
+          + " with an error naming the ranks that did not arrive. Units: ms, s, min.",
+      GpuCollConf::parseDuration);
+
+  public static final ConfigEntry<String> ALGORITHM = choice("algorithm", "auto",
+      "Force one algorithm for every collective instead of choosing by size and topology (for"
+          + " benchmarks and debugging). An algorithm the group cannot run is an error, not a"
+          + " silent fallback.",
+      "auto", "oneshot", "twoshot", "ll128", "nccl", "nccl-symmetric", "nccl-zero-cta",
+      "hierarchical");
+
+  public static final ConfigEntry<String> REPORT = choice("report", "summary",
+      "Path report verbosity: 'off', 'summary' (one line per group in the driver log) or"
+          + " 'verbose' (the full block: members, topology, eligibility reasons, chosen and observed"
+          + " paths).",
+      "off", "summary", "verbose");
+
+  public static final ConfigEntry<String> SHM_DIR = entry("host.shmDir", "/dev/shm",
+      "Directory for the host backend's shared-memory segments (files are mode 0600 and removed"
+          + " when the group closes).",
+      Function.identity());
+
+  public static final ConfigEntry<Long> HOST_ONE_SHOT_MAX_BYTES = entry("host.oneShotMaxBytes",
+      "65536",
+      "Host backend: messages up to this size use one-shot (every rank reads every peer);"
+          + " larger ones use two-shot (reduce-scatter then all-gather).",
+      GpuCollConf::parseBytes);
+
+  private GpuCollConf() {}
+
+  private final Map<String, String> settings = new LinkedHashMap<>();
+
+  /** Settings from any source; keys outside {@code spark.gpucoll.} are ignored. */
+  public static GpuCollConf of(Map<String, String> settings) {
+    GpuCollConf c = new GpuCollConf();
+    settings.forEach((k, v) -> {
+      if (k.startsWith(PREFIX)) {
+        c.settings.put(k, v);
+      }
+    });
+    return c;
+  }
+
+  public static GpuCollConf defaults() {
+    return of(Map.of());
+  }
+
+  public <T> T get(ConfigEntry<T> entry) {
+    return entry.get(settings);
+  }
+
+  /** Parses every known key (so a bad value fails early) and rejects unknown spark.gpucoll keys. */
+  public GpuCollConf validate() {
+    for (String k : settings.keySet()) {
+      if (ENTRIES.stream().noneMatch(e -> e.key().equals(k))) {
+        throw new IllegalArgumentException("unknown setting " + k + "; known settings: "
+            + ENTRIES.stream().map(ConfigEntry::key).toList());
+      }
+    }
+    ENTRIES.forEach(e -> e.get(settings));
+    return this;
+  }
+
+  /** The explicitly set keys, for shipping to executors. */
+  public Map<String, String> asMap() {
+    return Collections.unmodifiableMap(new TreeMap<>(settings));
+  }
+
+  public static List<ConfigEntry<?>> entries() {
+    return Collections.unmodifiableList(ENTRIES);
+  }
+
+  /** The content of docs/configs.md. */
+  public static String markdown() {
+    StringBuilder sb = new StringBuilder();
+    sb.append("# Configuration\n\n")
+        .append("Generated from `dev.gpucoll.core.config.GpuCollConf` by `ConfigDocs`; do not edit.\n\n")
+        .append("| Key | Default | Meaning |\n|---|---|---|\n");
+    for (ConfigEntry<?> e : ENTRIES) {
+      String doc = e.doc();
+      if (!e.allowed().isEmpty()) {
+        doc += " One of: " + String.join(", ", e.allowed()) + ".";
+      }
+      sb.append("| `").append(e.key()).append("` | `").append(e.defaultText()).append("` | ")
+          .append(doc.replace("|", "\\|")).append(" |\n");
+    }
+    return sb.toString();
+  }
+
+  static <T> ConfigEntry<T> entry(String name, String dflt, String doc, Function<String, T> parser) {
+    ConfigEntry<T> e = new ConfigEntry<>(PREFIX + name, doc, dflt, parser, List.of());
+    ENTRIES.add(e);
+    return e;
+  }
+
+  static ConfigEntry<String> choice(String name, String dflt, String doc, String... allowed) {
+    List<String> values = List.of(allowed);
+    ConfigEntry<String> e = new ConfigEntry<>(PREFIX + name, doc, dflt, v -> {
+      String lower = v.toLowerCase(Locale.ROOT);
+      if (!values.contains(lower)) {
+        throw new IllegalArgumentException("expected one of " + values);
+      }
+      return lower;
+    }, values);
+    ENTRIES.add(e);
+    return e;
+  }
+
+  static Duration parseDuration(String v) {
+    String s = v.trim().toLowerCase(Locale.ROOT);
+    long n;
+    if (s.endsWith("ms")) {
+      n = Long.parseLong(s.substring(0, s.length() - 2).trim());
+      return positive(Duration.ofMillis(n), v);
+    } else if (s.endsWith("min")) {
+      n = Long.parseLong(s.substring(0, s.length() - 3).trim());
+      return positive(Duration.ofMinutes(n), v);
+    } else if (s.endsWith("s")) {
+      n = Long.parseLong(s.substring(0, s.length() - 1).trim());
+      return positive(Duration.ofSeconds(n), v);
+    }
+    throw new IllegalArgumentException("expected a duration such as 500ms, 30s or 2min");
+  }
+
+  private static Duration positive(Duration d, String v) {
+    if (d.isNegative() || d.isZero()) {
+      throw new IllegalArgumentException("duration must be positive: " + v);
+    }
+    return d;
+  }
+
+  static long parseBytes(String v) {
+    String s = v.trim().toLowerCase(Locale.ROOT);
+    long mult = 1;
+    if (s.endsWith("k")) {
+      mult = 1L << 10;
+    } else if (s.endsWith("m")) {
+      mult = 1L << 20;
+    } else if (s.endsWith("g")) {
+      mult = 1L << 30;
+    }
+    if (mult != 1) {
+      s = s.substring(0, s.length() - 1);
+    }
+    long n = Long.parseLong(s.trim()) * mult;
+    if (n < 0) {
+      throw new IllegalArgumentException("size must not be negative: " + v);
+    }
+    return n;
+  }
+}

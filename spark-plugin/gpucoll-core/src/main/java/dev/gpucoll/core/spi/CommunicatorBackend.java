@@ -1,0 +1,26 @@
+package dev.gpucoll.core.spi;
+
+import dev.gpucoll.api.Communicator;
+import java.util.Optional;
+
+/**
+ * A backend that can serve a group, found with {@link java.util.ServiceLoader}: the host backend
+ * lives in this module, the GPU backend in gpucoll-cuda (an optional jar, as in XGBoost's GPU
+ * extras).
+ */
+public interface CommunicatorBackend {
+
+  /** "host" or "gpu": the values of spark.gpucoll.backend. */
+  String name();
+
+  /** Empty when this process can use the backend; otherwise why not (said once in the log). */
+  Optional<String> unavailableReason();
+
+  /** Facts about this process that the group needs to decide (GPU UUID, device ordinal...). */
+  default java.util.Map<String, String> localFacts() {
+    return java.util.Map.of();
+  }
+
+  /** Builds this rank's communicator; may use {@code group.rendezvous()} for more exchanges. */
+  Communicator create(GroupContext group);
+}
