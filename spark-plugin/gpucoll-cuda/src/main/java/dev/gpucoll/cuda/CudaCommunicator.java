@@ -1,0 +1,594 @@
+package dev.gpucoll.cuda;
+
+import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CollectiveListener;
+import dev.gpucoll.api.CollectiveTimeoutException;
+import dev.gpucoll.api.CommBuffer;
+import dev.gpucoll.api.Communicator;
+import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.GpuCommunicator;
+import dev.gpucoll.api.PathChoice;
+import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.CommunicatorFactory;
+import dev.gpucoll.core.config.GpuCollConf;
+import dev.gpucoll.core.report.RankReport;
+import dev.gpucoll.core.report.ReportingCommunicator;
+import dev.gpucoll.core.spi.CommunicatorBackend;
+import dev.gpucoll.core.spi.GroupContext;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.bytedeco.javacpp.BytePointer;
+
+/**
+ * One rank of a GPU group. Device buffers are enqueued on {@link #stream()} with our barrier-free
+ * kernels (see native-kernels/include/gpucoll/kernel_abi.h); host buffers are staged through device
+ * scratch and complete before the call returns.
+ *
+ * <p>Per communicator: one peer-visible workspace (cudaMalloc, exchanged as a raw pointer with
+ * ranks of this process and as a cudaIpcMemHandle with other processes), one control block in
+ * mapped host memory (abort word + error record the kernels write on timeout), and the epoch,
+ * which only grows across calls: the kernels derive slot parity and flag values from it.
+ *
+ * <p>Groups in which two processes share a GPU never run spin kernels (they would time-slice):
+ * they take the "gpu-staged-host" path, which copies to pinned host memory and runs the host
+ * backend's collective, and the report says so.
+ */
+final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
+  static final String STAGED_PATH = "gpu-staged-host";
+
+  private final GroupContext group;
+  private final int rank;
+  private final int size;
+  private final int device;
+  private final DeviceFacts facts;
+  private final GroupTopology topology;
+  private final Duration timeout;
+  private final KernelImage image;
+  private final LaunchPlanner planner;
+  private final List<String> findings = new ArrayList<>();
+  private final Map<String, Long> observed = new TreeMap<>();
+  private final List<CollectiveListener> listeners = new CopyOnWriteArrayList<>();
+
+  private final long ownStream;
+  private long stream;
+  private final GpuWorkspace workspace;
+  private final ControlBlock control;
+  private final CudaNative.Launcher launcher;
+  /** Host backend communicator for the non-spinning path; null when the group may spin. */
+  private final Communicator staged;
+  private final EpochCounter epochs = new EpochCounter();
+  private long hostStageBytes;
+  private long hostStageHost;
+  private long scratchBytes;
+  private long scratchDevice;
+  private boolean closed;
+  /** Set after a failed launch or kernel error: the workspace state is undefined (kernel_abi.h section 5). */
+  private String broken;
+
+  private CudaCommunicator(GroupContext group, KernelVariant forced) {
+    this.group = group;
+    this.rank = group.rank();
+    this.size = group.size();
+    this.device = CudaNative.currentDevice();
+    CudaNative.setDevice(device);
+    this.facts = CudaNative.deviceFacts(device);
+    this.topology = new GroupTopology(group.members());
+    this.timeout = group.conf().get(GpuCollConf.TIMEOUT);
+    if (!topology.problems().isEmpty()) {
+      throw new CollectiveException(rank, null, "the gpu backend cannot serve this group: " + topology.problems());
+    }
+    if (!topology.singleHost()) {
+      throw new CollectiveException(rank, null, "the gpu backend's kernels serve ranks of one host; this group spans "
+          + group.members().stream().map(m -> m.host()).distinct().toList());
+    }
+    if (size > KernelAbi.MAX_RANKS) {
+      throw new CollectiveException(rank, null, "the gpu kernels serve at most " + KernelAbi.MAX_RANKS
+          + " ranks; this group has " + size);
+    }
+    String algorithm = group.conf().get(GpuCollConf.ALGORITHM);
+    if (forced == null && !algorithm.equals("auto") && LaunchPlanner.fromAlgorithmSetting(algorithm) == null) {
+      throw new CollectiveException(rank, null, GpuCollConf.ALGORITHM.key() + "=" + algorithm
+          + " is not served by the gpu backend's kernels in this build (it runs oneshot, twoshot, ll128)");
+    }
+    this.planner = new LaunchPlanner(rank, size, forced != null ? forced : LaunchPlanner.fromAlgorithmSetting(algorithm));
+    this.ownStream = CudaNative.streamCreateNonBlocking();
+    this.stream = ownStream;
+    this.image = KernelImage.forDevice(device);
+    this.launcher = new CudaNative.Launcher(KernelAbi.ARGS_SIZE);
+    this.control = new ControlBlock();
+    findings.add("topology: " + topology.describe());
+    if (topology.mustNotSpin()) {
+      findings.add("spin kernels disabled: " + String.join("; ", topology.crossProcessSharedGpus())
+          + " (kernels of different processes on one GPU time-slice); collectives take " + STAGED_PATH);
+    }
+    // Every rank maps every peer's workspace, also on the staged path: the handle exchange is checked either way.
+    this.workspace = GpuWorkspace.exchange(group, topology, device, timeout, ownStream);
+    findings.add("workspace: " + workspace.describe());
+    this.staged = topology.mustNotSpin() ? hostCommunicator(group) : null;
+  }
+
+  /** @param forced a kernel variant for every collective (tests, benchmarks), or null to choose by size */
+  static CudaCommunicator create(GroupContext group, KernelVariant forced) {
+    return new CudaCommunicator(group, forced);
+  }
+
+  private static Communicator hostCommunicator(GroupContext group) {
+    CommunicatorBackend host = CommunicatorFactory.backends().get("host");
+    if (host == null || host.unavailableReason().isPresent()) {
+      throw new CollectiveException(group.rank(), null, "two processes share a GPU, so the group needs the "
+          + "non-spinning staged path, but the host backend is not usable: "
+          + (host == null ? "not on the class path" : host.unavailableReason().get()));
+    }
+    return host.create(group);
+  }
+
+  // ---- GpuCommunicator ----
+
+  @Override
+  public int device() {
+    return device;
+  }
+
+  @Override
+  public long stream() {
+    return stream;
+  }
+
+  @Override
+  public void setStream(long cudaStream) {
+    ensureOpen(null);
+    this.stream = cudaStream;
+  }
+
+  @Override
+  public void synchronize() {
+    ensureOpen(null);
+    waitStream(null);
+  }
+
+  @Override
+  public long ncclComm() {
+    return 0; // the NCCL communicator (dev.gpucoll.cuda.nccl) is attached when the selector routes to it
+  }
+
+  @Override
+  public int rank() {
+    return rank;
+  }
+
+  @Override
+  public int size() {
+    return size;
+  }
+
+  @Override
+  public String backend() {
+    return GpuBackend.NAME;
+  }
+
+  /** The epoch the next kernel collective runs in (for tests and reports). */
+  long epoch() {
+    return epochs.last();
+  }
+
+  // ---- collectives ----
+
+  @Override
+  public void allReduce(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {
+    run(Collective.ALL_REDUCE, send, count, recv, count, count, type, op, 0);
+  }
+
+  @Override
+  public void allGather(CommBuffer send, CommBuffer recv, long count, DataType type) {
+    run(Collective.ALL_GATHER, send, count, recv, count * size, count, type, ReduceOp.SUM, 0);
+  }
+
+  @Override
+  public void reduceScatter(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {
+    run(Collective.REDUCE_SCATTER, send, count * size, recv, count, count, type, op, 0);
+  }
+
+  @Override
+  public void allToAll(CommBuffer send, CommBuffer recv, long count, DataType type) {
+    run(Collective.ALL_TO_ALL, send, count * size, recv, count * size, count, type, ReduceOp.SUM, 0);
+  }
+
+  @Override
+  public void allToAllv(CommBuffer send, long[] sendCounts, long[] sendDispls, CommBuffer recv, long[] recvCounts,
+      long[] recvDispls, DataType type) {
+    Collective c = Collective.ALL_TO_ALLV;
+    ensureOpen(c);
+    control.throwIfFailed(rank, c);
+    AllToAllvPlan.check(rank, size, sendCounts, sendDispls, recvCounts, recvDispls);
+    long e = type.byteSize();
+    long sendBytes = AllToAllvPlan.extent(sendCounts, sendDispls) * e;
+    long recvBytes = AllToAllvPlan.extent(recvCounts, recvDispls) * e;
+    requireCapacity(c, "send", send, sendBytes);
+    requireCapacity(c, "recv", recv, recvBytes);
+    long[][] table = {sendCounts.clone(), sendDispls.clone(), recvCounts.clone(), recvDispls.clone()};
+    if (staged != null) {
+      throw new CollectiveException(rank, c, "allToAllv is not offered on " + STAGED_PATH);
+    }
+    LaunchPlan plan = planner.planAllToAllv(type, sendCounts, recvCounts);
+    runKernel(c, plan, send, sendBytes, recv, recvBytes, 0, type, ReduceOp.SUM, 0, table);
+  }
+
+  @Override
+  public void broadcast(CommBuffer send, CommBuffer recv, long count, DataType type, int root) {
+    if (root < 0 || root >= size) {
+      throw new CollectiveException(rank, Collective.BROADCAST, "root " + root + " is not a rank of this group of " + size);
+    }
+    run(Collective.BROADCAST, send, count, recv, count, count, type, ReduceOp.SUM, root);
+  }
+
+  @Override
+  public void barrier() {
+    run(Collective.BARRIER, null, 0, null, 0, 0, DataType.INT32, ReduceOp.SUM, 0);
+    waitStream(Collective.BARRIER);
+  }
+
+  /**
+   * Validates, stages host buffers, and enqueues one collective.
+   *
+   * @param sendElems elements read from send; recvElems elements written to recv; count the per-rank count
+   */
+  private void run(Collective c, CommBuffer send, long sendElems, CommBuffer recv, long recvElems, long count,
+      DataType type, ReduceOp op, int root) {
+    ensureOpen(c);
+    control.throwIfFailed(rank, c);
+    if (count < 0) {
+      throw new CollectiveException(rank, c, "count is negative: " + count);
+    }
+    long sendBytes = sendElems * type.byteSize();
+    long recvBytes = recvElems * type.byteSize();
+    if (c != Collective.BARRIER) {
+      requireCapacity(c, "send", send, sendBytes);
+      requireCapacity(c, "recv", recv, recvBytes);
+    }
+    long start = System.nanoTime();
+    String algorithm;
+    if (count == 0 && c != Collective.BARRIER) {
+      // Every rank passes the same count, so every rank skips: epochs stay in step.
+      observed(c, "noop-empty", 0, start);
+      return;
+    }
+    if (staged != null) {
+      algorithm = STAGED_PATH;
+      runStaged(c, send, sendBytes, recv, recvBytes, count, type, op, root);
+    } else {
+      LaunchPlan plan = planner.plan(c, type, op, count);
+      algorithm = plan.algorithm();
+      runKernel(c, plan, send, sendBytes, recv, recvBytes, count, type, op, root, null);
+      return;
+    }
+    observed(c, algorithm, Math.max(sendBytes, recvBytes), start);
+  }
+
+  private void observed(Collective c, String algorithm, long bytes, long startNanos) {
+    observed.merge(algorithm, 1L, Long::sum);
+    if (!listeners.isEmpty()) {
+      long nanos = System.nanoTime() - startNanos;
+      for (CollectiveListener l : listeners) {
+        l.onCollective(c, algorithm, bytes, nanos);
+      }
+    }
+  }
+
+  /** Stages host buffers through device scratch around one kernel launch. */
+  private void runKernel(Collective c, LaunchPlan plan, CommBuffer send, long sendBytes, CommBuffer recv,
+      long recvBytes, long count, DataType type, ReduceOp op, int root, long[][] a2av) {
+    long start = System.nanoTime();
+    boolean hostBuffers = send instanceof CommBuffer.Host || recv instanceof CommBuffer.Host;
+    long sendPtr;
+    long recvPtr;
+    if (hostBuffers) {
+      ensureScratch(align(sendBytes) + recvBytes);
+      sendPtr = scratchDevice;
+      recvPtr = scratchDevice + align(sendBytes);
+      copyIn(send, sendPtr, sendBytes);
+    } else {
+      sendPtr = send == null ? 0 : ((CommBuffer.Device) send).address();
+      recvPtr = recv == null ? 0 : ((CommBuffer.Device) recv).address();
+      checkAliasing(c, sendPtr, sendBytes, recvPtr, recvBytes);
+    }
+    enqueue(plan, sendPtr, recvPtr, count, type, op, root, a2av);
+    if (hostBuffers) {
+      copyOut(recvPtr, recv, recvBytes);
+      waitStream(c);
+    }
+    observed(c, plan.algorithm(), plan.bytes(), start);
+  }
+
+  private void checkAliasing(Collective c, long send, long sendBytes, long recv, long recvBytes) {
+    boolean overlap = send < recv + recvBytes && recv < send + sendBytes && sendBytes > 0 && recvBytes > 0;
+    boolean inPlaceAllowed = c == Collective.ALL_REDUCE || c == Collective.BROADCAST;
+    if (overlap && !(inPlaceAllowed && send == recv)) {
+      throw new CollectiveException(rank, c, "send and recv overlap; only allReduce and broadcast run in place"
+          + " (with send == recv)");
+    }
+  }
+
+  private void enqueue(LaunchPlan plan, long sendPtr, long recvPtr, long count, DataType type, ReduceOp op, int root,
+      long[][] a2av) {
+    long fn = image.function(plan.kernel());
+    KernelAbi.writeArgs(launcher.args(), new KernelAbi.Call(rank, size, epochs.next(), sendPtr, recvPtr, count, type, op, root,
+        workspace.peers(), control.abortWordDevice(), control.deviceAddress(), timeout.toNanos(), a2av));
+    try {
+      launcher.launch(fn, plan.grid(), plan.block(), plan.sharedBytes(), stream);
+    } catch (CudaException e) {
+      broken = "launch of " + plan.kernel() + " failed: " + e.getMessage();
+      throw new CollectiveException(rank, plan.collective(), broken + "; the group's epochs now disagree: close it", e);
+    }
+  }
+
+  /** The non-spinning path: device -> pinned host -> host backend -> device, all before returning. */
+  private void runStaged(Collective c, CommBuffer send, long sendBytes, CommBuffer recv, long recvBytes, long count,
+      DataType type, ReduceOp op, int root) {
+    if (c == Collective.BARRIER) {
+      staged.barrier();
+      return;
+    }
+    ensureHostStage(sendBytes + recvBytes);
+    ByteBuffer in = hostView(hostStageHost, sendBytes);
+    ByteBuffer out = hostView(hostStageHost + align(sendBytes), recvBytes);
+    copyToHost(send, hostStageHost, in, sendBytes);
+    waitStream(c);
+    CommBuffer hin = CommBuffer.of(in);
+    CommBuffer hout = CommBuffer.of(out);
+    switch (c) {
+      case ALL_REDUCE -> staged.allReduce(hin, hout, count, type, op);
+      case ALL_GATHER -> staged.allGather(hin, hout, count, type);
+      case REDUCE_SCATTER -> staged.reduceScatter(hin, hout, count, type, op);
+      case ALL_TO_ALL -> staged.allToAll(hin, hout, count, type);
+      case BROADCAST -> staged.broadcast(hin, hout, count, type, root);
+      default -> throw new CollectiveException(rank, c, "not supported on " + STAGED_PATH);
+    }
+    copyFromHost(hostStageHost + align(sendBytes), out, recv, recvBytes);
+    waitStream(c);
+  }
+
+  private static ByteBuffer hostView(long address, long bytes) {
+    return new BytePointer(CudaNative.ptr(address)).capacity(bytes).asByteBuffer().order(ByteOrder.nativeOrder());
+  }
+
+  private void copyToHost(CommBuffer src, long hostAddr, ByteBuffer hostView, long bytes) {
+    if (src instanceof CommBuffer.Device d) {
+      CudaNative.memcpyAsync(hostAddr, d.address(), bytes, stream);
+    } else {
+      ByteBuffer b = HostBuffers.bytes((CommBuffer.Host) src, bytes);
+      hostView.duplicate().put(b);
+    }
+  }
+
+  private void copyFromHost(long hostAddr, ByteBuffer hostView, CommBuffer dst, long bytes) {
+    if (dst instanceof CommBuffer.Device d) {
+      CudaNative.memcpyAsync(d.address(), hostAddr, bytes, stream);
+    } else {
+      HostBuffers.write((CommBuffer.Host) dst, hostView.duplicate().limit((int) bytes));
+    }
+  }
+
+  private void copyIn(CommBuffer src, long devicePtr, long bytes) {
+    if (src instanceof CommBuffer.Device d) {
+      CudaNative.memcpyAsync(devicePtr, d.address(), bytes, stream);
+    } else if (bytes > 0) {
+      ensureHostStage(bytes);
+      ByteBuffer view = hostView(hostStageHost, bytes);
+      view.put(HostBuffers.bytes((CommBuffer.Host) src, bytes));
+      CudaNative.memcpyAsync(devicePtr, hostStageHost, bytes, stream);
+      waitStream(null); // the pinned stage is reused by copyOut
+    }
+  }
+
+  private void copyOut(long devicePtr, CommBuffer dst, long bytes) {
+    if (dst instanceof CommBuffer.Device d) {
+      CudaNative.memcpyAsync(d.address(), devicePtr, bytes, stream);
+    } else if (bytes > 0) {
+      ensureHostStage(bytes);
+      CudaNative.memcpyAsync(hostStageHost, devicePtr, bytes, stream);
+      waitStream(null);
+      HostBuffers.write((CommBuffer.Host) dst, hostView(hostStageHost, bytes));
+    }
+  }
+
+  private void ensureScratch(long bytes) {
+    if (bytes > scratchBytes) {
+      // cudaFree would synchronise the device while peers may be spinning: keep the old block until close.
+      retired.add(scratchDevice);
+      scratchDevice = CudaNative.malloc(Math.max(bytes, 1 << 20));
+      scratchBytes = Math.max(bytes, 1 << 20);
+    }
+  }
+
+  private final List<Long> retired = new ArrayList<>();
+
+  private void ensureHostStage(long bytes) {
+    if (bytes > hostStageBytes) {
+      CudaNative.freeHost(hostStageHost);
+      hostStageBytes = Math.max(bytes, 1 << 20);
+      hostStageHost = CudaNative.hostAlloc(hostStageBytes);
+    }
+  }
+
+  static long align(long bytes) {
+    return (bytes + 255) & ~255L;
+  }
+
+  private void requireCapacity(Collective c, String which, CommBuffer b, long bytes) {
+    if (b == null) {
+      throw new CollectiveException(rank, c, which + " buffer is null");
+    }
+    if (b.byteCapacity() < bytes) {
+      throw new CollectiveException(rank, c, which + " buffer holds " + b.byteCapacity() + " bytes; this call needs "
+          + bytes);
+    }
+  }
+
+  /**
+   * Waits for the stream without blocking in the driver, so that a kernel that times out is seen
+   * through the error record and a host-side deadline still holds if the kernel never returns.
+   */
+  private void waitStream(Collective c) {
+    long deadline = System.nanoTime() + timeout.toNanos() + Duration.ofSeconds(5).toNanos();
+    int spins = 0;
+    while (!CudaNative.streamIdle(stream)) {
+      if (control.failed()) {
+        break;
+      }
+      if (System.nanoTime() > deadline) {
+        control.abort();
+        throw new CollectiveTimeoutException(rank, c, List.of(), "the GPU stream did not finish within "
+            + timeout + " (+5 s); kernels aborted");
+      }
+      if (++spins > 1000) {
+        Thread.onSpinWait();
+        if (spins > 20000) {
+          sleepBriefly();
+        }
+      }
+    }
+    control.throwIfFailed(rank, c);
+  }
+
+  private static void sleepBriefly() {
+    try {
+      Thread.sleep(0, 50_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  // ---- reports ----
+
+  @Override
+  public PathChoice explain(Collective collective, long bytes) {
+    if (staged != null) {
+      return new PathChoice(collective, bytes, STAGED_PATH, List.of(String.join("; ", topology.crossProcessSharedGpus()),
+          "spin kernels of different processes on one GPU time-slice: copy to host and run the host backend"));
+    }
+    return planner.explain(collective, bytes);
+  }
+
+  @Override
+  public List<String> observedPaths() {
+    List<String> out = new ArrayList<>();
+    observed.forEach((k, v) -> out.add(k + " x" + v));
+    return out;
+  }
+
+  @Override
+  public void addListener(CollectiveListener listener) {
+    listeners.add(listener);
+  }
+
+  @Override
+  public RankReport report() {
+    List<PathChoice> predicted = new ArrayList<>();
+    for (Collective c : List.of(Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.REDUCE_SCATTER,
+        Collective.ALL_TO_ALL, Collective.BROADCAST)) {
+      for (long bytes : new long[] {8, 64 << 10, 1 << 20, 64 << 20}) {
+        predicted.add(explain(c, bytes));
+      }
+    }
+    List<String> f = new ArrayList<>(findings);
+    f.add("device " + device + ": " + facts.name() + " " + facts.uuid() + " (" + facts.pciBusId() + ", sm_"
+        + facts.computeCapability() + ")");
+    return new RankReport(group.rendezvous().groupId(), rank, size, group.self().host(), backend(),
+        group.rendezvous().kind(), predicted, observed, f);
+  }
+
+  @Override
+  public GpuCommunicator split(int color, int key) {
+    throw new CollectiveException(rank, null, "split is not supported by the gpu backend yet");
+  }
+
+  @Override
+  public boolean isClosed() {
+    return closed;
+  }
+
+  private void ensureOpen(Collective c) {
+    if (closed) {
+      throw new CollectiveException(rank, c, "communicator is closed");
+    }
+    if (broken != null) {
+      throw new CollectiveException(rank, c, "communicator is unusable after an earlier failure (" + broken
+          + "); close it and form a new group");
+    }
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      if (!CudaNative.streamIdle(stream)) {
+        control.abort(); // peers may never come: make our kernels exit instead of waiting for the timeout
+        CudaNative.streamSynchronize(stream);
+      }
+    } finally {
+      if (staged != null) {
+        staged.close();
+      }
+      workspace.close();
+      CudaNative.streamDestroy(ownStream);
+      for (long p : retired) {
+        CudaNative.free(p);
+      }
+      CudaNative.free(scratchDevice);
+      CudaNative.freeHost(hostStageHost);
+      control.close();
+    }
+  }
+
+  /** Abort word + error record in mapped host memory: the host reads what the kernels wrote. */
+  final class ControlBlock {
+    private final long host;
+    private final long dev;
+    private final BytePointer view;
+
+    ControlBlock() {
+      host = CudaNative.hostAllocMapped(KernelAbi.CONTROL_BYTES);
+      dev = CudaNative.hostDevicePointer(host);
+      view = new BytePointer(CudaNative.ptr(host)).capacity(KernelAbi.CONTROL_BYTES);
+      view.fill(0);
+    }
+
+    long deviceAddress() {
+      return dev;
+    }
+
+    long abortWordDevice() {
+      return dev + KernelAbi.CONTROL_ABORT_OFFSET;
+    }
+
+    boolean failed() {
+      return KernelAbi.errorCode(view) != 0;
+    }
+
+    void abort() {
+      KernelAbi.setAbort(view);
+    }
+
+    void throwIfFailed(int rank, Collective c) {
+      if (failed()) {
+        CollectiveException e = KernelAbi.toException(view, rank, c);
+        broken = e.getMessage();
+        throw e;
+      }
+    }
+
+    void close() {
+      CudaNative.freeHost(host);
+    }
+  }
+}

@@ -1,0 +1,61 @@
+package dev.gpucoll.cuda;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The fatbin of our kernels (built by native-kernels with nvcc: sm_80/90/100 machine code + PTX),
+ * loaded once per device into that device's primary context, with its functions by name.
+ */
+public final class KernelImage {
+  public static final String RESOURCE = "dev/gpucoll/native/gpucoll_kernels.fatbin";
+  private static final Map<Integer, KernelImage> BY_DEVICE = new ConcurrentHashMap<>();
+  private static volatile byte[] bytes;
+
+  private final int device;
+  private final long module;
+  private final Map<String, Long> functions = new ConcurrentHashMap<>();
+
+  private KernelImage(int device, long module) {
+    this.device = device;
+    this.module = module;
+  }
+
+  /** True when the fatbin is on the class path (checked without CUDA). */
+  public static boolean present() {
+    return KernelImage.class.getClassLoader().getResource(RESOURCE) != null;
+  }
+
+  static byte[] bytes() {
+    byte[] b = bytes;
+    if (b == null) {
+      try (InputStream in = KernelImage.class.getClassLoader().getResourceAsStream(RESOURCE)) {
+        if (in == null) {
+          throw new IllegalStateException("kernel image " + RESOURCE + " is not on the class path");
+        }
+        b = in.readAllBytes();
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot read " + RESOURCE, e);
+      }
+      bytes = b;
+    }
+    return b;
+  }
+
+  /** The image loaded on {@code device}; the device's primary context must be current. */
+  public static KernelImage forDevice(int device) {
+    return BY_DEVICE.computeIfAbsent(device, d -> new KernelImage(d, CudaNative.moduleLoadData(bytes())));
+  }
+
+  public int device() {
+    return device;
+  }
+
+  /** The CUfunction of a kernel; a missing name fails with the kernel's name. */
+  public long function(String name) {
+    return functions.computeIfAbsent(name, n -> CudaNative.moduleGetFunction(module, n));
+  }
+}

@@ -1,0 +1,57 @@
+package dev.gpucoll.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gpucoll.core.spi.MemberInfo;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class GroupTopologyTest {
+  static MemberInfo m(int rank, String process, String uuid) {
+    return new MemberInfo(rank, "host-a", process, Map.of(DeviceFacts.KEY_UUID, uuid));
+  }
+
+  @Test
+  void threadsOfOneProcessOnOneGpuMaySpin() {
+    GroupTopology t = new GroupTopology(List.of(m(0, "p1", "GPU-a"), m(1, "p1", "GPU-a"), m(2, "p1", "GPU-a")));
+    assertFalse(t.mustNotSpin());
+    assertEquals(GroupTopology.PeerAccess.SELF, t.access(1, 1));
+    assertEquals(GroupTopology.PeerAccess.SAME_PROCESS, t.access(0, 2));
+    assertEquals("3 ranks, 1 process(es), 1 GPU(s)", t.describe());
+  }
+
+  @Test
+  void processesOnDistinctGpusUseIpcAndSpin() {
+    GroupTopology t = new GroupTopology(List.of(m(0, "p1", "GPU-a"), m(1, "p2", "GPU-b")));
+    assertFalse(t.mustNotSpin());
+    assertEquals(GroupTopology.PeerAccess.IPC, t.access(0, 1));
+  }
+
+  @Test
+  void twoProcessesOnOneGpuMustNotSpin() {
+    GroupTopology t = new GroupTopology(List.of(m(0, "p1", "GPU-a"), m(1, "p2", "GPU-a"), m(2, "p2", "GPU-b")));
+    assertTrue(t.mustNotSpin());
+    assertEquals(1, t.crossProcessSharedGpus().size());
+    assertTrue(t.crossProcessSharedGpus().get(0).contains("ranks 0,1 share GPU-a"));
+    assertTrue(t.describe().contains("different processes"), t.describe());
+  }
+
+  @Test
+  void missingUuidIsAProblem() {
+    GroupTopology t = new GroupTopology(List.of(m(0, "p1", "GPU-a"),
+        new MemberInfo(1, "host-a", "p1", Map.of())));
+    assertEquals(List.of("rank 1 reported no GPU UUID"), t.problems());
+  }
+
+  @Test
+  void uuidSpelling() {
+    byte[] b = new byte[16];
+    for (int i = 0; i < 16; i++) {
+      b[i] = (byte) (0xf0 + i);
+    }
+    assertEquals("GPU-f0f1f2f3-f4f5-f6f7-f8f9-fafbfcfdfeff", DeviceFacts.uuidText(b));
+  }
+}
