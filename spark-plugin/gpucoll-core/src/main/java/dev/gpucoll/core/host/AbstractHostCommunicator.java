@@ -1,0 +1,369 @@
+package dev.gpucoll.core.host;
+
+import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CollectiveListener;
+import dev.gpucoll.api.CommBuffer;
+import dev.gpucoll.api.Communicator;
+import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.PathChoice;
+import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.config.GpuCollConf;
+import dev.gpucoll.core.report.RankReport;
+import dev.gpucoll.core.report.ReportingCommunicator;
+import java.nio.Buffer;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * What the host communicators share: argument checks, bookkeeping of the paths that ran, listeners
+ * and the report. A rank whose own arguments are bad does not just throw: it hands the problem to
+ * the transport, which publishes it so that every peer fails too instead of waiting.
+ */
+abstract class AbstractHostCommunicator implements Communicator, ReportingCommunicator {
+  protected final int rank;
+  protected final int size;
+  protected final String groupId;
+  protected final String host;
+  protected final String rendezvousKind;
+  protected final GpuCollConf conf;
+  protected final long timeoutNanos;
+  protected final Reducer reducer = new Reducer();
+
+  private final List<CollectiveListener> listeners = new CopyOnWriteArrayList<>();
+  private final Map<Collective, Map<String, long[]>> observed = new EnumMap<>(Collective.class);
+  private volatile boolean closed;
+  /** Set when the group can no longer run collectives (timeout, a peer gone); then every call fails. */
+  protected volatile String brokenReason;
+
+  AbstractHostCommunicator(int rank, int size, String groupId, String host, String rendezvousKind,
+      GpuCollConf conf) {
+    this.rank = rank;
+    this.size = size;
+    this.groupId = groupId;
+    this.host = host;
+    this.rendezvousKind = rendezvousKind;
+    this.conf = conf;
+    this.timeoutNanos = conf.get(GpuCollConf.TIMEOUT).toNanos();
+  }
+
+  @Override
+  public final int rank() {
+    return rank;
+  }
+
+  @Override
+  public final int size() {
+    return size;
+  }
+
+  // ---- what a transport implements; each returns the algorithm that ran ----
+
+  abstract String runAllReduce(Signature sig, String problem, Buffer send, Buffer recv, int count,
+      DataType type, ReduceOp op, long deadline);
+
+  abstract String runAllGather(Signature sig, String problem, Buffer send, Buffer recv, int count,
+      DataType type, long deadline);
+
+  abstract String runReduceScatter(Signature sig, String problem, Buffer send, Buffer recv, int count,
+      DataType type, ReduceOp op, long deadline);
+
+  abstract String runAllToAll(Signature sig, String problem, Buffer send, Buffer recv, int count,
+      DataType type, long deadline);
+
+  abstract String runAllToAllv(Signature sig, String problem, Buffer send, int[] sendCounts,
+      int[] sendDispls, Buffer recv, int[] recvCounts, int[] recvDispls, DataType type, long deadline);
+
+  abstract String runBroadcast(Signature sig, String problem, Buffer send, Buffer recv, int count,
+      DataType type, int root, long deadline);
+
+  abstract String runBarrier(Signature sig, long deadline);
+
+  abstract void closeTransport();
+
+  // ---- the API ----
+
+  @Override
+  public final void allReduce(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {
+    Collective c = Collective.ALL_REDUCE;
+    long t0 = begin(c);
+    Args a = new Args(type, count);
+    a.op(op);
+    Buffer s = a.buffer(send, "send", count);
+    Buffer r = a.buffer(recv, "recv", count);
+    String algo = runAllReduce(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
+        op, t0 + timeoutNanos);
+    finish(c, algo, a.bytes(count), t0);
+  }
+
+  @Override
+  public final void allGather(CommBuffer send, CommBuffer recv, long count, DataType type) {
+    Collective c = Collective.ALL_GATHER;
+    long t0 = begin(c);
+    Args a = new Args(type, count);
+    Buffer s = a.buffer(send, "send", count);
+    Buffer r = a.buffer(recv, "recv", count * size);
+    String algo = runAllGather(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type,
+        t0 + timeoutNanos);
+    finish(c, algo, a.bytes(count * size), t0);
+  }
+
+  @Override
+  public final void reduceScatter(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {
+    Collective c = Collective.REDUCE_SCATTER;
+    long t0 = begin(c);
+    Args a = new Args(type, count);
+    a.op(op);
+    Buffer s = a.buffer(send, "send", count * size);
+    Buffer r = a.buffer(recv, "recv", count);
+    String algo = runReduceScatter(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
+        op, t0 + timeoutNanos);
+    finish(c, algo, a.bytes(count * size), t0);
+  }
+
+  @Override
+  public final void allToAll(CommBuffer send, CommBuffer recv, long count, DataType type) {
+    Collective c = Collective.ALL_TO_ALL;
+    long t0 = begin(c);
+    Args a = new Args(type, count);
+    Buffer s = a.buffer(send, "send", count * size);
+    Buffer r = a.buffer(recv, "recv", count * size);
+    String algo = runAllToAll(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type,
+        t0 + timeoutNanos);
+    finish(c, algo, a.bytes(count * size), t0);
+  }
+
+  @Override
+  public final void allToAllv(CommBuffer send, long[] sendCounts, long[] sendDispls, CommBuffer recv,
+      long[] recvCounts, long[] recvDispls, DataType type) {
+    Collective c = Collective.ALL_TO_ALLV;
+    long t0 = begin(c);
+    Args a = new Args(type, 0);
+    int[] sc = a.counts(sendCounts, "sendCounts");
+    int[] sd = a.counts(sendDispls, "sendDispls");
+    int[] rc = a.counts(recvCounts, "recvCounts");
+    int[] rd = a.counts(recvDispls, "recvDispls");
+    Buffer s = a.buffer(send, "send", a.extent(sc, sd, "send"));
+    Buffer r = a.buffer(recv, "recv", a.extent(rc, rd, "recv"));
+    long total = 0;
+    if (sc != null) {
+      for (int v : sc) {
+        total += v;
+      }
+    }
+    String algo = runAllToAllv(Signature.of(c, 0, type, null, -1), a.problem, s, sc, sd, r, rc, rd, type,
+        t0 + timeoutNanos);
+    finish(c, algo, a.bytes(total), t0);
+  }
+
+  @Override
+  public final void broadcast(CommBuffer send, CommBuffer recv, long count, DataType type, int root) {
+    Collective c = Collective.BROADCAST;
+    long t0 = begin(c);
+    Args a = new Args(type, count);
+    if (root < 0 || root >= size) {
+      a.fail("root " + root + " is not a rank of this group of " + size);
+    }
+    Buffer s = rank == root ? a.buffer(send, "send", count) : null;
+    Buffer r = a.buffer(recv, "recv", count);
+    String algo = runBroadcast(Signature.of(c, count, type, null, root), a.problem, s, r, a.count(), type,
+        root, t0 + timeoutNanos);
+    finish(c, algo, a.bytes(count), t0);
+  }
+
+  @Override
+  public final void barrier() {
+    Collective c = Collective.BARRIER;
+    long t0 = begin(c);
+    String algo = runBarrier(Signature.of(c, 0, null, null, -1), t0 + timeoutNanos);
+    finish(c, algo, 0, t0);
+  }
+
+  @Override
+  public final void addListener(CollectiveListener listener) {
+    listeners.add(listener);
+  }
+
+  @Override
+  public final boolean isClosed() {
+    return closed;
+  }
+
+  @Override
+  public final void close() {
+    if (!closed) {
+      closed = true;
+      closeTransport();
+    }
+  }
+
+  @Override
+  public final List<String> observedPaths() {
+    List<String> out = new ArrayList<>();
+    synchronized (observed) {
+      observed.forEach((c, m) -> m.forEach((algo, n) -> out.add(c.apiName() + "/" + algo + "=" + n[0])));
+    }
+    return out;
+  }
+
+  /** Calls per "collective/algorithm", for the report. */
+  final Map<String, Long> observedCounts() {
+    Map<String, Long> out = new LinkedHashMap<>();
+    synchronized (observed) {
+      observed.forEach((c, m) -> m.forEach((algo, n) -> out.put(c.apiName() + "/" + algo, n[0])));
+    }
+    return out;
+  }
+
+  /** Sizes the report predicts paths for. */
+  static final long[] REPORT_SIZES = {8, 4096, 64 << 10, 1 << 20, 64 << 20};
+
+  final List<PathChoice> predictedPaths() {
+    List<PathChoice> out = new ArrayList<>();
+    for (Collective c : Collective.values()) {
+      if (c == Collective.BARRIER) {
+        out.add(explain(c, 0));
+      } else {
+        for (long b : REPORT_SIZES) {
+          out.add(explain(c, b));
+        }
+      }
+    }
+    return out;
+  }
+
+  abstract List<String> findings();
+
+  @Override
+  public final RankReport report() {
+    return new RankReport(groupId, rank, size, host, backend(), rendezvousKind, predictedPaths(),
+        observedCounts(), findings());
+  }
+
+  // ---- helpers ----
+
+  /** Fails at once on a closed or broken communicator; peers see the closed state in the segment. */
+  final long begin(Collective c) {
+    if (closed) {
+      throw new CollectiveException(rank, c, "the communicator is closed");
+    }
+    String broken = brokenReason;
+    if (broken != null) {
+      throw new CollectiveException(rank, c, "the communicator is unusable after an earlier failure: "
+          + broken);
+    }
+    return System.nanoTime();
+  }
+
+  private void finish(Collective c, String algorithm, long bytes, long t0) {
+    long nanos = System.nanoTime() - t0;
+    synchronized (observed) {
+      observed.computeIfAbsent(c, k -> new LinkedHashMap<>()).computeIfAbsent(algorithm, k -> new long[1])[0]++;
+    }
+    for (CollectiveListener l : listeners) {
+      l.onCollective(c, algorithm, bytes, nanos);
+    }
+  }
+
+  final void markBroken(String reason) {
+    if (brokenReason == null) {
+      brokenReason = reason;
+    }
+  }
+
+  /** Collects the first problem with this rank's own arguments; the call still goes out with it. */
+  final class Args {
+    final DataType type;
+    final long count;
+    String problem;
+
+    Args(DataType type, long count) {
+      this.type = type;
+      this.count = count;
+      if (type == null) {
+        fail("data type is null");
+      }
+      if (count < 0) {
+        fail("count is negative: " + count);
+      } else if (count > Integer.MAX_VALUE / Math.max(1, size)) {
+        fail("count " + count + " is too large for host buffers (at most "
+            + Integer.MAX_VALUE / Math.max(1, size) + " elements per rank)");
+      }
+    }
+
+    void fail(String why) {
+      if (problem == null) {
+        problem = why;
+      }
+    }
+
+    void op(ReduceOp op) {
+      if (op == null) {
+        fail("reduction op is null");
+      }
+    }
+
+    int count() {
+      return problem == null ? (int) count : 0;
+    }
+
+    long bytes(long elements) {
+      return type == null || elements < 0 ? 0 : elements * type.byteSize();
+    }
+
+    /** The typed view of {@code b}, checked to hold {@code needed} elements; null after a problem. */
+    Buffer buffer(CommBuffer b, String role, long needed) {
+      if (problem != null) {
+        return null;
+      }
+      Object v = HostBuffers.view(b, type, role);
+      if (v instanceof String why) {
+        fail(why);
+        return null;
+      }
+      Buffer view = (Buffer) v;
+      if (view.capacity() < needed) {
+        fail(role + " buffer holds " + view.capacity() + " " + type + " elements, the call needs "
+            + needed);
+        return null;
+      }
+      return view;
+    }
+
+    int[] counts(long[] values, String name) {
+      if (problem != null) {
+        return null;
+      }
+      if (values == null || values.length != size) {
+        fail(name + " must have one entry per rank (" + size + "), got "
+            + (values == null ? "null" : values.length));
+        return null;
+      }
+      int[] out = new int[size];
+      for (int i = 0; i < size; i++) {
+        if (values[i] < 0 || values[i] > Integer.MAX_VALUE) {
+          fail(name + "[" + i + "] = " + values[i] + " is out of range");
+          return null;
+        }
+        out[i] = (int) values[i];
+      }
+      return out;
+    }
+
+    /** Elements a buffer must hold for these counts and displacements. */
+    long extent(int[] counts, int[] displs, String role) {
+      if (problem != null) {
+        return 0;
+      }
+      long max = 0;
+      for (int i = 0; i < size; i++) {
+        max = Math.max(max, (long) displs[i] + counts[i]);
+      }
+      return max;
+    }
+  }
+}

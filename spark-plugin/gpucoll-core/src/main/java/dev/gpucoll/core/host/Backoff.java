@@ -1,0 +1,59 @@
+package dev.gpucoll.core.host;
+
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * How a rank waits for a peer's flag: spin (Thread.onSpinWait) for a short budget, then yield,
+ * then park with a doubling sleep. Spinning wins when every rank has its own core; yielding and
+ * parking let several ranks share 2 cores without starving the rank they wait for.
+ */
+final class Backoff {
+  static final long SPIN_NANOS = 50_000;
+  static final long YIELD_NANOS = 1_000_000;
+  private static final long MAX_PARK_NANOS = 1_000_000;
+
+  private long start;
+  private long parkNanos;
+  private int calls;
+
+  /** Starts a wait. */
+  Backoff begin() {
+    start = 0;
+    calls = 0;
+    parkNanos = 2_000;
+    return this;
+  }
+
+  /**
+   * Waits a little. Returns false once {@code deadline} (System.nanoTime) has passed. Every 64th
+   * call returns with {@link #slowCheckDue()} true so the caller can look at the peer's state.
+   */
+  boolean pause(long deadline) {
+    calls++;
+    if ((calls & 15) != 0 && start != 0 && System.nanoTime() - start < SPIN_NANOS) {
+      Thread.onSpinWait();
+      return true;
+    }
+    long now = System.nanoTime();
+    if (start == 0) {
+      start = now;
+    }
+    if (now - deadline > 0) {
+      return false;
+    }
+    long waited = now - start;
+    if (waited < SPIN_NANOS) {
+      Thread.onSpinWait();
+    } else if (waited < YIELD_NANOS) {
+      Thread.yield();
+    } else {
+      LockSupport.parkNanos(parkNanos);
+      parkNanos = Math.min(parkNanos * 2, MAX_PARK_NANOS);
+    }
+    return true;
+  }
+
+  boolean slowCheckDue() {
+    return (calls & 63) == 0;
+  }
+}

@@ -1,0 +1,705 @@
+package dev.gpucoll.core.host;
+
+import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CollectiveMismatchException;
+import dev.gpucoll.api.CollectiveTimeoutException;
+import dev.gpucoll.api.Communicator;
+import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.PathChoice;
+import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.config.GpuCollConf;
+import dev.gpucoll.core.spi.GroupContext;
+import java.nio.Buffer;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.LongBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Ranks of one host over one shared-memory segment, with the barrier-free protocols of the GPU
+ * kernels.
+ *
+ * <p>Every collective is a sequence of steps; step e uses the half (e & 1) of each rank's block. In
+ * a step each rank publishes its payload and a header (signature, status) flagged with e, then
+ * reads what it needs from every peer. Because each step reads every peer's header, seeing a
+ * peer's step-e flag proves that peer finished step e-1, and so finished reading the half that
+ * step e+1 will overwrite: no barrier is ever needed (epoch double-buffering).
+ *
+ * <p>Payloads move in one of two modes, chosen by size: LL slots (16 bytes: 8 B data, then an 8 B
+ * flag = epoch; the reader waits per slot, so it can consume while the writer still writes) for
+ * payloads up to the LL limit, and bulk copies published by the header flag for larger ones. The
+ * GPU kernels write an LL slot with one 16-byte store; Java has no 16-byte atomic store, so the
+ * data is stored first and the flag after it with release ordering, and the reader loads the flag
+ * with acquire ordering before the data. Large messages go through the bounded bulk region in
+ * chunks, one step (one-shot) or two steps (two-shot: reduce-scatter then all-gather) per chunk.
+ *
+ * <p>Reductions always combine ranks 0..n-1 in order, so all ranks (and one-shot and two-shot) get
+ * the same bits.
+ */
+final class HostShmCommunicator extends AbstractHostCommunicator {
+  static final String BACKEND = "host-shm";
+  /** Largest payload sent as LL slots; above it bulk copies are cheaper than per-slot flags. */
+  static final int LL_MAX_BYTES = 64 << 10;
+  /** Bulk region per rank and half: the chunk size of large messages. */
+  static final int BULK_BYTES = 512 << 10;
+
+  private static final int MODE_LL = 0;
+  private static final int MODE_BULK = 1;
+  private static final int STATUS_OK = 0;
+  private static final int STATUS_ERROR = 1;
+  private static final int ERROR_TEXT_MAX = ShmSegment.HEADER_BYTES - 48;
+
+  private final ShmSegment seg;
+  private final ByteBuffer buf;
+  private final HostBuffers.Views segViews;
+  private final HostBuffers.Views stageOut;
+  private final HostBuffers.Views[] stageIn;
+  private final int ll;
+  private final int bulk;
+  private final long oneShotMax;
+  private final String algorithm;
+  private final Backoff backoff = new Backoff();
+  private long epoch;
+
+  // Peer headers of the current step.
+  private final int[] hCode;
+  private final long[] hCount;
+  private final int[] hType;
+  private final int[] hOp;
+  private final int[] hRoot;
+  private final int[] hStatus;
+  private final int[] hMode;
+  private final int[] hBytes;
+  // Scratch for reductions.
+  private final Buffer[] srcs;
+  private final int[] srcIdx;
+
+  HostShmCommunicator(ShmSegment seg, int rank, String groupId, String host, String rendezvousKind,
+      GpuCollConf conf) {
+    super(rank, seg.ranks, groupId, host, rendezvousKind, conf);
+    this.seg = seg;
+    this.buf = seg.buf;
+    this.ll = seg.llBytes;
+    this.bulk = seg.bulkBytes;
+    this.oneShotMax = conf.get(GpuCollConf.HOST_ONE_SHOT_MAX_BYTES);
+    this.algorithm = conf.get(GpuCollConf.ALGORITHM);
+    this.segViews = new HostBuffers.Views(buf.duplicate());
+    this.stageOut = new HostBuffers.Views(ByteBuffer.allocateDirect(ll + 8));
+    this.stageIn = new HostBuffers.Views[size];
+    for (int p = 0; p < size; p++) {
+      stageIn[p] = new HostBuffers.Views(ByteBuffer.allocateDirect(ll + 8));
+    }
+    hCode = new int[size];
+    hCount = new long[size];
+    hType = new int[size];
+    hOp = new int[size];
+    hRoot = new int[size];
+    hStatus = new int[size];
+    hMode = new int[size];
+    hBytes = new int[size];
+    srcs = new Buffer[size];
+    srcIdx = new int[size];
+  }
+
+  /** Forms the group's segment through the rendezvous (two rounds) and returns this rank's communicator. */
+  static HostShmCommunicator create(GroupContext group) {
+    GpuCollConf conf = group.conf();
+    checkAlgorithm(conf, group.rank());
+    Duration timeout = conf.get(GpuCollConf.TIMEOUT);
+    int n = group.size();
+    int[] members = new int[n];
+    Arrays.setAll(members, i -> i);
+    ShmSegment seg = SegmentSetup.establish(p -> group.rendezvous().allGather(p, timeout), group.rank(),
+        members, Path.of(conf.get(GpuCollConf.SHM_DIR)), llBytesFor(conf), BULK_BYTES);
+    return new HostShmCommunicator(seg, group.rank(), group.rendezvous().groupId(), group.self().host(),
+        group.rendezvous().kind(), conf);
+  }
+
+  static void checkAlgorithm(GpuCollConf conf, int rank) {
+    String a = conf.get(GpuCollConf.ALGORITHM);
+    if (!List.of("auto", "oneshot", "twoshot").contains(a)) {
+      throw new CollectiveException(rank, null, GpuCollConf.ALGORITHM.key() + "=" + a
+          + " cannot run on the host backend (" + BACKEND + " runs auto, oneshot, twoshot)");
+    }
+  }
+
+  private static int llBytesFor(GpuCollConf conf) {
+    long oneShot = conf.get(GpuCollConf.HOST_ONE_SHOT_MAX_BYTES);
+    long capped = Math.min(Math.max(oneShot, 8), LL_MAX_BYTES);
+    return (int) ((capped + 7) / 8 * 8);
+  }
+
+  @Override
+  public String backend() {
+    return BACKEND;
+  }
+
+  // ---- path choice (shared by explain and the calls, so they cannot disagree) ----
+
+  private boolean twoShot(long bytes) {
+    return switch (algorithm) {
+      case "oneshot" -> false;
+      case "twoshot" -> true;
+      default -> bytes > oneShotMax;
+    };
+  }
+
+  private String allReduceAlgorithm(long bytes) {
+    if (twoShot(bytes)) {
+      return "host-twoshot";
+    }
+    return bytes <= ll ? "host-ll-oneshot" : "host-oneshot";
+  }
+
+  private String dataAlgorithm(long payloadBytes) {
+    return payloadBytes <= ll ? "host-ll" : "host-bulk";
+  }
+
+  @Override
+  public PathChoice explain(Collective collective, long bytes) {
+    List<String> why = new ArrayList<>();
+    why.add(size + " ranks on host " + host + " share one memory segment (" + seg.size() + " bytes)");
+    String algo;
+    switch (collective) {
+      case ALL_REDUCE -> {
+        algo = allReduceAlgorithm(bytes);
+        if (!algorithm.equals("auto")) {
+          why.add(GpuCollConf.ALGORITHM.key() + "=" + algorithm + " forces it");
+        } else {
+          why.add(bytes + " bytes " + (bytes > oneShotMax ? ">" : "<=") + " "
+              + GpuCollConf.HOST_ONE_SHOT_MAX_BYTES.key() + " (" + oneShotMax + ")");
+        }
+        if (algo.equals("host-ll-oneshot")) {
+          why.add("fits the LL slots (" + ll + " bytes): 8 B data + 8 B epoch flag per slot");
+        } else {
+          why.add("moves in chunks of " + bulk + " bytes through the bulk region, "
+              + (algo.equals("host-twoshot") ? "reduce-scatter then all-gather per chunk" : "one step per chunk"));
+        }
+      }
+      case BARRIER -> {
+        algo = "host-flags";
+        why.add("one step of epoch flags, no payload");
+      }
+      default -> {
+        long payload = collective == Collective.ALL_GATHER ? bytes / size : bytes;
+        algo = dataAlgorithm(payload);
+        why.add("per-rank payload " + payload + " bytes " + (payload <= ll ? "<=" : ">")
+            + " LL limit " + ll + (payload <= ll ? ": LL slots" : ": bulk copies in chunks of " + bulk + " bytes"));
+      }
+    }
+    return new PathChoice(collective, bytes, algo, why);
+  }
+
+  @Override
+  List<String> findings() {
+    return List.of(
+        "shm segment " + seg.path + " (" + seg.size() + " bytes, unlinked once every rank mapped it)",
+        "LL limit " + ll + " bytes, bulk chunk " + bulk + " bytes, one-shot up to " + oneShotMax + " bytes",
+        "timeout " + Duration.ofNanos(timeoutNanos));
+  }
+
+  // ---- collectives ----
+
+  @Override
+  String runAllReduce(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
+      ReduceOp op, long deadline) {
+    Collective c = Collective.ALL_REDUCE;
+    if (problem != null) {
+      return failStep(c, sig, problem, deadline);
+    }
+    int es = type.byteSize();
+    long bytes = (long) count * es;
+    String algo = allReduceAlgorithm(bytes);
+    if (!algo.equals("host-twoshot")) {
+      int per = bytes <= ll ? count : Math.max(1, bulk / es);
+      int off = 0;
+      do {
+        int len = Math.min(per, count - off);
+        long e = publishParts(sig, type, len * es, send, off, len);
+        awaitHeaders(c, e, sig, null, deadline);
+        for (int p = 0; p < size; p++) {
+          HostBuffers.Views v = peerPayload(c, p, e, 0, len * es, deadline);
+          srcs[p] = v.of(type);
+          srcIdx[p] = viewBase / es;
+        }
+        reducer.reduce(type, op, size, srcs, srcIdx, size, recv, off, len);
+        off += len;
+      } while (off < count);
+      return algo;
+    }
+    int per = Math.max(size, bulk / es);
+    int off = 0;
+    do {
+      int len = Math.min(per, count - off);
+      int lo = slice(len, rank);
+      int hi = slice(len, rank + 1);
+      // Step 1: everyone publishes the chunk; each rank reduces its own slice of it.
+      long e = publishParts(sig, type, len * es, send, off, len);
+      awaitHeaders(c, e, sig, null, deadline);
+      for (int p = 0; p < size; p++) {
+        HostBuffers.Views v = peerPayload(c, p, e, lo * es, (hi - lo) * es, deadline);
+        srcs[p] = v.of(type);
+        srcIdx[p] = (viewBase + lo * es) / es;
+      }
+      reducer.reduce(type, op, size, srcs, srcIdx, size, recv, off + lo, hi - lo);
+      // Step 2: everyone publishes its reduced slice; each rank gathers the others'.
+      e = publishParts(sig, type, (hi - lo) * es, recv, off + lo, hi - lo);
+      awaitHeaders(c, e, sig, null, deadline);
+      for (int p = 0; p < size; p++) {
+        if (p != rank) {
+          int plo = slice(len, p);
+          int phi = slice(len, p + 1);
+          HostBuffers.Views v = peerPayload(c, p, e, 0, (phi - plo) * es, deadline);
+          HostBuffers.copy(recv, off + plo, v.of(type), viewBase / es, phi - plo);
+        }
+      }
+      off += len;
+    } while (off < count);
+    return algo;
+  }
+
+  private int slice(int len, int r) {
+    return (int) ((long) len * r / size);
+  }
+
+  @Override
+  String runAllGather(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
+      long deadline) {
+    Collective c = Collective.ALL_GATHER;
+    if (problem != null) {
+      return failStep(c, sig, problem, deadline);
+    }
+    int es = type.byteSize();
+    int per = (long) count * es <= ll ? count : Math.max(1, bulk / es);
+    int off = 0;
+    do {
+      int len = Math.min(per, count - off);
+      long e = publishParts(sig, type, len * es, send, off, len);
+      awaitHeaders(c, e, sig, null, deadline);
+      for (int p = 0; p < size; p++) {
+        HostBuffers.Views v = peerPayload(c, p, e, 0, len * es, deadline);
+        HostBuffers.copy(recv, p * count + off, v.of(type), viewBase / es, len);
+      }
+      off += len;
+    } while (off < count);
+    return dataAlgorithm((long) count * es);
+  }
+
+  /** Elements per destination block for collectives whose payload holds one block per rank. */
+  private int blockElements(long countPerRank, int es) {
+    if (countPerRank * es * size <= ll) {
+      return (int) countPerRank;
+    }
+    return Math.max(1, bulk / (es * size));
+  }
+
+  @Override
+  String runReduceScatter(Signature sig, String problem, Buffer send, Buffer recv, int count,
+      DataType type, ReduceOp op, long deadline) {
+    Collective c = Collective.REDUCE_SCATTER;
+    if (problem != null) {
+      return failStep(c, sig, problem, deadline);
+    }
+    int es = type.byteSize();
+    int per = blockElements(count, es);
+    int off = 0;
+    do {
+      int len = Math.min(per, count - off);
+      long e = publishBlocks(sig, type, send, count, off, len);
+      awaitHeaders(c, e, sig, null, deadline);
+      for (int p = 0; p < size; p++) {
+        HostBuffers.Views v = peerPayload(c, p, e, rank * len * es, len * es, deadline);
+        srcs[p] = v.of(type);
+        srcIdx[p] = (viewBase + rank * len * es) / es;
+      }
+      reducer.reduce(type, op, size, srcs, srcIdx, size, recv, off, len);
+      off += len;
+    } while (off < count);
+    return dataAlgorithm((long) count * es * size);
+  }
+
+  @Override
+  String runAllToAll(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
+      long deadline) {
+    Collective c = Collective.ALL_TO_ALL;
+    if (problem != null) {
+      return failStep(c, sig, problem, deadline);
+    }
+    int es = type.byteSize();
+    int per = blockElements(count, es);
+    int off = 0;
+    do {
+      int len = Math.min(per, count - off);
+      long e = publishBlocks(sig, type, send, count, off, len);
+      awaitHeaders(c, e, sig, null, deadline);
+      for (int p = 0; p < size; p++) {
+        HostBuffers.Views v = peerPayload(c, p, e, rank * len * es, len * es, deadline);
+        HostBuffers.copy(recv, p * count + off, v.of(type), (viewBase + rank * len * es) / es, len);
+      }
+      off += len;
+    } while (off < count);
+    return dataAlgorithm((long) count * es * size);
+  }
+
+  /** Publishes send[q * count + off, +len) for every q at payload element q * len. */
+  private long publishBlocks(Signature sig, DataType type, Buffer send, int count, int off, int len) {
+    int es = type.byteSize();
+    int bytes = len * es * size;
+    long e = ++epoch;
+    boolean llMode = bytes <= ll;
+    Buffer out = llMode ? stageOut.of(type) : segViews.of(type);
+    int base = llMode ? 0 : seg.bulkOff(rank, half(e)) / es;
+    for (int q = 0; q < size; q++) {
+      HostBuffers.copy(out, base + q * len, send, q * count + off, len);
+    }
+    commit(e, sig, null, bytes, llMode);
+    return e;
+  }
+
+  @Override
+  String runAllToAllv(Signature sig, String problem, Buffer send, int[] sendCounts, int[] sendDispls,
+      Buffer recv, int[] recvCounts, int[] recvDispls, DataType type, long deadline) {
+    Collective c = Collective.ALL_TO_ALLV;
+    if (problem != null) {
+      return failStep(c, sig, problem, deadline);
+    }
+    // Step 1: every rank publishes its send and receive counts; all check the whole matrix alike.
+    long e = ++epoch;
+    boolean llMode = 16 * size <= ll;
+    LongBuffer out = (LongBuffer) (llMode ? stageOut.of(DataType.INT64) : segViews.of(DataType.INT64));
+    int base = llMode ? 0 : seg.bulkOff(rank, half(e)) / 8;
+    for (int q = 0; q < size; q++) {
+      out.put(base + q, sendCounts[q]);
+      out.put(base + size + q, recvCounts[q]);
+    }
+    commit(e, sig, null, 16 * size, llMode);
+    awaitHeaders(c, e, sig, null, deadline);
+    long[][] sends = new long[size][size];
+    long[][] recvs = new long[size][size];
+    for (int p = 0; p < size; p++) {
+      HostBuffers.Views v = peerPayload(c, p, e, 0, 16 * size, deadline);
+      LongBuffer in = (LongBuffer) v.of(DataType.INT64);
+      for (int q = 0; q < size; q++) {
+        sends[p][q] = in.get(viewBase / 8 + q);
+        recvs[p][q] = in.get(viewBase / 8 + size + q);
+      }
+    }
+    long maxEntry = 0;
+    for (int p = 0; p < size; p++) {
+      for (int q = 0; q < size; q++) {
+        if (sends[p][q] != recvs[q][p]) {
+          throw new CollectiveMismatchException(rank, c, "rank " + p + " sends " + sends[p][q]
+              + " elements to rank " + q + " but rank " + q + " expects " + recvs[q][p] + " from rank " + p);
+        }
+        maxEntry = Math.max(maxEntry, sends[p][q]);
+      }
+    }
+    int es = type.byteSize();
+    int per = blockElements(maxEntry, es);
+    String algo = dataAlgorithm((long) per * es * size);
+    // Steps 2..: block k of every pair moves in round k.
+    for (long start = 0; start < maxEntry; start += per) {
+      e = ++epoch;
+      int bytes = per * es * size;
+      llMode = bytes <= ll;
+      Buffer o = llMode ? stageOut.of(type) : segViews.of(type);
+      int ob = llMode ? 0 : seg.bulkOff(rank, half(e)) / es;
+      for (int q = 0; q < size; q++) {
+        int len = (int) Math.max(0, Math.min(per, sendCounts[q] - start));
+        HostBuffers.copy(o, ob + q * per, send, (int) (sendDispls[q] + start), len);
+      }
+      commit(e, sig, null, bytes, llMode);
+      awaitHeaders(c, e, sig, null, deadline);
+      for (int p = 0; p < size; p++) {
+        int len = (int) Math.max(0, Math.min(per, recvCounts[p] - start));
+        if (len > 0) {
+          HostBuffers.Views v = peerPayload(c, p, e, rank * per * es, len * es, deadline);
+          HostBuffers.copy(recv, (int) (recvDispls[p] + start), v.of(type), (viewBase + rank * per * es) / es, len);
+        }
+      }
+    }
+    return algo;
+  }
+
+  @Override
+  String runBroadcast(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
+      int root, long deadline) {
+    Collective c = Collective.BROADCAST;
+    if (problem != null) {
+      return failStep(c, sig, problem, deadline);
+    }
+    int es = type.byteSize();
+    int per = (long) count * es <= ll ? count : Math.max(1, bulk / es);
+    int off = 0;
+    do {
+      int len = Math.min(per, count - off);
+      long e = rank == root
+          ? publishParts(sig, type, len * es, send, off, len)
+          : publishParts(sig, type, 0, null, 0, 0);
+      awaitHeaders(c, e, sig, null, deadline);
+      HostBuffers.Views v = peerPayload(c, root, e, 0, len * es, deadline);
+      HostBuffers.copy(recv, off, v.of(type), viewBase / es, len);
+      off += len;
+    } while (off < count);
+    return dataAlgorithm((long) count * es);
+  }
+
+  @Override
+  String runBarrier(Signature sig, long deadline) {
+    long e = publishParts(sig, DataType.INT8, 0, null, 0, 0);
+    awaitHeaders(Collective.BARRIER, e, sig, null, deadline);
+    return "host-flags";
+  }
+
+  /** A step that carries only this rank's problem; throws after every peer has seen it. */
+  private String failStep(Collective c, Signature sig, String problem, long deadline) {
+    long e = ++epoch;
+    commit(e, sig, problem, 0, true);
+    awaitHeaders(c, e, sig, problem, deadline);
+    throw new IllegalStateException("unreachable: awaitHeaders must throw for a problem");
+  }
+
+  @Override
+  public Communicator split(int color, int key) {
+    long t0 = begin(null);
+    long deadline = t0 + timeoutNanos;
+    // Round 0: colors and keys.
+    ByteBuffer mine = ByteBuffer.allocate(8).putInt(color).putInt(key);
+    List<byte[]> all = exchangeBytes(Signature.setup(1), mine.array(), deadline);
+    List<int[]> group = new ArrayList<>(); // {key, parent rank}
+    for (int p = 0; p < size; p++) {
+      ByteBuffer b = ByteBuffer.wrap(all.get(p));
+      int pc = b.getInt();
+      int pk = b.getInt();
+      if (color >= 0 && pc == color) {
+        group.add(new int[] {pk, p});
+      }
+    }
+    group.sort((a, b) -> a[0] != b[0] ? Integer.compare(a[0], b[0]) : Integer.compare(a[1], b[1]));
+    int[] members = group.stream().mapToInt(m -> m[1]).toArray();
+    ShmSegment child = SegmentSetup.establish(p -> exchangeBytes(Signature.setup(2), p, deadline), rank,
+        members, seg.path.getParent(), ll, bulk);
+    if (child == null) {
+      return null;
+    }
+    int newRank = 0;
+    while (members[newRank] != rank) {
+      newRank++;
+    }
+    return new HostShmCommunicator(child, newRank, groupId + "/split(" + color + ")", host, rendezvousKind,
+        conf);
+  }
+
+  /** One step moving a small byte array from every rank to every rank (split, setup). */
+  private List<byte[]> exchangeBytes(Signature sig, byte[] payload, long deadline) {
+    if (payload.length > bulk) {
+      throw new CollectiveException(rank, null, "setup payload of " + payload.length + " bytes is too big");
+    }
+    long e = ++epoch;
+    boolean llMode = payload.length <= ll;
+    ByteBuffer out = (ByteBuffer) (llMode ? stageOut.of(DataType.INT8) : segViews.of(DataType.INT8));
+    int base = llMode ? 0 : seg.bulkOff(rank, half(e));
+    out.put(base, payload);
+    commit(e, sig, null, payload.length, llMode);
+    awaitHeaders(null, e, sig, null, deadline);
+    List<byte[]> result = new ArrayList<>(size);
+    for (int p = 0; p < size; p++) {
+      HostBuffers.Views v = peerPayload(null, p, e, 0, hBytes[p], deadline);
+      byte[] b = new byte[hBytes[p]];
+      ((ByteBuffer) v.of(DataType.INT8)).get(viewBase, b);
+      result.add(b);
+    }
+    return result;
+  }
+
+  @Override
+  void closeTransport() {
+    seg.setState(rank, ShmSegment.STATE_CLOSED, "rank " + rank + " closed its communicator");
+    seg.close();
+  }
+
+  // ---- the step protocol ----
+
+  private static int half(long e) {
+    return (int) (e & 1);
+  }
+
+  /** Starts step e with payload src[off, off+len) and publishes it; returns e. */
+  private long publishParts(Signature sig, DataType type, int bytes, Buffer src, int off, int len) {
+    long e = ++epoch;
+    boolean llMode = bytes <= ll;
+    if (len > 0) {
+      int es = type.byteSize();
+      Buffer out = llMode ? stageOut.of(type) : segViews.of(type);
+      int base = llMode ? 0 : seg.bulkOff(rank, half(e)) / es;
+      HostBuffers.copy(out, base, src, off, len);
+    }
+    commit(e, sig, null, bytes, llMode);
+    return e;
+  }
+
+  /**
+   * Publishes step e. Bulk mode: the payload is already in the bulk region and the header's flag,
+   * stored last with release ordering, publishes both. LL mode: the header goes first, then each
+   * 8-byte word of the staged payload with its own flag.
+   */
+  private void commit(long e, Signature sig, String problem, int bytes, boolean llMode) {
+    int h = half(e);
+    int off = seg.headerOff(rank, h);
+    buf.putInt(off + 8, sig.code());
+    buf.putInt(off + 12, sig.type());
+    buf.putInt(off + 16, sig.op());
+    buf.putInt(off + 20, sig.root());
+    buf.putLong(off + 24, sig.count());
+    buf.putInt(off + 32, problem == null ? STATUS_OK : STATUS_ERROR);
+    buf.putInt(off + 36, llMode ? MODE_LL : MODE_BULK);
+    buf.putInt(off + 40, bytes);
+    if (problem != null) {
+      byte[] text = ShmSegment.truncate(problem, ERROR_TEXT_MAX);
+      buf.putInt(off + 44, text.length);
+      buf.put(off + 48, text);
+    }
+    ShmSegment.LONGS.setRelease(buf, off, e);
+    if (llMode && bytes > 0) {
+      ByteBuffer staged = stageOut.bytes;
+      int slot = seg.llOff(rank, h);
+      int words = (bytes + 7) >>> 3;
+      for (int w = 0; w < words; w++, slot += 16) {
+        buf.putLong(slot, staged.getLong(w << 3));
+        ShmSegment.LONGS.setRelease(buf, slot + 8, e);
+      }
+    }
+  }
+
+  /**
+   * Waits for every rank's step-e header, then fails alike on every rank if any rank published a
+   * problem or a different signature.
+   */
+  private void awaitHeaders(Collective c, long e, Signature sig, String ownProblem, long deadline) {
+    int h = half(e);
+    boolean trouble = ownProblem != null;
+    for (int p = 0; p < size; p++) {
+      int off = seg.headerOff(p, h);
+      if ((long) ShmSegment.LONGS.getAcquire(buf, off) != e) {
+        waitFlag(c, p, e, off, deadline, "step header");
+      }
+      hCode[p] = buf.getInt(off + 8);
+      hType[p] = buf.getInt(off + 12);
+      hOp[p] = buf.getInt(off + 16);
+      hRoot[p] = buf.getInt(off + 20);
+      hCount[p] = buf.getLong(off + 24);
+      hStatus[p] = buf.getInt(off + 32);
+      hMode[p] = buf.getInt(off + 36);
+      hBytes[p] = buf.getInt(off + 40);
+      trouble |= hStatus[p] != STATUS_OK || hCode[p] != sig.code() || hCount[p] != sig.count()
+          || hType[p] != sig.type() || hOp[p] != sig.op() || hRoot[p] != sig.root();
+    }
+    if (trouble) {
+      reportTrouble(c, e, ownProblem);
+    }
+  }
+
+  private void reportTrouble(Collective c, long e, String ownProblem) {
+    if (ownProblem != null) {
+      throw new CollectiveException(rank, c, ownProblem);
+    }
+    int h = half(e);
+    List<String> errors = new ArrayList<>();
+    for (int p = 0; p < size; p++) {
+      if (hStatus[p] != STATUS_OK) {
+        int off = seg.headerOff(p, h);
+        int len = Math.max(0, Math.min(ERROR_TEXT_MAX, buf.getInt(off + 44)));
+        byte[] text = new byte[len];
+        buf.get(off + 48, text);
+        errors.add("rank " + p + " rejected its call: " + new String(text, StandardCharsets.UTF_8));
+      }
+    }
+    if (!errors.isEmpty()) {
+      throw new CollectiveException(rank, c, String.join("; ", errors));
+    }
+    Signature first = peerSignature(0);
+    for (int p = 1; p < size; p++) {
+      Signature other = peerSignature(p);
+      if (!other.equals(first)) {
+        throw new CollectiveMismatchException(rank, c, "ranks called different collectives: rank 0 called "
+            + first.describe() + " but rank " + p + " called " + other.describe());
+      }
+    }
+  }
+
+  private Signature peerSignature(int p) {
+    return new Signature(hCode[p], hCount[p], hType[p], hOp[p], hRoot[p]);
+  }
+
+  /** Byte offset of payload byte 0 in the views the last {@link #peerPayload} returned. */
+  private int viewBase;
+
+  /**
+   * Makes bytes [off, off+len) of peer p's step-e payload readable and returns the views holding
+   * them; payload byte 0 sits at {@link #viewBase}. LL payloads are unpacked into p's stage,
+   * waiting for each slot's flag.
+   */
+  private HostBuffers.Views peerPayload(Collective c, int p, long e, int off, int len, long deadline) {
+    if (off + len > hBytes[p]) {
+      throw new CollectiveException(rank, c, "rank " + p + " published " + hBytes[p]
+          + " payload bytes in step " + e + ", this rank needs " + (off + len));
+    }
+    int h = half(e);
+    if (hMode[p] == MODE_BULK) {
+      viewBase = seg.bulkOff(p, h);
+      return segViews;
+    }
+    ByteBuffer stage = stageIn[p].bytes;
+    int first = off >>> 3;
+    int end = (off + len + 7) >>> 3;
+    int slot = seg.llOff(p, h) + first * 16;
+    for (int w = first; w < end; w++, slot += 16) {
+      if ((long) ShmSegment.LONGS.getAcquire(buf, slot + 8) != e) {
+        waitFlag(c, p, e, slot + 8, deadline, "LL slot " + w);
+      }
+      stage.putLong(w << 3, buf.getLong(slot));
+    }
+    viewBase = 0;
+    return stageIn[p];
+  }
+
+  /** Waits until the flag at {@code off} holds e, or fails naming rank p and the step. */
+  private void waitFlag(Collective c, int p, long e, int off, long deadline, String what) {
+    Backoff b = backoff.begin();
+    while (true) {
+      long v = (long) ShmSegment.LONGS.getAcquire(buf, off);
+      if (v == e) {
+        return;
+      }
+      if (v > e) {
+        fail(c, new CollectiveException(rank, c, "rank " + p + " is at step " + v + ", ahead of step " + e
+            + ": the ranks' call sequences diverged"));
+      }
+      if (b.slowCheckDue() && p != rank) {
+        long state = seg.state(p);
+        if (state != ShmSegment.STATE_ALIVE && (long) ShmSegment.LONGS.getAcquire(buf, off) != e) {
+          String what2 = state == ShmSegment.STATE_CLOSED ? "closed its communicator" : "gave up";
+          fail(c, new CollectiveException(rank, c, "rank " + p + " " + what2 + " while this rank waited for its "
+              + what + " of step " + e + ": " + seg.reason(p)));
+        }
+      }
+      if (!b.pause(deadline)) {
+        fail(c, new CollectiveTimeoutException(rank, c, List.of(p), "rank " + p + " did not arrive within "
+            + Duration.ofNanos(timeoutNanos) + " (waited for its " + what + " of step " + e + ")"));
+      }
+    }
+  }
+
+  /** The group cannot go on: tell the peers (they fail fast naming this rank) and throw. */
+  private void fail(Collective c, CollectiveException error) {
+    markBroken(error.getMessage());
+    seg.setState(rank, ShmSegment.STATE_ABORTED, error.getMessage());
+    throw error;
+  }
+}

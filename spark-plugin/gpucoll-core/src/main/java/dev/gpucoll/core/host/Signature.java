@@ -1,0 +1,40 @@
+package dev.gpucoll.core.host;
+
+import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.ReduceOp;
+
+/**
+ * What every rank must agree on for one call: collective, count, type, op and root. Ranks publish
+ * it with each step and compare all of them, so a mismatch fails on every rank alike.
+ *
+ * @param code a {@link Collective} ordinal, or {@link #SETUP} for split and segment setup
+ */
+record Signature(int code, long count, int type, int op, int root) {
+  static final int SETUP = 100;
+
+  static Signature of(Collective c, long count, DataType type, ReduceOp op, int root) {
+    return new Signature(c.ordinal(), count, type == null ? -1 : type.ordinal(),
+        op == null ? -1 : op.ordinal(), root);
+  }
+
+  static Signature setup(long what) {
+    return new Signature(SETUP, what, -1, -1, -1);
+  }
+
+  String describe() {
+    StringBuilder sb = new StringBuilder(
+        code == SETUP ? "split/setup" : Collective.values()[code].apiName()).append('(');
+    sb.append("count=").append(count);
+    if (type >= 0) {
+      sb.append(", ").append(DataType.values()[type]);
+    }
+    if (op >= 0) {
+      sb.append(", ").append(ReduceOp.values()[op]);
+    }
+    if (code == Collective.BROADCAST.ordinal()) {
+      sb.append(", root=").append(root);
+    }
+    return sb.append(')').toString();
+  }
+}
