@@ -1,0 +1,103 @@
+package dev.gpucoll.spark;
+
+import dev.gpucoll.api.Communicator;
+import dev.gpucoll.core.rendezvous.Rendezvous;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Communicators of this executor JVM, kept between stages so a group that meets again skips
+ * setup. Keyed by the group's signature (every rank's executor address, in rank order) and the
+ * rank; an entry is lent to one task at a time.
+ */
+final class CommunicatorCache {
+  private static final Logger LOG = LoggerFactory.getLogger(CommunicatorCache.class);
+  static final CommunicatorCache INSTANCE = new CommunicatorCache();
+
+  /** A communicator with what was used to build it. */
+  static final class Entry {
+    final String key;
+    final Communicator communicator;
+    final Rendezvous rendezvous;
+    final CollectiveMetrics metrics;
+    boolean inUse;
+    boolean cached;
+
+    Entry(String key, Communicator communicator, Rendezvous rendezvous, CollectiveMetrics metrics) {
+      this.key = key;
+      this.communicator = communicator;
+      this.rendezvous = rendezvous;
+      this.metrics = metrics;
+    }
+
+    /** Identifies the communicator: equal on all its ranks, different for every new group. */
+    String id() {
+      return rendezvous.groupId();
+    }
+  }
+
+  private final Map<String, Entry> entries = new HashMap<>();
+
+  /** The idle cached entry for {@code key}, now lent to the caller; null if none. */
+  synchronized Entry acquire(String key) {
+    Entry e = entries.get(key);
+    if (e == null || e.inUse) {
+      return null;
+    }
+    if (e.communicator.isClosed()) {
+      entries.remove(key);
+      return null;
+    }
+    e.inUse = true;
+    return e;
+  }
+
+  /** Keeps a new entry (lent to the caller) unless another task holds one under the same key. */
+  synchronized void putLent(Entry e) {
+    e.inUse = true;
+    Entry old = entries.get(e.key);
+    if (old != null && old.inUse) {
+      return; // a concurrent job has the same group: the new one lives only for this task
+    }
+    if (old != null) {
+      closeQuietly(old);
+    }
+    entries.put(e.key, e);
+    e.cached = true;
+  }
+
+  /** The task is done with the entry; an uncached one is closed. */
+  synchronized void release(Entry e) {
+    e.inUse = false;
+    if (!e.cached || e.communicator.isClosed()) {
+      evict(e);
+    }
+  }
+
+  /** Drops and closes the entry (failed task, or the group did not agree to reuse it). */
+  synchronized void evict(Entry e) {
+    e.inUse = false;
+    entries.remove(e.key, e);
+    e.cached = false;
+    closeQuietly(e);
+  }
+
+  synchronized void closeAll() {
+    List<Entry> all = new ArrayList<>(entries.values());
+    entries.clear();
+    all.forEach(CommunicatorCache::closeQuietly);
+  }
+
+  private static void closeQuietly(Entry e) {
+    try {
+      e.communicator.close();
+      e.rendezvous.close();
+    } catch (RuntimeException ex) {
+      LOG.warn("closing gpucoll communicator {} failed", e.id(), ex);
+    }
+  }
+}

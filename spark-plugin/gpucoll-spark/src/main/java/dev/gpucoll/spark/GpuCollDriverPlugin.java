@@ -1,0 +1,84 @@
+package dev.gpucoll.spark;
+
+import dev.gpucoll.core.config.GpuCollConf;
+import dev.gpucoll.spark.RpcMessages.Arrive;
+import dev.gpucoll.spark.RpcMessages.GiveUp;
+import dev.gpucoll.spark.RpcMessages.Poll;
+import dev.gpucoll.spark.RpcMessages.RankReportMessage;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.SparkContext;
+import org.apache.spark.api.plugin.DriverPlugin;
+import org.apache.spark.api.plugin.PluginContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import scala.Tuple2;
+
+/** Driver part of {@link GpuCollectivesPlugin}. */
+final class GpuCollDriverPlugin implements DriverPlugin {
+  private static final Logger LOG = LoggerFactory.getLogger(GpuCollectivesPlugin.class);
+  /** The driver plugin of the running SparkContext in this JVM, for driverReports(). */
+  static volatile GpuCollDriverPlugin active;
+
+  private final RendezvousService rendezvous = new RendezvousService();
+  private volatile ReportCollector reports;
+
+  @Override
+  public Map<String, String> init(SparkContext sc, PluginContext ctx) {
+    GpuCollConf conf = validatedConf(sc.getConf().getAll());
+    String verbosity = conf.get(GpuCollConf.REPORT);
+    reports = new ReportCollector(report -> {
+      switch (verbosity) {
+        case "summary" -> LOG.info(report.summaryLine());
+        case "verbose" -> LOG.info(report.verboseBlock());
+        default -> { }
+      }
+    });
+    active = this;
+    LOG.info("gpucoll driver plugin ready; settings {}", conf.asMap());
+    return conf.asMap();
+  }
+
+  /** Parses and checks every spark.gpucoll.* entry; a bad one fails SparkContext start. */
+  static GpuCollConf validatedConf(Tuple2<String, String>[] sparkConf) {
+    Map<String, String> settings = new HashMap<>();
+    for (Tuple2<String, String> kv : sparkConf) {
+      settings.put(kv._1(), kv._2());
+    }
+    try {
+      return GpuCollConf.of(settings).validate();
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("gpucoll: invalid Spark configuration: " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public Object receive(Object message) {
+    // Runs on Spark's shared RPC dispatch threads: every branch answers without waiting.
+    if (message instanceof Arrive m) {
+      return rendezvous.arrive(m);
+    } else if (message instanceof Poll m) {
+      return rendezvous.poll(m);
+    } else if (message instanceof GiveUp m) {
+      return rendezvous.giveUp(m);
+    } else if (message instanceof RankReportMessage m) {
+      reports.add(m);
+      return null; // sent one-way
+
+    }
+    throw new IllegalArgumentException("gpucoll driver plugin got an unknown message: " + message);
+  }
+
+  List<GroupReport> reports() {
+    ReportCollector r = reports;
+    return r == null ? List.of() : r.reports();
+  }
+
+  @Override
+  public void shutdown() {
+    if (active == this) {
+      active = null;
+    }
+  }
+}

@@ -1,0 +1,38 @@
+package dev.gpucoll.spark;
+
+import dev.gpucoll.core.config.GpuCollConf;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.api.plugin.ExecutorPlugin;
+import org.apache.spark.api.plugin.PluginContext;
+import org.apache.spark.resource.ResourceInformation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Executor part of {@link GpuCollectivesPlugin}. */
+final class GpuCollExecutorPlugin implements ExecutorPlugin {
+  private static final Logger LOG = LoggerFactory.getLogger(GpuCollectivesPlugin.class);
+
+  /** What barrier tasks of this JVM need from the plugin. */
+  record ExecutorState(PluginContext context, GpuCollConf conf, List<String> gpus) {}
+
+  /** Set while the executor plugin runs in this JVM; tasks read it. */
+  static volatile ExecutorState active;
+
+  @Override
+  public void init(PluginContext ctx, Map<String, String> extraConf) {
+    GpuCollConf conf = GpuCollConf.of(extraConf).validate();
+    ResourceInformation gpu = ctx.resources().get("gpu");
+    List<String> gpus = gpu == null ? List.of() : List.of(gpu.addresses());
+    active = new ExecutorState(ctx, conf, gpus);
+    // Not ctx.hostname(): it throws a NullPointerException in executors (Spark 4.x, client-mode RpcEnv).
+    LOG.info("gpucoll executor plugin ready on executor {}, GPUs {}", ctx.executorID(),
+        gpus.isEmpty() ? "none" : gpus);
+  }
+
+  @Override
+  public void shutdown() {
+    active = null;
+    CommunicatorCache.INSTANCE.closeAll();
+  }
+}

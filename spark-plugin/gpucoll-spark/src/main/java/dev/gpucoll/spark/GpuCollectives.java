@@ -1,0 +1,253 @@
+package dev.gpucoll.spark;
+
+import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.Communicator;
+import dev.gpucoll.api.PathChoice;
+import dev.gpucoll.core.CommunicatorFactory;
+import dev.gpucoll.core.config.ConfigEntry;
+import dev.gpucoll.core.config.GpuCollConf;
+import dev.gpucoll.core.rendezvous.Rendezvous;
+import dev.gpucoll.core.report.RankReport;
+import dev.gpucoll.core.report.ReportingCommunicator;
+import dev.gpucoll.spark.RpcMessages.RankReportMessage;
+import java.io.Serializable;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.BarrierTaskContext;
+import org.apache.spark.BarrierTaskInfo;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.rdd.RDD;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import scala.Tuple2;
+import scala.jdk.javaapi.CollectionConverters;
+import scala.reflect.ClassTag;
+import scala.reflect.ClassTag$;
+import scala.runtime.AbstractFunction1;
+
+/**
+ * The barrier-stage API. Inside {@code rdd.barrier().mapPartitions(...)},
+ * {@link #communicator()} returns the task's communicator: rank = partition id, size = number of
+ * tasks in the stage, hosts from {@code BarrierTaskContext.getTaskInfos()}.
+ *
+ * <p>With {@link GpuCollectivesPlugin} enabled, the ranks meet through the plugin's RPC
+ * (milliseconds) and communicators are cached per executor: when the same group (same ranks on
+ * the same executors) meets again in a later stage, one rendezvous round confirms that every rank
+ * still holds the same communicator and it is reused. Without the plugin, the ranks meet in one
+ * {@code BarrierTaskContext.allGather} round (about one second) and the communicator lives for
+ * the task only.
+ *
+ * <p>The returned communicator belongs to the plugin: do not close it unless it failed (a closed
+ * communicator is rebuilt at the next stage). Settings come from {@code spark.gpucoll.*}; a job
+ * may override them with {@code sc.setLocalProperty("spark.gpucoll.timeout", "10s")}.
+ */
+public final class GpuCollectives {
+  private static final Logger LOG = LoggerFactory.getLogger(GpuCollectives.class);
+  private static final String NO_COMMUNICATOR = "-";
+  /** Communicators handed out per running task attempt, so repeated calls return the same one. */
+  private static final Map<Long, Communicator> BY_TASK = new ConcurrentHashMap<>();
+
+  private GpuCollectives() {}
+
+  /**
+   * The communicator of the current barrier task; the first call in a task forms it (or
+   * confirms the cached one) with the other ranks, later calls in the same task return it.
+   *
+   * @throws IllegalStateException outside a barrier stage task
+   * @throws dev.gpucoll.api.CollectiveTimeoutException when ranks do not arrive in time
+   */
+  public static Communicator communicator() {
+    TaskContext task = TaskContext.get();
+    if (task == null) {
+      throw new IllegalStateException("GpuCollectives.communicator() was called outside a Spark"
+          + " task (on the driver?); call it inside rdd.barrier().mapPartitions(...), or from Java"
+          + " use GpuCollectives.barrierMapPartitions(rdd, (comm, rows) -> ...)");
+    }
+    if (!(task instanceof BarrierTaskContext barrier)) {
+      throw new IllegalStateException("GpuCollectives.communicator() was called in partition "
+          + task.partitionId() + " of stage " + task.stageId() + ", which is not a barrier stage;"
+          + " collectives need every task running at once: use rdd.barrier().mapPartitions(...),"
+          + " or from Java GpuCollectives.barrierMapPartitions(rdd, (comm, rows) -> ...)");
+    }
+    Communicator existing = BY_TASK.get(task.taskAttemptId());
+    if (existing != null && !existing.isClosed()) {
+      return existing;
+    }
+    Communicator c = form(barrier);
+    BY_TASK.put(task.taskAttemptId(), c);
+    return c;
+  }
+
+  /**
+   * Java entry point: runs {@code body} as a barrier stage over {@code rdd}, giving each task its
+   * communicator. ({@code JavaRDD} has no {@code barrier()}, and the Scala form needs a ClassTag
+   * and a {@code scala.Function1}.)
+   */
+  public static <T, R> JavaRDD<R> barrierMapPartitions(JavaRDD<T> rdd,
+      BarrierPartitionFunction<T, R> body) {
+    @SuppressWarnings("unchecked")
+    ClassTag<R> tag = (ClassTag<R>) ClassTag$.MODULE$.AnyRef();
+    RDD<R> out = rdd.rdd().barrier().mapPartitions(new ScalaBody<>(body), false, tag);
+    return new JavaRDD<>(out, tag);
+  }
+
+  /** Adapts the Java body to the scala.Function1 over Scala iterators that RDDBarrier wants. */
+  private static final class ScalaBody<T, R>
+      extends AbstractFunction1<scala.collection.Iterator<T>, scala.collection.Iterator<R>>
+      implements Serializable {
+    private static final long serialVersionUID = 1L;
+    private final BarrierPartitionFunction<T, R> body;
+
+    ScalaBody(BarrierPartitionFunction<T, R> body) {
+      this.body = body;
+    }
+
+    @Override
+    public scala.collection.Iterator<R> apply(scala.collection.Iterator<T> rows) {
+      try {
+        return CollectionConverters.asScala(body.call(communicator(), CollectionConverters.asJava(rows)));
+      } catch (RuntimeException e) {
+        throw e;
+      } catch (Exception e) {
+        throw new RuntimeException(e);
+      }
+    }
+  }
+
+  private static Communicator form(BarrierTaskContext task) {
+    BarrierTaskInfo[] infos = task.getTaskInfos();
+    int rank = task.partitionId();
+    int size = infos.length;
+    String host = hostOf(infos[rank].address());
+    String groupId = sanitize(SparkEnv.get().conf().getAppId()) + "-stage" + task.stageId() + "."
+        + task.stageAttemptNumber();
+    GpuCollExecutorPlugin.ExecutorState plugin = GpuCollExecutorPlugin.active;
+    GpuCollConf conf = confFor(task, plugin);
+    long taskId = task.taskAttemptId();
+
+    if (plugin == null) {
+      if (rank == 0) {
+        LOG.warn("gpucoll: {} is not enabled (spark.plugins), so stage {} forms its communicator"
+            + " with one BarrierTaskContext.allGather round, which costs about 1 s (Spark polls"
+            + " it with a 1 s sleep), and cannot cache it for later stages; enable the plugin for"
+            + " a rendezvous in milliseconds", GpuCollectivesPlugin.class.getName(), task.stageId());
+      }
+      Rendezvous rdv = new BarrierAllGatherRendezvous(task, groupId);
+      Communicator c = CommunicatorFactory.create(rdv, conf, host);
+      c.addListener(new CollectiveMetrics(null));
+      task.addTaskCompletionListener(ctx -> {
+        BY_TASK.remove(taskId);
+        c.close();
+      });
+      return c;
+    }
+
+    Rendezvous rdv = new PluginRpcRendezvous(plugin.context()::ask, groupId, rank, size);
+    StringBuilder signature = new StringBuilder();
+    for (BarrierTaskInfo info : infos) {
+      signature.append(info.address()).append(',');
+    }
+    String key = signature + "#" + rank;
+    CommunicatorCache cache = CommunicatorCache.INSTANCE;
+    CommunicatorCache.Entry entry = cache.acquire(key);
+    String vote = entry == null ? NO_COMMUNICATOR : entry.id();
+    List<byte[]> votes = rdv.allGather(vote.getBytes(StandardCharsets.UTF_8), conf.get(GpuCollConf.TIMEOUT));
+    boolean reuse = !vote.equals(NO_COMMUNICATOR);
+    for (byte[] v : votes) {
+      reuse &= vote.equals(new String(v, StandardCharsets.UTF_8));
+    }
+    if (!reuse) {
+      if (entry != null) {
+        cache.evict(entry);
+      }
+      Communicator c = CommunicatorFactory.create(rdv, conf, host);
+      CollectiveMetrics metrics = new CollectiveMetrics(plugin.context().metricRegistry());
+      c.addListener(metrics);
+      entry = new CommunicatorCache.Entry(key, c, rdv, metrics);
+      cache.putLent(entry);
+    }
+    entry.metrics.resetTask();
+    CommunicatorCache.Entry lent = entry;
+    String stage = "stage " + task.stageId() + "." + task.stageAttemptNumber();
+    task.addTaskCompletionListener(ctx -> {
+      BY_TASK.remove(taskId);
+      if (ctx.isFailed()) {
+        cache.evict(lent);
+        return;
+      }
+      try {
+        plugin.context().send(reportOf(lent, stage, host, plugin));
+      } catch (Exception e) {
+        LOG.warn("gpucoll: could not send the path report of {} to the driver", lent.id(), e);
+      }
+      cache.release(lent);
+    });
+    return entry.communicator;
+  }
+
+  private static RankReportMessage reportOf(CommunicatorCache.Entry e, String stage, String host,
+      GpuCollExecutorPlugin.ExecutorState plugin) {
+    Communicator c = e.communicator;
+    List<String> predicted = new ArrayList<>();
+    List<String> findings = new ArrayList<>();
+    if (c instanceof ReportingCommunicator rc) {
+      RankReport r = rc.report();
+      r.predicted().forEach(p -> predicted.add(describe(p)));
+      findings.addAll(r.findings());
+    } else if (!c.isClosed()) {
+      for (Collective coll : Collective.values()) {
+        try {
+          predicted.add(describe(c.explain(coll, 4096)));
+        } catch (RuntimeException ex) {
+          predicted.add(coll.apiName() + ": " + ex.getMessage());
+        }
+      }
+    }
+    if (!plugin.gpus().isEmpty()) {
+      findings.add("executor GPUs " + plugin.gpus());
+    }
+    return new RankReportMessage(RpcMessages.VERSION, e.id(), stage, c.rank(), c.size(), host,
+        plugin.context().executorID(), ProcessHandle.current().pid(), c.backend(),
+        e.rendezvous.kind(), e.metrics.taskPaths(), predicted, findings);
+  }
+
+  private static String describe(PathChoice p) {
+    return p.collective().apiName() + " " + p.bytes() + " B -> " + p.algorithm()
+        + (p.reasons().isEmpty() ? "" : " (" + String.join("; ", p.reasons()) + ")");
+  }
+
+  /** The executor's settings (shipped by the driver plugin) overridden by the job's local properties. */
+  private static GpuCollConf confFor(TaskContext task, GpuCollExecutorPlugin.ExecutorState plugin) {
+    Map<String, String> settings = new HashMap<>();
+    if (plugin != null) {
+      settings.putAll(plugin.conf().asMap());
+    } else {
+      for (Tuple2<String, String> kv : SparkEnv.get().conf().getAll()) {
+        settings.put(kv._1(), kv._2());
+      }
+    }
+    for (ConfigEntry<?> e : GpuCollConf.entries()) {
+      String local = task.getLocalProperty(e.key());
+      if (local != null) {
+        settings.put(e.key(), local);
+      }
+    }
+    return GpuCollConf.of(settings).validate();
+  }
+
+  static String hostOf(String address) {
+    int colon = address.lastIndexOf(':');
+    return colon > 0 ? address.substring(0, colon) : address;
+  }
+
+  private static String sanitize(String s) {
+    return s == null ? "app" : s.replaceAll("[^A-Za-z0-9._-]", "_");
+  }
+
+}

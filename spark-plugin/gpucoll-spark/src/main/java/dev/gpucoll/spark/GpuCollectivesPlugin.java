@@ -1,0 +1,36 @@
+package dev.gpucoll.spark;
+
+import java.util.List;
+import org.apache.spark.api.plugin.DriverPlugin;
+import org.apache.spark.api.plugin.ExecutorPlugin;
+import org.apache.spark.api.plugin.SparkPlugin;
+
+/**
+ * The Spark plugin: {@code spark.plugins=dev.gpucoll.spark.GpuCollectivesPlugin}.
+ *
+ * <p>The driver part validates {@code spark.gpucoll.*}, ships it to executors, serves the
+ * rendezvous of barrier tasks over the plugin RPC and logs one path report per group. The
+ * executor part gives barrier tasks ({@link GpuCollectives#communicator()}) the RPC channel, the
+ * executor's GPU and the metrics registry, and closes cached communicators at shutdown.
+ */
+public final class GpuCollectivesPlugin implements SparkPlugin {
+
+  @Override
+  public DriverPlugin driverPlugin() {
+    return new GpuCollDriverPlugin();
+  }
+
+  @Override
+  public ExecutorPlugin executorPlugin() {
+    return new GpuCollExecutorPlugin();
+  }
+
+  /**
+   * The merged per-group reports received by this driver so far, oldest first (one per group
+   * and stage); empty when the plugin's driver part is not running in this JVM.
+   */
+  public static List<GroupReport> driverReports() {
+    GpuCollDriverPlugin driver = GpuCollDriverPlugin.active;
+    return driver == null ? List.of() : driver.reports();
+  }
+}

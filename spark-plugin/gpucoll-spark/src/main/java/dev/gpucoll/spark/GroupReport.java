@@ -1,0 +1,81 @@
+package dev.gpucoll.spark;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+
+/**
+ * The driver's merged view of one group after one stage: who the members were, which backend
+ * and rendezvous served them, and which path each collective actually took (calls summed over
+ * ranks).
+ *
+ * @param paths collective -> algorithm -> calls, over all ranks
+ * @param predicted rank 0's predicted path per collective ("allReduce 4096 B -> host-oneshot")
+ * @param findings distinct findings of all ranks (eligibility reasons, fallbacks)
+ */
+public record GroupReport(
+    String groupId,
+    String stage,
+    int size,
+    List<Member> members,
+    String backend,
+    String rendezvous,
+    Map<String, Map<String, Long>> paths,
+    List<String> predicted,
+    List<String> findings) {
+
+  /** One rank: where it ran. */
+  public record Member(int rank, String host, String executorId, long pid) {}
+
+  public GroupReport {
+    members = List.copyOf(members);
+    paths = Map.copyOf(paths);
+    predicted = List.copyOf(predicted);
+    findings = List.copyOf(findings);
+  }
+
+  /** Distinct executor JVMs (host, pid) in the group. */
+  public int distinctProcesses() {
+    return (int) members.stream().map(m -> m.host() + "/" + m.pid()).distinct().count();
+  }
+
+  public Set<String> hosts() {
+    return members.stream().map(Member::host).collect(Collectors.toCollection(LinkedHashSet::new));
+  }
+
+  /** The algorithms a collective ran on, e.g. paths("allReduce") = {host-oneshot=6}. */
+  public Map<String, Long> paths(String collective) {
+    return paths.getOrDefault(collective, Map.of());
+  }
+
+  /** One log line: members, hosts, backend, chosen path per collective. */
+  public String summaryLine() {
+    StringBuilder sb = new StringBuilder("gpucoll group ").append(groupId).append(" (")
+        .append(stage).append("): ").append(size).append(" ranks on hosts ").append(hosts())
+        .append(", executors ").append(members.stream().map(Member::executorId).toList())
+        .append(", backend ").append(backend).append(", rendezvous ").append(rendezvous)
+        .append(", paths ");
+    List<String> parts = new ArrayList<>();
+    new TreeMap<>(paths).forEach((collective, byAlg) -> parts.add(collective + "="
+        + byAlg.entrySet().stream().map(e -> e.getKey() + "x" + e.getValue())
+            .collect(Collectors.joining("+"))));
+    sb.append(parts.isEmpty() ? "(no collectives ran)" : String.join(", ", parts));
+    return sb.toString();
+  }
+
+  /** The summary line, then members, predictions and findings, one per line. */
+  public String verboseBlock() {
+    StringBuilder sb = new StringBuilder(summaryLine());
+    for (Member m : members) {
+      sb.append("\n  rank ").append(m.rank()).append(": host ").append(m.host())
+          .append(", executor ").append(m.executorId()).append(", pid ").append(m.pid());
+    }
+    predicted.forEach(p -> sb.append("\n  predicted: ").append(p));
+    findings.forEach(f -> sb.append("\n  finding: ").append(f));
+    return sb.toString();
+  }
+}

@@ -1,0 +1,123 @@
+package dev.gpucoll.spark;
+
+import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CollectiveTimeoutException;
+import dev.gpucoll.core.rendezvous.Rendezvous;
+import dev.gpucoll.spark.RpcMessages.Arrive;
+import dev.gpucoll.spark.RpcMessages.GiveUp;
+import dev.gpucoll.spark.RpcMessages.Poll;
+import dev.gpucoll.spark.RpcMessages.RoundState;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Rendezvous through the plugin's own RPC: each rank registers its payload with the driver's
+ * {@link RendezvousService} and polls with short sleeps until every rank has arrived. One round
+ * costs a few RPC round trips (milliseconds), where a {@code BarrierTaskContext.allGather} round
+ * costs about a second.
+ */
+final class PluginRpcRendezvous implements Rendezvous {
+  /** Poll back-off: first sleep and ceiling. The ceiling bounds last-arrival-to-ready latency. */
+  private static final long FIRST_SLEEP_NANOS = 200_000L;
+  private static final long MAX_SLEEP_NANOS = 5_000_000L;
+
+  private final RpcChannel channel;
+  private final String groupId;
+  private final int rank;
+  private final int size;
+  private long nextRound;
+
+  /** The executor-to-driver ask(), abstracted so the protocol is testable without Spark. */
+  @FunctionalInterface
+  interface RpcChannel {
+    Object ask(Object message) throws Exception;
+  }
+
+  PluginRpcRendezvous(RpcChannel channel, String groupId, int rank, int size) {
+    this.channel = channel;
+    this.groupId = groupId;
+    this.rank = rank;
+    this.size = size;
+  }
+
+  @Override
+  public String groupId() {
+    return groupId;
+  }
+
+  @Override
+  public int rank() {
+    return rank;
+  }
+
+  @Override
+  public int size() {
+    return size;
+  }
+
+  @Override
+  public String kind() {
+    return "spark-plugin-rpc";
+  }
+
+  @Override
+  public synchronized List<byte[]> allGather(byte[] payload, Duration timeout) {
+    long round = nextRound++;
+    long start = System.nanoTime();
+    long deadline = start + timeout.toNanos();
+    RoundState state = ask(new Arrive(RpcMessages.VERSION, groupId, round, rank, size, payload,
+        timeout.toMillis()), round);
+    long sleep = FIRST_SLEEP_NANOS;
+    while (!state.complete() && state.failure() == null) {
+      long now = System.nanoTime();
+      if (now >= deadline) {
+        state = ask(new GiveUp(RpcMessages.VERSION, groupId, round, rank,
+            (now - start) / 1_000_000L), round);
+        if (state.complete()) {
+          break;
+        }
+        throw new CollectiveTimeoutException(rank, null, state.missingRanks(),
+            "rendezvous round " + round + " of group " + groupId + ": ranks "
+                + state.missingRanks() + " did not arrive within " + timeout.toMillis() + " ms");
+      }
+      LockSupport.parkNanos(Math.min(sleep, deadline - now));
+      if (Thread.interrupted()) {
+        throw new CollectiveException(rank, null, "interrupted while waiting for ranks "
+            + state.missingRanks() + " at rendezvous round " + round + " of group " + groupId);
+      }
+      sleep = Math.min(sleep * 2, MAX_SLEEP_NANOS);
+      state = ask(new Poll(RpcMessages.VERSION, groupId, round, rank), round);
+    }
+    if (state.failure() != null) {
+      if (!state.missingRanks().isEmpty()) {
+        throw new CollectiveTimeoutException(rank, null, state.missingRanks(),
+            "rendezvous round " + round + " failed: " + state.failure());
+      }
+      throw new CollectiveException(rank, null, "rendezvous round " + round + " failed: "
+          + state.failure());
+    }
+    if (state.payloads().size() != size) {
+      throw new CollectiveException(rank, null, "rendezvous round " + round + " of group "
+          + groupId + " returned " + state.payloads().size() + " payloads for " + size + " ranks");
+    }
+    return state.payloads();
+  }
+
+  private RoundState ask(Object message, long round) {
+    try {
+      Object reply = channel.ask(message);
+      if (reply instanceof RoundState s) {
+        return s;
+      }
+      throw new CollectiveException(rank, null, "driver answered rendezvous round " + round
+          + " of group " + groupId + " with " + reply + "; is " + GpuCollectivesPlugin.class.getName()
+          + " the driver plugin?");
+    } catch (CollectiveException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new CollectiveException(rank, null, "rendezvous round " + round + " of group "
+          + groupId + ": RPC to the driver failed: " + e, e);
+    }
+  }
+}

@@ -1,0 +1,126 @@
+package dev.gpucoll.spark;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CollectiveTimeoutException;
+import dev.gpucoll.spark.RpcMessages.Arrive;
+import dev.gpucoll.spark.RpcMessages.GiveUp;
+import dev.gpucoll.spark.RpcMessages.Poll;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+/** The driver-side service and the executor-side polling, wired directly (no Spark). */
+class PluginRpcRendezvousTest {
+  private final RendezvousService service = new RendezvousService();
+
+  private Object dispatch(Object m) {
+    if (m instanceof Arrive a) {
+      return service.arrive(a);
+    } else if (m instanceof Poll p) {
+      return service.poll(p);
+    } else if (m instanceof GiveUp g) {
+      return service.giveUp(g);
+    }
+    throw new IllegalArgumentException(String.valueOf(m));
+  }
+
+  private PluginRpcRendezvous rank(String group, int rank, int size) {
+    return new PluginRpcRendezvous(this::dispatch, group, rank, size);
+  }
+
+  @Test
+  void ranksOnThreadsGatherEveryPayloadInRankOrderOverSeveralRounds() throws Exception {
+    int size = 4;
+    ExecutorService pool = Executors.newFixedThreadPool(size);
+    try {
+      List<Future<List<String>>> results = new ArrayList<>();
+      for (int r = 0; r < size; r++) {
+        int rank = r;
+        results.add(pool.submit(() -> {
+          PluginRpcRendezvous rdv = rank("g", rank, size);
+          List<String> seen = new ArrayList<>();
+          for (int round = 0; round < 3; round++) {
+            Thread.sleep(rank * 3L); // arrive in different orders
+            for (byte[] p : rdv.allGather(("r" + rank + "/" + round).getBytes(StandardCharsets.UTF_8),
+                Duration.ofSeconds(10))) {
+              seen.add(new String(p, StandardCharsets.UTF_8));
+            }
+          }
+          return seen;
+        }));
+      }
+      for (Future<List<String>> f : results) {
+        assertEquals(List.of("r0/0", "r1/0", "r2/0", "r3/0", "r0/1", "r1/1", "r2/1", "r3/1",
+            "r0/2", "r1/2", "r2/2", "r3/2"), f.get());
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertEquals(0, service.openRounds(), "finished rounds are dropped");
+  }
+
+  @Test
+  void missingRankTimesOutNamingItAndTheLateRankFailsAtOnce() throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      List<Future<CollectiveTimeoutException>> waiting = new ArrayList<>();
+      for (int r = 0; r < 2; r++) {
+        int rank = r;
+        waiting.add(pool.submit(() -> assertThrows(CollectiveTimeoutException.class,
+            () -> rank("late", rank, 3).allGather(new byte[] {1}, Duration.ofMillis(300)))));
+      }
+      for (Future<CollectiveTimeoutException> f : waiting) {
+        CollectiveTimeoutException e = f.get();
+        assertEquals(List.of(2), e.missingRanks());
+        assertTrue(e.getMessage().contains("ranks [2] did not arrive within 300 ms"), e.getMessage());
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    long start = System.nanoTime();
+    CollectiveTimeoutException late = assertThrows(CollectiveTimeoutException.class,
+        () -> rank("late", 2, 3).allGather(new byte[] {1}, Duration.ofSeconds(30)));
+    assertTrue(System.nanoTime() - start < 5_000_000_000L, "the late rank must not wait");
+    assertTrue(late.getMessage().contains("gave up"), late.getMessage());
+    assertEquals(List.of(2), late.missingRanks());
+  }
+
+  @Test
+  void ranksDisagreeingOnTheGroupSizeFail() {
+    assertEquals(null, service.arrive(new Arrive(RpcMessages.VERSION, "s", 0, 0, 2, new byte[1], 1000))
+        .failure());
+    String failure = service.arrive(new Arrive(RpcMessages.VERSION, "s", 0, 1, 3, new byte[1], 1000))
+        .failure();
+    assertTrue(failure.contains("rank 1 says group s has 3 ranks, rank 0 said 2"), failure);
+    CollectiveException e = assertThrows(CollectiveException.class,
+        () -> rank("s", 0, 2).allGather(new byte[1], Duration.ofSeconds(5)));
+    assertTrue(e.getMessage().contains("has 3 ranks"), e.getMessage());
+  }
+
+  @Test
+  void oversizedPayloadAndForeignVersionAreRejected() {
+    String failure = service.arrive(new Arrive(RpcMessages.VERSION, "big", 0, 0, 2,
+        new byte[RendezvousService.MAX_PAYLOAD_BYTES + 1], 1000)).failure();
+    assertTrue(failure.contains("limit"), failure);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> service.arrive(new Arrive(99, "v", 0, 0, 1, new byte[1], 1000)));
+    assertTrue(e.getMessage().contains("same gpucoll jar"), e.getMessage());
+  }
+
+  @Test
+  void singleRankGroupCompletesImmediately() {
+    List<byte[]> all = rank("one", 0, 1).allGather(new byte[] {7}, Duration.ofSeconds(1));
+    assertEquals(1, all.size());
+    assertArrayEquals(new byte[] {7}, all.get(0));
+  }
+}
