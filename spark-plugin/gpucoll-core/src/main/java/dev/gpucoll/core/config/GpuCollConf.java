@@ -54,6 +54,42 @@ public final class GpuCollConf {
           + " larger ones use two-shot (reduce-scatter then all-gather).",
       GpuCollConf::parseBytes);
 
+  public static final ConfigEntry<Long> GPU_ONE_SHOT_MAX_BYTES = entry("gpu.oneShotMaxBytes", "64k",
+      "GPU backend: inside a node, messages up to this size use the one-shot barrier-free kernel"
+          + " (every rank reads every peer).",
+      GpuCollConf::parseBytes);
+
+  public static final ConfigEntry<Long> GPU_TWO_SHOT_MAX_BYTES = entry("gpu.twoShotMaxBytes", "1m",
+      "GPU backend: inside a node, messages above gpu.oneShotMaxBytes and up to this size use the"
+          + " two-shot kernel (reduce-scatter then all-gather); larger ones go to NCCL.",
+      GpuCollConf::parseBytes);
+
+  public static final ConfigEntry<Integer> GPU_LL128_MIN_RANKS = entry("gpu.ll128MinRanks", "8",
+      "GPU backend: groups of at least this many ranks in one node use the LL128-atomic two-phase"
+          + " kernel instead of one-shot/two-shot for messages up to gpu.twoShotMaxBytes.",
+      v -> {
+        int n = Integer.parseInt(v.trim());
+        if (n < 2) {
+          throw new IllegalArgumentException("must be at least 2");
+        }
+        return n;
+      });
+
+  public static final ConfigEntry<String> NCCL_CTA_POLICY = choice("nccl.ctaPolicy", "zero",
+      "CTA policy of the group's NCCL communicator (ncclConfig_t.CTAPolicy): 'zero' lets NCCL run"
+          + " AllGather/AlltoAll on copy engines (Zero-CTA) when the group and the buffers are"
+          + " eligible; 'default' and 'efficiency' never do. The environment variable NCCL_CTA_POLICY"
+          + " overrides it (on NCCL 2.28 only as a number: NCCL_CTA_POLICY=ZERO there means 0).",
+      "default", "efficiency", "zero");
+
+  public static final ConfigEntry<String> NCCL_LOG_DIR = entry("nccl.logDir", "",
+      "Directory of NCCL's own per-process log, used to confirm which NCCL path ran. Empty: use"
+          + " NCCL_DEBUG_FILE from the executor environment if set. NCCL reads its environment"
+          + " once, before any Java code runs: set spark.executorEnv.NCCL_DEBUG=INFO,"
+          + " spark.executorEnv.NCCL_DEBUG_SUBSYS=INIT,TUNING and"
+          + " spark.executorEnv.NCCL_DEBUG_FILE=<dir>/nccl.%h.%p.log (see docs/zero-cta.md).",
+      Function.identity());
+
   private GpuCollConf() {}
 
   private final Map<String, String> settings = new LinkedHashMap<>();
