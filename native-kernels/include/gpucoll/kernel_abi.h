@@ -312,8 +312,13 @@ GC_STATIC_ASSERT(GC_WS_ERR_CLAIM + 8 <= GC_WS_CTRL_BYTES, "control words fit");
 GC_STATIC_ASSERT(GC_WS_SENT_OFFSET % 4096 == 0 && GC_WS_LL128_OFFSET % 4096 == 0 &&
                  GC_WS_PIPE_OFFSET % 4096 == 0 && GC_WS_RAW_OFFSET % 4096 == 0, "regions aligned");
 
+#ifdef __CUDACC__
+#define GC_HOST_DEVICE __host__ __device__
+#else
+#define GC_HOST_DEVICE
+#endif
 /* Element size in bytes of a GC_DT_* code, 0 for an unknown code. */
-static inline uint32_t gc_dtype_size(uint32_t dtype) {
+static inline GC_HOST_DEVICE uint32_t gc_dtype_size(uint32_t dtype) {
   return dtype == GC_DT_FLOAT32 || dtype == GC_DT_INT32 ? 4u
        : dtype == GC_DT_FLOAT64 || dtype == GC_DT_INT64 ? 8u
        : dtype == GC_DT_FLOAT16 || dtype == GC_DT_BFLOAT16 ? 2u

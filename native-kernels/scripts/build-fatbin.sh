@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Compiles src/gpucoll_kernels.cu into ONE fatbin: SASS for sm_80, sm_90, sm_100 plus compute_100 PTX
+# (newer GPUs JIT the PTX). Called by Maven (generate-resources) and usable by hand:
+#   native-kernels/scripts/build-fatbin.sh <output.fatbin>
+# nvcc is taken from $NVCC, else $CUDA_HOME/bin/nvcc, else PATH, else /usr/local/cuda/bin/nvcc.
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+out="${1:?usage: build-fatbin.sh <output.fatbin>}"
+
+looked=()
+nvcc_bin=""
+for cand in "${NVCC:-}" "${CUDA_HOME:+$CUDA_HOME/bin/nvcc}" "$(command -v nvcc 2>/dev/null || true)" /usr/local/cuda/bin/nvcc; do
+  [ -z "$cand" ] && continue
+  looked+=("$cand")
+  if [ -x "$cand" ]; then nvcc_bin="$cand"; break; fi
+done
+if [ -z "$nvcc_bin" ]; then
+  echo "ERROR: gpucoll-native-kernels needs nvcc (CUDA 13.0+) to build gpucoll_kernels.fatbin." >&2
+  echo "  Looked in: \$NVCC, \$CUDA_HOME/bin/nvcc, PATH, /usr/local/cuda/bin/nvcc${looked:+ (tried: ${looked[*]})}" >&2
+  echo "  Set NVCC=/path/to/nvcc or CUDA_HOME=/path/to/cuda (or put nvcc on PATH), or pass -Dnvcc=/path/to/nvcc to Maven." >&2
+  exit 2
+fi
+
+srcs=("$here/src/gpucoll_kernels.cu" "$here/include/gpucoll/primitives.cuh" "$here/include/gpucoll/kernel_abi.h" "$0")
+if [ -f "$out" ]; then
+  stale=0
+  for s in "${srcs[@]}"; do [ "$s" -nt "$out" ] && stale=1; done
+  if [ "$stale" = 0 ]; then echo "gpucoll_kernels.fatbin is up to date"; exit 0; fi
+fi
+mkdir -p "$(dirname "$out")"
+echo "Compiling gpucoll_kernels.fatbin with $nvcc_bin ($("$nvcc_bin" --version | tail -1))"
+# --threads 0: one compilation thread per target architecture (2 cores in CI keeps this ~1 minute).
+"$nvcc_bin" -std=c++17 -O3 --threads 0 -I"$here/include" \
+  -gencode arch=compute_80,code=sm_80 \
+  -gencode arch=compute_90,code=sm_90 \
+  -gencode arch=compute_100,code=sm_100 \
+  -gencode arch=compute_100,code=compute_100 \
+  -fatbin -o "$out.tmp" "$here/src/gpucoll_kernels.cu"
+mv "$out.tmp" "$out"
+ls -l "$out"
