@@ -331,7 +331,8 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
       return rendezvous.allGather(payload, Duration.ofNanos(left));
     } catch (CollectiveTimeoutException e) {
       throw broken(c, new CollectiveTimeoutException(rank, c, e.missingRanks(),
-          "ranks " + e.missingRanks() + " did not arrive within " + Duration.ofNanos(timeoutNanos)
+          (e.missingRanks().size() == 1 ? "rank " + e.missingRanks().get(0) : "ranks " + e.missingRanks())
+              + " did not arrive within " + Duration.ofNanos(timeoutNanos)
               + " (relay through " + rendezvousKind + ")"));
     } catch (RuntimeException e) {
       throw broken(c, new CollectiveException(rank, c, "relay through " + rendezvousKind + " failed: " + e, e));
