@@ -1,6 +1,7 @@
 package dev.gpucoll.cuda;
 
 import dev.gpucoll.api.Communicator;
+import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.core.spi.CommunicatorBackend;
 import dev.gpucoll.core.spi.GroupContext;
 import java.util.HashMap;
@@ -69,5 +70,14 @@ public final class GpuBackend implements CommunicatorBackend {
   @Override
   public Communicator create(GroupContext group) {
     return CudaCommunicator.create(group, null);
+  }
+
+  /**
+   * A communicator whose every collective runs {@code variant} (tests and benchmarks: compare the
+   * barrier-free kernels with the two-barrier ones on the same ranks). A call the variant cannot
+   * take fails; it never falls back silently.
+   */
+  public GpuCommunicator create(GroupContext group, KernelVariant variant) {
+    return CudaCommunicator.create(group, variant);
   }
 }

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Builds .gpu-bundle/ (git-ignored): everything the GPU machine needs to run the GPU suite and
+# benchmark without Java installed there:
+#   jre/   a jlink'ed Java 17 runtime from this machine's JDK
+#   lib/   gpucoll api/core/cuda jars, the native-kernels jar (with the fatbin), JavaCPP + CUDA presets (linux-x86_64)
+#   run.sh the one command to run there (copied from scripts/gpu-bundle/run.sh)
+# Carry it with the device tool as carry=[".gpu-bundle"]; the whole bundle must stay under 60 MiB.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUNDLE="$ROOT/.gpu-bundle"
+LIMIT_BYTES=$((60 * 1024 * 1024))
+MVN=(mvn -B -q -o -f "$ROOT/pom.xml")
+
+if ! command -v jlink >/dev/null; then
+  echo "build.sh: jlink not found: a JDK 17 with jmods is needed" >&2
+  exit 1
+fi
+JAVA_HOME_FOR_JLINK=$(dirname "$(dirname "$(readlink -f "$(command -v jlink)")")")
+if [ ! -d "$JAVA_HOME_FOR_JLINK/jmods" ]; then
+  echo "build.sh: $JAVA_HOME_FOR_JLINK has no jmods/: install the full JDK (openjdk-17-jdk)" >&2
+  exit 1
+fi
+
+# Our modules (the native-kernels build needs nvcc; it fails with a clear message without it).
+"${MVN[@]}" -pl native-kernels,spark-plugin/gpucoll-api,spark-plugin/gpucoll-core,spark-plugin/gpucoll-cuda \
+  install -Dmaven.test.skip=true
+
+rm -rf "$BUNDLE"
+mkdir -p "$BUNDLE/lib"
+"${MVN[@]}" -pl spark-plugin/gpucoll-cuda dependency:copy-dependencies \
+  -DincludeScope=runtime -DoutputDirectory="$BUNDLE/lib"
+cp "$ROOT"/spark-plugin/gpucoll-cuda/target/gpucoll-cuda-*[0-9T].jar "$BUNDLE/lib/"
+if ! unzip -l "$BUNDLE"/lib/gpucoll-native-kernels-*.jar | grep -q 'dev/gpucoll/native/gpucoll_kernels.fatbin'; then
+  echo "build.sh: the native-kernels jar holds no dev/gpucoll/native/gpucoll_kernels.fatbin" >&2
+  exit 1
+fi
+
+jlink --add-modules java.base,jdk.unsupported,java.management,java.logging \
+  --strip-debug --no-man-pages --no-header-files --compress=2 --output "$BUNDLE/jre"
+# jlink keeps libjvm.so's symbol tables (24 MB); stripping them saves ~4 MB and changes no code.
+strip --strip-unneeded "$BUNDLE/jre/lib/server/libjvm.so" 2>/dev/null || true
+
+cp "$ROOT/scripts/gpu-bundle/run.sh" "$BUNDLE/run.sh"
+chmod +x "$BUNDLE/run.sh"
+git -C "$ROOT" rev-parse HEAD > "$BUNDLE/COMMIT" 2>/dev/null || echo unknown > "$BUNDLE/COMMIT"
+if ! git -C "$ROOT" diff --quiet HEAD -- spark-plugin native-kernels 2>/dev/null; then
+  echo "+uncommitted changes" >> "$BUNDLE/COMMIT"
+fi
+
+"$BUNDLE/jre/bin/java" -version 2>&1 | head -1
+SIZE=$(du -sb "$BUNDLE" | cut -f1)
+printf 'bundle %s: %d bytes (%.1f MiB), limit 60 MiB\n' "$BUNDLE" "$SIZE" "$(echo "$SIZE / 1048576" | bc -l)"
+ls -la "$BUNDLE/lib"
+if [ "$SIZE" -ge "$LIMIT_BYTES" ]; then
+  echo "build.sh: bundle is over 60 MiB" >&2
+  exit 1
+fi
+if ! git -C "$ROOT" check-ignore -q "$BUNDLE"; then
+  echo "build.sh: .gpu-bundle is not git-ignored; it must be, to travel as a carried path" >&2
+  exit 1
+fi

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The one command on the GPU machine (no Java there): runs the GPU correctness suite, H5's NCCL
+# self-check (when present), and the GPU benchmark, from the bundle built by scripts/gpu-bundle/build.sh.
+# Run from the repository root:  bash .gpu-bundle/run.sh [--quick] [--suite-only|--bench-only]
+# Logs go to $OUT (the device tool's output folder) or /tmp/gpucoll-out; the short tables print last.
+set -uo pipefail
+BUNDLE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$BUNDLE/.." && pwd)
+LOGS=${OUT:-/tmp/gpucoll-out}
+mkdir -p "$LOGS"
+export NCCL_NVLS_ENABLE=0   # never NVLink multicast on these machines
+JAVA="$BUNDLE/jre/bin/java"
+CP="$BUNDLE/lib/*"
+JOPTS=(-Xmx8g -XX:+UseParallelGC -Dorg.bytedeco.javacpp.cachedir=/tmp/javacpp-cache -cp "$CP")
+QUICK=""
+WHAT=all
+for a in "$@"; do
+  case "$a" in
+    --quick) QUICK=--quick ;;
+    --suite-only) WHAT=suite ;;
+    --bench-only) WHAT=bench ;;
+    *) echo "run.sh: unknown argument $a" >&2; exit 2 ;;
+  esac
+done
+
+echo "== bundle commit $(tr '\n' ' ' < "$BUNDLE/COMMIT"); $(date -u +%FT%TZ)"
+nvidia-smi --query-gpu=index,name,driver_version,uuid,pci.bus_id --format=csv,noheader | tee "$LOGS/gpus.txt"
+nvidia-smi topo -m > "$LOGS/topo.txt" 2>&1 || true
+"$JAVA" -version 2>&1 | head -1
+
+# H3's C++ launcher of the same kernel, for the Java launch-overhead comparison (built here with nvcc).
+CPP_US=""
+LAUNCHER_SRC="$ROOT/native-kernels/bench/launch_overhead.cu"
+if [ "$WHAT" != suite ] && [ -f "$LAUNCHER_SRC" ] && command -v nvcc >/dev/null; then
+  nvcc -O2 -std=c++17 -arch=sm_90 -I"$ROOT/native-kernels/include" -o /tmp/gc_launch "$LAUNCHER_SRC" -lcuda \
+    > "$LOGS/cpp-build.log" 2>&1 && /tmp/gc_launch | tee "$LOGS/cpp-launcher.txt"
+  CPP_US=$(grep -Eo 'us_per_launch=[0-9.]+' "$LOGS/cpp-launcher.txt" | head -1 | cut -d= -f2)
+fi
+
+RC=0
+if [ "$WHAT" != bench ]; then
+  "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.check.GpuSuite $QUICK --budget-seconds "${SUITE_BUDGET_S:-240}" \
+    2>&1 | tee "$LOGS/suite.log"
+  RC=${PIPESTATUS[0]}
+  if unzip -l "$BUNDLE"/lib/gpucoll-cuda-*.jar 2>/dev/null | grep -q 'dev/gpucoll/cuda/nccl/NcclSelfCheck.class'; then
+    "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.nccl.NcclSelfCheck 2>&1 | tee "$LOGS/nccl-selfcheck.log"
+  else
+    echo "(no dev.gpucoll.cuda.nccl.NcclSelfCheck in this bundle)"
+  fi
+fi
+if [ "$WHAT" != suite ]; then
+  "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.check.GpuBench $QUICK ${CPP_US:+--cpp-us-per-launch "$CPP_US"} \
+    2>&1 | tee "$LOGS/bench.log"
+fi
+
+echo
+echo "================ summary ================"
+[ -f "$LOGS/suite.log" ] && sed -n '/^== GpuSuite table/,$p' "$LOGS/suite.log"
+[ -f "$LOGS/bench.log" ] && sed -n '/^== GpuBench table/,$p' "$LOGS/bench.log"
+exit $RC

@@ -1,0 +1,604 @@
+package dev.gpucoll.cuda.check;
+
+import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CollectiveTimeoutException;
+import dev.gpucoll.api.CommBuffer;
+import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.GpuCommunicator;
+import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.cuda.CudaEnvironment;
+import dev.gpucoll.cuda.CudaNative;
+import dev.gpucoll.cuda.CudaProbe;
+import dev.gpucoll.cuda.DeviceFacts;
+import dev.gpucoll.cuda.KernelAbi;
+import dev.gpucoll.cuda.KernelImage;
+import dev.gpucoll.cuda.KernelVariant;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The GPU correctness suite, run from the GPU bundle (never by CI: it needs a GPU). Ranks are
+ * threads of this JVM on one device (2, 3, 4, 5, 8 ranks); every collective x type x op x size,
+ * outputs poisoned before each run, fresh random inputs every case, every rank's output checked
+ * bit-for-bit against the others and against a float64 host reference; 1000 back-to-back calls;
+ * two processes on the GPU through real IPC handles; a planted missing rank that must end in the
+ * timeout exception. Prints a table last; exit status 1 when anything failed.
+ *
+ * <p>Usage: GpuSuite [--quick] [--device N] [--budget-seconds S]
+ */
+public final class GpuSuite {
+  static final long PRIME_COUNT = 1009;
+  static final long MB = 1 << 20;
+
+  private final int device;
+  private final boolean quick;
+  private final long deadline;
+  private final Map<String, long[]> table = new LinkedHashMap<>(); // key -> {cases, failed, exactOrderMismatch}
+  private final List<String> failures = new ArrayList<>();
+  private final List<String> notRun = new ArrayList<>();
+  private final List<String> notes = new ArrayList<>();
+  private final AtomicLong seeds = new AtomicLong(System.nanoTime());
+
+  GpuSuite(int device, boolean quick, long budgetSeconds) {
+    this.device = device;
+    this.quick = quick;
+    this.deadline = System.nanoTime() + budgetSeconds * 1_000_000_000L;
+  }
+
+  public static void main(String[] args) throws Exception {
+    int device = 0;
+    boolean quick = false;
+    long budget = 300;
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--quick" -> quick = true;
+        case "--device" -> device = Integer.parseInt(args[++i]);
+        case "--budget-seconds" -> budget = Long.parseLong(args[++i]);
+        default -> throw new IllegalArgumentException("unknown argument " + args[i]);
+      }
+    }
+    System.exit(new GpuSuite(device, quick, budget).runAll() ? 0 : 1);
+  }
+
+  boolean runAll() throws Exception {
+    CudaProbe p = CudaEnvironment.probe();
+    System.out.println("== GpuSuite: CUDA driver " + CudaProbe.cudaVersionText(p.driverVersion()) + ", runtime "
+        + CudaProbe.cudaVersionText(p.runtimeVersion()) + ", NCCL " + CudaProbe.ncclVersionText(p.ncclVersion())
+        + ", devices " + p.deviceCount());
+    if (!p.available()) {
+      System.out.println("GPU backend unavailable: " + p.unavailableReason().get());
+      return false;
+    }
+    CudaNative.setDevice(device);
+    DeviceFacts f = CudaNative.deviceFacts(device);
+    System.out.println("device " + device + ": " + f.name() + " " + f.uuid() + " sm_" + f.computeCapability() + ", "
+        + f.multiprocessors() + " SMs");
+    long t0 = System.nanoTime();
+    checkKernelNames();
+    int[] rankCounts = quick ? new int[] {2, 3} : new int[] {2, 3, 4, 5, 8};
+    for (int n : rankCounts) {
+      section(n, null);
+    }
+    for (KernelVariant v : List.of(KernelVariant.SENTINEL, KernelVariant.LL128, KernelVariant.PIPE, KernelVariant.BARRIER2)) {
+      for (int n : quick ? new int[] {3} : new int[] {2, 5, 8}) {
+        section(n, v);
+      }
+    }
+    backToBack(quick ? 2 : 4, 1000);
+    plantedMissingRank(3);
+    twoProcesses();
+    printSummary((System.nanoTime() - t0) / 1e9);
+    return failures.isEmpty() && notRun.isEmpty();
+  }
+
+  /** Every kernel the planner can name must be in the fatbin: cuModuleGetFunction on each. */
+  private void checkKernelNames() {
+    KernelImage img = KernelImage.forDevice(device);
+    List<String> names = new ArrayList<>();
+    for (String t : List.of("f32", "f64", "f16", "bf16", "i32", "i64")) {
+      for (String v : List.of("ll", "sentinel", "ll128", "pipe", "barrier2")) {
+        names.add("gc_allreduce_" + v + "_" + t);
+      }
+      names.add("gc_reducescatter_ll_" + t);
+      names.add("gc_reducescatter_pipe_" + t);
+    }
+    for (String c : List.of("allgather", "alltoall", "alltoallv", "broadcast")) {
+      names.add("gc_" + c + "_ll");
+      names.add("gc_" + c + "_pipe");
+    }
+    names.add("gc_barrier");
+    List<String> missing = new ArrayList<>();
+    for (String n : names) {
+      try {
+        img.function(n);
+      } catch (RuntimeException e) {
+        missing.add(n);
+      }
+    }
+    record("kernels in fatbin", names.size(), missing.size(), 0);
+    if (!missing.isEmpty()) {
+      failures.add("kernels missing from the fatbin: " + missing);
+    }
+    System.out.println("fatbin: " + (names.size() - missing.size()) + "/" + names.size() + " kernels found");
+  }
+
+  // ---------------------------------------------------------------- case matrix
+
+  record Case(Collective c, DataType t, ReduceOp op, long count, int root, boolean inPlace, long[][] a2av) {
+    long sendElems(int n) {
+      return switch (c) {
+        case REDUCE_SCATTER, ALL_TO_ALL -> count * n;
+        case ALL_TO_ALLV -> a2avExtent(a2av[0], a2av[1]);
+        default -> count;
+      };
+    }
+
+    long recvElems(int n) {
+      return switch (c) {
+        case ALL_GATHER, ALL_TO_ALL -> count * n;
+        case ALL_TO_ALLV -> a2avExtent(a2av[2], a2av[3]);
+        case BARRIER -> 0;
+        default -> count;
+      };
+    }
+
+    String label() {
+      return c.apiName() + " " + t + (isReduction() ? " " + op : "") + " count=" + count
+          + (c == Collective.BROADCAST ? " root=" + root : "") + (inPlace ? " in-place" : "");
+    }
+
+    boolean isReduction() {
+      return c == Collective.ALL_REDUCE || c == Collective.REDUCE_SCATTER;
+    }
+  }
+
+  static long a2avExtent(long[] counts, long[] displs) {
+    long end = 0;
+    for (int i = 0; i < counts.length; i++) {
+      end = Math.max(end, displs[i] + counts[i]);
+    }
+    return end;
+  }
+
+  static final DataType[] REDUCE_TYPES = {DataType.FLOAT32, DataType.FLOAT64, DataType.FLOAT16, DataType.BFLOAT16,
+      DataType.INT32, DataType.INT64};
+
+  /** Per-rank block sizes: 1 element, a prime count, 4 KB, 64 KB, 1 MB (elements from bytes). */
+  static long[] counts(DataType t, boolean quick) {
+    long e = t.byteSize();
+    return quick ? new long[] {1, PRIME_COUNT, 4096 / e} : new long[] {1, PRIME_COUNT, 4096 / e, 65536 / e, MB / e};
+  }
+
+  private List<Case> cases(int n, KernelVariant v, SplittableRandom rnd) {
+    List<Case> out = new ArrayList<>();
+    boolean reductionsOnly = v == KernelVariant.SENTINEL || v == KernelVariant.LL128 || v == KernelVariant.BARRIER2;
+    for (DataType t : REDUCE_TYPES) {
+      for (long count : counts(t, quick)) {
+        for (ReduceOp op : ReduceOp.values()) {
+          if (v == KernelVariant.LL128 && op != ReduceOp.SUM && op != ReduceOp.AVG) {
+            continue;
+          }
+          if (v == KernelVariant.SENTINEL && count * t.byteSize() > KernelAbi.SENT_MAX_BYTES) {
+            continue;
+          }
+          out.add(new Case(Collective.ALL_REDUCE, t, op, count, 0, false, null));
+          if (!reductionsOnly) {
+            out.add(new Case(Collective.REDUCE_SCATTER, t, op, count, 0, false, null));
+          }
+        }
+      }
+      out.add(new Case(Collective.ALL_REDUCE, t, ReduceOp.SUM, PRIME_COUNT, 0, true, null));
+    }
+    if (!reductionsOnly) {
+      for (DataType t : DataType.values()) {
+        for (long count : counts(t, quick)) {
+          out.add(new Case(Collective.ALL_GATHER, t, ReduceOp.SUM, count, 0, false, null));
+          out.add(new Case(Collective.ALL_TO_ALL, t, ReduceOp.SUM, count, 0, false, null));
+          out.add(new Case(Collective.BROADCAST, t, ReduceOp.SUM, count, rnd.nextInt(n), false, null));
+        }
+      }
+      out.add(new Case(Collective.BROADCAST, DataType.FLOAT32, ReduceOp.SUM, PRIME_COUNT, n - 1, true, null));
+      for (long maxCount : quick ? new long[] {7, 1000} : new long[] {1, 7, 1000, 20000, 100000}) {
+        for (DataType t : List.of(DataType.FLOAT32, DataType.INT8, DataType.FLOAT64)) {
+          out.add(new Case(Collective.ALL_TO_ALLV, t, ReduceOp.SUM, 0, 0, false, a2avTable(n, maxCount, rnd)));
+        }
+      }
+      out.add(new Case(Collective.BARRIER, DataType.INT32, ReduceOp.SUM, 0, 0, false, null));
+    }
+    if (!quick && (n == 2 || n == 8) && (v == null || v == KernelVariant.PIPE)) {
+      // 64 MB: the largest buffer per rank is 64 MB.
+      long big = 64 * MB;
+      out.add(new Case(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, big / 4, 0, false, null));
+      out.add(new Case(Collective.ALL_REDUCE, DataType.BFLOAT16, ReduceOp.MAX, big / 2, 0, false, null));
+      out.add(new Case(Collective.ALL_REDUCE, DataType.INT64, ReduceOp.SUM, big / 8, 0, false, null));
+      out.add(new Case(Collective.REDUCE_SCATTER, DataType.FLOAT32, ReduceOp.SUM, big / 4 / n, 0, false, null));
+      out.add(new Case(Collective.ALL_GATHER, DataType.FLOAT32, ReduceOp.SUM, big / 4 / n, 0, false, null));
+      out.add(new Case(Collective.ALL_TO_ALL, DataType.FLOAT64, ReduceOp.SUM, big / 8 / n, 0, false, null));
+      out.add(new Case(Collective.BROADCAST, DataType.INT32, ReduceOp.SUM, big / 4, n / 2, false, null));
+    }
+    return out;
+  }
+
+  /** A random allToAllv: counts[src][dst] in [0, maxCount], blocks packed with random gaps. */
+  static long[][] a2avTable(int n, long maxCount, SplittableRandom rnd) {
+    long[][] c = new long[n][n];
+    for (int s = 0; s < n; s++) {
+      for (int d = 0; d < n; d++) {
+        c[s][d] = rnd.nextLong(maxCount + 1);
+      }
+    }
+    // Flattened: [rank][4][n] -> store per rank later; here rows are src, columns dst.
+    long[][] flat = new long[n * 4][];
+    for (int r = 0; r < n; r++) {
+      long[] sc = new long[n];
+      long[] sd = new long[n];
+      long[] rc = new long[n];
+      long[] rd = new long[n];
+      long at = 0;
+      for (int k = 0; k < n; k++) {
+        sc[k] = c[r][k];
+        sd[k] = at;
+        at += sc[k] + (k % 2);
+      }
+      at = 0;
+      for (int k = 0; k < n; k++) {
+        rc[k] = c[k][r];
+        rd[k] = at;
+        at += rc[k] + ((k + 1) % 2);
+      }
+      flat[4 * r] = sc;
+      flat[4 * r + 1] = sd;
+      flat[4 * r + 2] = rc;
+      flat[4 * r + 3] = rd;
+    }
+    return flat;
+  }
+
+  static long[][] a2avOf(long[][] flat, int rank) {
+    return new long[][] {flat[4 * rank], flat[4 * rank + 1], flat[4 * rank + 2], flat[4 * rank + 3]};
+  }
+
+  static long capacity(List<Case> cases, int n) {
+    long cap = 1 << 20;
+    for (Case c : cases) {
+      for (int r = 0; r < n; r++) {
+        Case rc = c.a2av == null ? c : new Case(c.c, c.t, c.op, c.count, c.root, c.inPlace, a2avOf(c.a2av, r));
+        cap = Math.max(cap, Math.max(rc.sendElems(n), rc.recvElems(n)) * c.t.byteSize());
+      }
+    }
+    return cap + 4096;
+  }
+
+  // ---------------------------------------------------------------- running
+
+  private void section(int n, KernelVariant v) {
+    String vname = v == null ? "auto" : v.abiName();
+    SplittableRandom rnd = new SplittableRandom(seeds.incrementAndGet());
+    List<Case> cases = cases(n, v, rnd);
+    if (System.nanoTime() > deadline) {
+      notRun.add(n + " ranks, variant " + vname + ": " + cases.size() + " cases (suite time budget spent)");
+      return;
+    }
+    long cap = capacity(cases, n);
+    long t0 = System.nanoTime();
+    RankGroup g = null;
+    int errors = 0;
+    int done = 0;
+    try {
+      for (Case c : cases) {
+        if (System.nanoTime() > deadline) {
+          notRun.add(n + " ranks, variant " + vname + ": " + (cases.size() - done) + " cases (suite time budget spent)");
+          break;
+        }
+        if (g == null) {
+          g = RankGroup.create(n, device, v, Duration.ofSeconds(5), cap);
+        }
+        String key = c.c.apiName() + " / " + vname + " / " + n;
+        try {
+          List<String> bad = runCase(g, c, seeds.incrementAndGet());
+          long exactMismatch = bad.stream().filter(s -> s.startsWith("order:")).count();
+          bad.removeIf(s -> s.startsWith("order:"));
+          record(key, 1, bad.isEmpty() ? 0 : 1, exactMismatch > 0 ? 1 : 0);
+          if (!bad.isEmpty()) {
+            failures.add(n + " ranks, " + vname + ", " + c.label() + ": " + String.join("; ", bad));
+          }
+        } catch (RuntimeException e) {
+          record(key, 1, 1, 0);
+          failures.add(n + " ranks, " + vname + ", " + c.label() + ": " + e);
+          errors++;
+          g.close();
+          g = null;
+          if (errors >= 3 || e instanceof RankGroup.HarnessTimeout) {
+            notRun.add(n + " ranks, variant " + vname + ": " + (cases.size() - done - 1)
+                + " cases skipped after " + errors + " errors");
+            break;
+          }
+        }
+        done++;
+      }
+    } catch (RuntimeException e) {
+      failures.add(n + " ranks, " + vname + ": group setup failed: " + e);
+    } finally {
+      if (g != null) {
+        g.close();
+      }
+    }
+    System.out.printf("section %d ranks, %-8s: %4d cases in %5.1f s, %d failures so far%n", n, vname, done,
+        (System.nanoTime() - t0) / 1e9, failures.size());
+  }
+
+  /** Runs one case on every rank and checks every rank's output; returns the problems found. */
+  List<String> runCase(RankGroup g, Case c, long seed) {
+    int n = g.size;
+    g.onAll(Duration.ofSeconds(60), r -> {
+      Case rc = c.a2av == null ? c : new Case(c.c, c.t, c.op, c.count, c.root, c.inPlace, a2avOf(c.a2av, r.rank));
+      long e = c.t.byteSize();
+      long sendBytes = rc.sendElems(n) * e;
+      long recvBytes = rc.recvElems(n) * e;
+      SplittableRandom rnd = new SplittableRandom(seed * 1_000_003L + r.rank);
+      if (c.isReduction()) {
+        Elements.fillForReduction(r.hostIn, c.t, c.op, rc.sendElems(n), rnd);
+      } else {
+        Elements.fillRandomBytes(r.hostIn, sendBytes, rnd);
+      }
+      r.upload(sendBytes, recvBytes);
+      GpuCommunicator comm = r.comm;
+      CommBuffer send = CommBuffer.device(r.send, r.capacity);
+      CommBuffer recv = CommBuffer.device(r.recv, r.capacity);
+      if (c.inPlace) {
+        CudaNative.memcpyAsync(r.recv, r.send, sendBytes, r.stream());
+        send = recv;
+      }
+      switch (c.c) {
+        case ALL_REDUCE -> comm.allReduce(send, recv, c.count, c.t, c.op);
+        case REDUCE_SCATTER -> comm.reduceScatter(send, recv, c.count, c.t, c.op);
+        case ALL_GATHER -> comm.allGather(send, recv, c.count, c.t);
+        case ALL_TO_ALL -> comm.allToAll(send, recv, c.count, c.t);
+        case ALL_TO_ALLV -> comm.allToAllv(send, rc.a2av[0], rc.a2av[1], recv, rc.a2av[2], rc.a2av[3], c.t);
+        case BROADCAST -> comm.broadcast(send, recv, c.count, c.t, c.root);
+        case BARRIER -> comm.barrier();
+      }
+      r.download(recvBytes);
+      return null;
+    });
+    List<List<String>> perRank = g.onAll(Duration.ofSeconds(120), r -> check(g, c, r.rank));
+    List<String> all = new ArrayList<>();
+    perRank.forEach(all::addAll);
+    return all;
+  }
+
+  /** Checks rank k's output; at most a few messages per rank. */
+  static List<String> check(RankGroup g, Case c, int k) {
+    int n = g.size;
+    List<String> bad = new ArrayList<>();
+    ByteBuffer out = g.ranks[k].hostOut;
+    DataType t = c.t;
+    switch (c.c) {
+      case ALL_REDUCE, REDUCE_SCATTER -> {
+        long base = c.c == Collective.REDUCE_SCATTER ? (long) k * c.count : 0;
+        long[] terms = new long[n];
+        int orderMismatches = 0;
+        for (long i = 0; i < c.count && bad.size() < 3; i++) {
+          for (int r = 0; r < n; r++) {
+            terms[r] = Elements.bits(g.ranks[r].hostIn, t, base + i);
+          }
+          long got = Elements.bits(out, t, i);
+          String problem = Elements.checkReduced(t, c.op, terms, got);
+          if (problem != null) {
+            bad.add("rank " + k + " [" + i + "]: " + problem);
+          } else if (g.variant != KernelVariant.LL128 && Elements.fold(t, c.op, terms) != got) {
+            orderMismatches++;
+          }
+        }
+        if (orderMismatches > 0) {
+          bad.add("order: rank " + k + ": " + orderMismatches + " elements differ from the rank-order fold");
+        }
+        if (c.c == Collective.ALL_REDUCE && k > 0) {
+          long bytes = c.count * t.byteSize();
+          int mismatch = out.slice(0, (int) bytes).mismatch(g.ranks[0].hostOut.slice(0, (int) bytes));
+          if (mismatch >= 0) {
+            bad.add("rank " + k + " differs from rank 0 at byte " + mismatch + " (results must be bit-identical)");
+          }
+        }
+      }
+      case ALL_GATHER -> {
+        for (int r = 0; r < n && bad.size() < 3; r++) {
+          compare(bad, k, "block from rank " + r, out, (long) r * c.count, g.ranks[r].hostIn, 0, c.count, t);
+        }
+      }
+      case ALL_TO_ALL -> {
+        for (int r = 0; r < n && bad.size() < 3; r++) {
+          compare(bad, k, "block from rank " + r, out, (long) r * c.count, g.ranks[r].hostIn, (long) k * c.count,
+              c.count, t);
+        }
+      }
+      case ALL_TO_ALLV -> {
+        long[][] mine = a2avOf(c.a2av, k);
+        for (int r = 0; r < n && bad.size() < 3; r++) {
+          long[][] theirs = a2avOf(c.a2av, r);
+          compare(bad, k, "block from rank " + r, out, mine[3][r], g.ranks[r].hostIn, theirs[1][k], mine[2][r], t);
+        }
+      }
+      case BROADCAST -> compare(bad, k, "root " + c.root + "'s data", out, 0, g.ranks[c.root].hostIn, 0, c.count, t);
+      case BARRIER -> { }
+    }
+    return bad;
+  }
+
+  static void compare(List<String> bad, int k, String what, ByteBuffer out, long outAt, ByteBuffer in, long inAt,
+      long count, DataType t) {
+    int e = t.byteSize();
+    ByteBuffer a = out.slice((int) (outAt * e), (int) (count * e));
+    ByteBuffer b = in.slice((int) (inAt * e), (int) (count * e));
+    int m = a.mismatch(b);
+    if (m >= 0) {
+      bad.add("rank " + k + ": " + what + " differs at element " + (m / e) + " of " + count
+          + (a.get(m) == (byte) RankGroup.Poison.BYTE ? " (poison left: not written)" : ""));
+    }
+  }
+
+  private void record(String key, long cases, long failed, long orderMismatch) {
+    long[] row = table.computeIfAbsent(key, x -> new long[3]);
+    row[0] += cases;
+    row[1] += failed;
+    row[2] += orderMismatch;
+  }
+
+  // ---------------------------------------------------------------- special checks
+
+  /** 1000 back-to-back calls without a host sync, mixing variants, then every result checked. */
+  private void backToBack(int n, int calls) {
+    String key = "back-to-back x" + calls + " / auto / " + n;
+    if (System.nanoTime() > deadline) {
+      notRun.add(key + " (suite time budget spent)");
+      return;
+    }
+    long count = 4096; // fp32: 16 KB (LL); every 10th call 64 KB + 4 (sentinel), every 25th 2 MB (pipe)
+    long slot = 1 << 20;
+    try (RankGroup g = RankGroup.create(n, device, null, Duration.ofSeconds(5), slot * 4 + 4096)) {
+      long seed = seeds.incrementAndGet();
+      g.onAll(Duration.ofSeconds(120), r -> {
+        SplittableRandom rnd = new SplittableRandom(seed + r.rank);
+        Elements.fillForReduction(r.hostIn, DataType.INT32, ReduceOp.SUM, slot / 4 * 2, rnd);
+        r.upload(slot * 2, slot * 4);
+        for (int i = 0; i < calls; i++) {
+          long elems = i % 25 == 24 ? slot / 4 * 2 : i % 10 == 9 ? 16385 : count;
+          int outSlot = i % 2;
+          if (elems == slot / 4 * 2) {
+            r.comm.allReduce(CommBuffer.device(r.send, slot * 2), CommBuffer.device(r.recv + 2 * slot, slot * 2),
+                elems, DataType.INT32, ReduceOp.SUM);
+          } else {
+            r.comm.allReduce(CommBuffer.device(r.send, slot), CommBuffer.device(r.recv + outSlot * slot, slot), elems,
+                DataType.INT32, ReduceOp.SUM);
+          }
+        }
+        r.download(slot * 4);
+        return null;
+      });
+      List<String> bad = new ArrayList<>();
+      for (int k = 0; k < n && bad.size() < 5; k++) {
+        ByteBuffer out = g.ranks[k].hostOut;
+        long[] terms = new long[n];
+        // recv slot 0 holds the last LL call (4096 elems), slot 1 the last of the odd calls, slot 2..3 the pipe call.
+        long[][] regions = {{0, count}, {slot / 4, count}, {2 * slot / 4, slot / 4 * 2}};
+        for (long[] reg : regions) {
+          for (long i = 0; i < reg[1] && bad.size() < 5; i++) {
+            for (int r = 0; r < n; r++) {
+              terms[r] = Elements.bits(g.ranks[r].hostIn, DataType.INT32, i);
+            }
+            long got = Elements.bits(out, DataType.INT32, reg[0] + i);
+            if (got != Elements.fold(DataType.INT32, ReduceOp.SUM, terms)) {
+              bad.add("rank " + k + " region@" + reg[0] + " [" + i + "] wrong");
+            }
+          }
+        }
+      }
+      long epoch = calls; // every call is one launch
+      record(key, 1, bad.isEmpty() ? 0 : 1, 0);
+      if (!bad.isEmpty()) {
+        failures.add(key + ": " + bad);
+      }
+      notes.add(key + ": " + calls + " launches (epochs 1.." + epoch + "), results checked after the last");
+    } catch (RuntimeException e) {
+      record(key, 1, 1, 0);
+      failures.add(key + ": " + e);
+    }
+  }
+
+  /** Ranks 0..n-2 call allReduce, rank n-1 never does: the others must get a timeout naming it. */
+  private void plantedMissingRank(int n) {
+    String key = "planted missing rank / auto / " + n;
+    if (System.nanoTime() > deadline) {
+      notRun.add(key + " (suite time budget spent)");
+      return;
+    }
+    Duration timeout = Duration.ofSeconds(2);
+    try (RankGroup g = RankGroup.create(n, device, null, timeout, 1 << 20)) {
+      long t0 = System.nanoTime();
+      List<String> outcome = g.onAll(Duration.ofSeconds(30), r -> {
+        if (r.rank == n - 1) {
+          return "absent";
+        }
+        try {
+          r.comm.allReduce(CommBuffer.device(r.send, 4096), CommBuffer.device(r.recv, 4096), 64, DataType.FLOAT32,
+              ReduceOp.SUM);
+          r.comm.synchronize();
+          return "no exception";
+        } catch (CollectiveTimeoutException e) {
+          return "timeout missing=" + e.missingRanks() + ": " + e.getMessage();
+        } catch (CollectiveException e) {
+          return "other: " + e.getMessage();
+        }
+      });
+      double secs = (System.nanoTime() - t0) / 1e9;
+      boolean ok = true;
+      for (int r = 0; r < n - 1; r++) {
+        String o = outcome.get(r);
+        if (!o.startsWith("timeout missing=[" + (n - 1) + "]")) {
+          ok = false;
+        }
+      }
+      record(key, 1, ok ? 0 : 1, 0);
+      notes.add(key + ": after " + String.format("%.1f", secs) + " s: rank 0 -> " + outcome.get(0));
+      if (!ok) {
+        failures.add(key + ": " + outcome);
+      }
+    } catch (RuntimeException e) {
+      record(key, 1, 1, 0);
+      failures.add(key + ": " + e);
+    }
+  }
+
+  /** Two processes on this GPU: real IPC handle exchange, then the non-spinning staged path. */
+  private void twoProcesses() throws Exception {
+    String key = "two processes, one GPU / staged / 2";
+    if (System.nanoTime() > deadline) {
+      notRun.add(key + " (suite time budget spent)");
+      return;
+    }
+    List<String> result = TwoProcessCheck.run(device);
+    boolean ok = result.stream().allMatch(s -> !s.startsWith("FAIL"));
+    record(key, 1, ok ? 0 : 1, 0);
+    for (String s : result) {
+      if (s.startsWith("FAIL")) {
+        failures.add(key + ": " + s);
+      } else {
+        notes.add(key + ": " + s);
+      }
+    }
+  }
+
+  private void printSummary(double seconds) {
+    System.out.println();
+    System.out.println("== GpuSuite notes");
+    notes.forEach(s -> System.out.println("  " + s));
+    if (!notRun.isEmpty()) {
+      System.out.println("== NOT RUN");
+      notRun.forEach(s -> System.out.println("  " + s));
+    }
+    if (!failures.isEmpty()) {
+      System.out.println("== FAILURES (" + failures.size() + ", first 40)");
+      failures.stream().limit(40).forEach(s -> System.out.println("  " + s));
+    }
+    System.out.println();
+    System.out.println("== GpuSuite table (collective / variant / ranks: cases, failed, order-mismatch)");
+    System.out.printf("%-44s %7s %7s %7s%n", "check", "cases", "failed", "order");
+    long cases = 0;
+    long failed = 0;
+    for (Map.Entry<String, long[]> e : table.entrySet()) {
+      long[] v = e.getValue();
+      System.out.printf("%-44s %7d %7d %7d%n", e.getKey(), v[0], v[1], v[2]);
+      cases += v[0];
+      failed += v[1];
+    }
+    System.out.printf("GpuSuite: %d cases, %d failed, %d sections not run, %.1f s -> %s%n", cases, failed,
+        notRun.size(), seconds, failures.isEmpty() && notRun.isEmpty() ? "PASS" : "FAIL");
+  }
+}

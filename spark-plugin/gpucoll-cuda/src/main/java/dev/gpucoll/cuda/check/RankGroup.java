@@ -1,0 +1,208 @@
+package dev.gpucoll.cuda.check;
+
+import dev.gpucoll.api.GpuCommunicator;
+import dev.gpucoll.core.config.GpuCollConf;
+import dev.gpucoll.core.rendezvous.LocalRendezvous;
+import dev.gpucoll.core.spi.GroupContext;
+import dev.gpucoll.core.spi.MemberInfo;
+import dev.gpucoll.core.spi.MemberInfoCodec;
+import dev.gpucoll.cuda.CudaNative;
+import dev.gpucoll.cuda.GpuBackend;
+import dev.gpucoll.cuda.KernelVariant;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.bytedeco.javacpp.BytePointer;
+
+/**
+ * R ranks as threads of this JVM on one device: one fixed thread per rank (the CUDA current device
+ * is per thread, and a communicator is driven by one thread), each with its communicator, a device
+ * send and recv buffer and pinned host copies of both.
+ */
+final class RankGroup implements AutoCloseable {
+  private static final AtomicInteger GROUPS = new AtomicInteger();
+
+  /** One rank's state, touched only from its own thread. */
+  static final class Rank {
+    final int rank;
+    GpuCommunicator comm;
+    long send;
+    long recv;
+    long capacity;
+    ByteBuffer hostIn;
+    ByteBuffer hostOut;
+    private long hostInAddr;
+    private long hostOutAddr;
+
+    Rank(int rank) {
+      this.rank = rank;
+    }
+
+    long stream() {
+      return comm.stream();
+    }
+
+    /** Copies hostIn[0, bytes) to the device send buffer and poisons the recv buffer. */
+    void upload(long bytes, long recvBytes) {
+      CudaNative.memcpyAsync(send, hostInAddr, bytes, stream());
+      CudaNative.memsetAsync(recv, Poison.BYTE, recvBytes, stream());
+    }
+
+    /** Copies the device recv buffer to hostOut and waits (raising the collective's error, if any). */
+    void download(long bytes) {
+      CudaNative.memcpyAsync(hostOutAddr, recv, bytes, stream());
+      comm.synchronize();
+    }
+  }
+
+  final int size;
+  final String name;
+  final KernelVariant variant;
+  final Rank[] ranks;
+  private final ExecutorService[] threads;
+
+  private RankGroup(int size, String name, KernelVariant variant) {
+    this.size = size;
+    this.name = name;
+    this.variant = variant;
+    this.ranks = new Rank[size];
+    this.threads = new ExecutorService[size];
+    for (int r = 0; r < size; r++) {
+      ranks[r] = new Rank(r);
+      final int rr = r;
+      threads[r] = Executors.newSingleThreadExecutor(task -> {
+        Thread t = new Thread(task, name + "-rank" + rr);
+        t.setDaemon(true);
+        return t;
+      });
+    }
+  }
+
+  /**
+   * Forms the group: every rank thread sets the device, joins a local rendezvous, exchanges member
+   * facts as the factory does, and builds its communicator with the given variant (null = by size).
+   */
+  static RankGroup create(int size, int device, KernelVariant variant, Duration timeout, long capacity) {
+    String id = "suite-" + GROUPS.incrementAndGet() + "-n" + size + "-" + (variant == null ? "auto" : variant.abiName());
+    RankGroup g = new RankGroup(size, id, variant);
+    GpuCollConf conf = GpuCollConf.of(Map.of(GpuCollConf.TIMEOUT.key(), timeout.toMillis() + "ms"));
+    GpuBackend backend = new GpuBackend();
+    String process = ProcessHandle.current().pid() + "@localhost";
+    try {
+      g.onAll(Duration.ofSeconds(60), r -> {
+        CudaNative.setDevice(device);
+        LocalRendezvous rdv = LocalRendezvous.join(id, r.rank, size);
+        MemberInfo self = new MemberInfo(r.rank, "localhost", process, backend.localFacts());
+        List<MemberInfo> members = new ArrayList<>();
+        for (byte[] p : rdv.allGather(MemberInfoCodec.encode(self), timeout)) {
+          members.add(MemberInfoCodec.decode(p));
+        }
+        r.comm = backend.create(new GroupContext(rdv, members, conf), variant);
+        r.capacity = capacity;
+        r.send = CudaNative.malloc(capacity);
+        r.recv = CudaNative.malloc(capacity);
+        r.hostInAddr = CudaNative.hostAlloc(capacity);
+        r.hostOutAddr = CudaNative.hostAlloc(capacity);
+        r.hostIn = view(r.hostInAddr, capacity);
+        r.hostOut = view(r.hostOutAddr, capacity);
+        return null;
+      });
+    } catch (RuntimeException e) {
+      g.close();
+      throw e;
+    }
+    return g;
+  }
+
+  static ByteBuffer view(long address, long bytes) {
+    return new BytePointer(CudaNative.ptr(address)).capacity(bytes).asByteBuffer().order(ByteOrder.nativeOrder());
+  }
+
+  interface RankTask<T> {
+    T run(Rank r) throws Exception;
+  }
+
+  /** Runs {@code task} on every rank's thread at once; the first failure (by rank) is thrown after all finish. */
+  <T> List<T> onAll(Duration limit, RankTask<T> task) {
+    List<Future<T>> futures = new ArrayList<>();
+    for (Rank r : ranks) {
+      futures.add(threads[r.rank].submit(() -> task.run(r)));
+    }
+    List<T> out = new ArrayList<>();
+    RuntimeException first = null;
+    long deadline = System.nanoTime() + limit.toNanos();
+    for (int r = 0; r < size; r++) {
+      try {
+        out.add(futures.get(r).get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS));
+      } catch (ExecutionException e) {
+        Throwable c = e.getCause();
+        if (first == null) {
+          first = c instanceof RuntimeException re ? re : new RuntimeException("rank " + r + ": " + c, c);
+        }
+        out.add(null);
+      } catch (TimeoutException e) {
+        if (first == null) {
+          first = new HarnessTimeout("rank " + r + " of " + name + " did not finish within " + limit);
+        }
+        out.add(null);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new RuntimeException(e);
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
+    return out;
+  }
+
+  /** A rank thread did not come back: the harness itself is stuck, not just a collective. */
+  static final class HarnessTimeout extends RuntimeException {
+    HarnessTimeout(String m) {
+      super(m);
+    }
+  }
+
+  @Override
+  public void close() {
+    try {
+      onAll(Duration.ofSeconds(60), r -> {
+        if (r.comm != null) {
+          try {
+            r.comm.close();
+          } catch (RuntimeException e) {
+            // a broken group still frees what it can; the failure was reported where it happened
+          }
+        }
+        CudaNative.free(r.send);
+        CudaNative.free(r.recv);
+        CudaNative.freeHost(r.hostInAddr);
+        CudaNative.freeHost(r.hostOutAddr);
+        return null;
+      });
+    } catch (RuntimeException e) {
+      System.out.println("  (closing " + name + ": " + e.getMessage() + ")");
+    } finally {
+      for (ExecutorService t : threads) {
+        t.shutdownNow();
+      }
+    }
+  }
+
+  /** The poison pattern written into every output before a run. */
+  static final class Poison {
+    static final int BYTE = 0xA5;
+
+    private Poison() {}
+  }
+}

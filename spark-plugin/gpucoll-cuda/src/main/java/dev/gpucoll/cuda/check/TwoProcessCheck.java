@@ -1,0 +1,161 @@
+package dev.gpucoll.cuda.check;
+
+import dev.gpucoll.api.CommBuffer;
+import dev.gpucoll.api.Communicator;
+import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.GpuCommunicator;
+import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.CommunicatorFactory;
+import dev.gpucoll.core.config.GpuCollConf;
+import dev.gpucoll.core.rendezvous.FileRendezvous;
+import dev.gpucoll.core.report.ReportingCommunicator;
+import dev.gpucoll.cuda.CudaNative;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Two ranks as two processes on one GPU, formed through the normal factory with a file rendezvous:
+ * the GPU backend must exchange real cudaIpcMemHandles (each rank verifies the peer's workspace
+ * header through the mapping) and, because spin kernels of two processes on one GPU time-slice,
+ * must run the collectives on the non-spinning staged path and say so.
+ */
+final class TwoProcessCheck {
+  private TwoProcessCheck() {}
+
+  /** Starts the two processes, returns their RESULT lines ("FAIL ..." for failures). */
+  static List<String> run(int device) throws Exception {
+    Path dir = Files.createTempDirectory("gpucoll-2proc");
+    String java = ProcessHandle.current().info().command().orElse("java");
+    List<Process> procs = new ArrayList<>();
+    for (int r = 0; r < 2; r++) {
+      procs.add(new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+          TwoProcessCheck.class.getName(), dir.toString(), Integer.toString(r), Integer.toString(device))
+          .redirectErrorStream(true).start());
+    }
+    List<String> out = new ArrayList<>();
+    for (int r = 0; r < 2; r++) {
+      Process p = procs.get(r);
+      List<String> lines = new ArrayList<>();
+      Thread reader = new Thread(() -> {
+        try (BufferedReader br = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+          String l;
+          while ((l = br.readLine()) != null) {
+            synchronized (lines) {
+              lines.add(l);
+            }
+          }
+        } catch (Exception ignored) {
+          // process ended
+        }
+      });
+      reader.start();
+      if (!p.waitFor(90, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        out.add("FAIL process rank " + r + " did not finish within 90 s");
+      } else if (p.exitValue() != 0) {
+        out.add("FAIL process rank " + r + " exited with " + p.exitValue());
+      }
+      reader.join(5000);
+      synchronized (lines) {
+        for (String l : lines) {
+          if (l.startsWith("RESULT ")) {
+            out.add(l.substring(7));
+          } else if (p.exitValue() != 0) {
+            out.add("FAIL rank " + r + " output: " + l);
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  /** One rank: args = rendezvous dir, rank, device. */
+  public static void main(String[] args) throws Exception {
+    Path dir = Path.of(args[0]);
+    int rank = Integer.parseInt(args[1]);
+    int device = Integer.parseInt(args[2]);
+    CudaNative.setDevice(device);
+    GpuCollConf conf = GpuCollConf.of(Map.of(GpuCollConf.TIMEOUT.key(), "20s"));
+    boolean ok = true;
+    try (FileRendezvous rdv = new FileRendezvous(dir, "two-process", rank, 2);
+        Communicator c = CommunicatorFactory.create(rdv, conf, "localhost")) {
+      if (!(c instanceof GpuCommunicator g)) {
+        System.out.println("RESULT FAIL rank " + rank + ": the factory chose backend " + c.backend() + ", not gpu");
+        System.exit(1);
+        return;
+      }
+      long count = 1021;
+      long bytes = count * 4 * 2;
+      long send = CudaNative.malloc(bytes);
+      long recv = CudaNative.malloc(bytes);
+      long host = CudaNative.hostAlloc(bytes);
+      ByteBuffer hb = RankGroup.view(host, bytes);
+      ByteBuffer[] inputs = new ByteBuffer[2];
+      for (int r = 0; r < 2; r++) {
+        inputs[r] = ByteBuffer.allocate((int) bytes).order(java.nio.ByteOrder.nativeOrder());
+        Elements.fillForReduction(inputs[r], DataType.FLOAT32, ReduceOp.SUM, count * 2, new SplittableRandom(4242 + r));
+      }
+      hb.clear();
+      hb.put(inputs[rank].duplicate().clear());
+      CudaNative.memcpyAsync(send, host, bytes, g.stream());
+      long t0 = System.nanoTime();
+      int reps = 20;
+      for (int i = 0; i < reps; i++) {
+        CudaNative.memsetAsync(recv, 0xA5, bytes, g.stream());
+        g.allReduce(CommBuffer.device(send, bytes), CommBuffer.device(recv, bytes), count, DataType.FLOAT32,
+            ReduceOp.SUM);
+      }
+      g.synchronize();
+      double usPerCall = (System.nanoTime() - t0) / 1e3 / reps;
+      CudaNative.memcpyAsync(host, recv, count * 4, g.stream());
+      g.synchronize();
+      int wrong = 0;
+      for (long i = 0; i < count; i++) {
+        long[] terms = {Elements.bits(inputs[0], DataType.FLOAT32, i), Elements.bits(inputs[1], DataType.FLOAT32, i)};
+        if (Elements.checkReduced(DataType.FLOAT32, ReduceOp.SUM, terms, Elements.bits(hb, DataType.FLOAT32, i)) != null) {
+          wrong++;
+        }
+      }
+      ok &= wrong == 0;
+      System.out.println("RESULT " + (wrong == 0 ? "" : "FAIL ") + "rank " + rank + ": allReduce fp32 x" + count
+          + " across processes: " + wrong + " wrong elements; " + String.format("%.1f", usPerCall)
+          + " us per call on " + c.observedPaths());
+      // allGather of the same data
+      CudaNative.memsetAsync(recv, 0xA5, bytes, g.stream());
+      g.allGather(CommBuffer.device(send, bytes), CommBuffer.device(recv, bytes), count, DataType.FLOAT32);
+      CudaNative.memcpyAsync(host, recv, bytes, g.stream());
+      g.synchronize();
+      boolean gathered = hb.slice(0, (int) (count * 4)).equals(inputs[0].slice(0, (int) (count * 4)))
+          && hb.slice((int) (count * 4), (int) (count * 4)).equals(inputs[1].slice(0, (int) (count * 4)));
+      ok &= gathered;
+      System.out.println("RESULT " + (gathered ? "" : "FAIL ") + "rank " + rank + ": allGather across processes "
+          + (gathered ? "exact" : "WRONG"));
+      if (c instanceof ReportingCommunicator rc) {
+        for (String f : rc.report().findings()) {
+          System.out.println("RESULT rank " + rank + " report: " + f);
+        }
+      }
+      boolean staged = c.observedPaths().stream().allMatch(p -> p.startsWith("gpu-staged-host"));
+      ok &= staged;
+      System.out.println("RESULT " + (staged ? "" : "FAIL ") + "rank " + rank + ": observed paths " + c.observedPaths()
+          + (staged ? " (non-spinning, as required for two processes on one GPU)" : " (expected gpu-staged-host only)"));
+      CudaNative.free(send);
+      CudaNative.free(recv);
+      CudaNative.freeHost(host);
+    } catch (RuntimeException e) {
+      System.out.println("RESULT FAIL rank " + rank + ": " + e);
+      e.printStackTrace(System.out);
+      ok = false;
+    }
+    System.exit(ok ? 0 : 1);
+  }
+}
