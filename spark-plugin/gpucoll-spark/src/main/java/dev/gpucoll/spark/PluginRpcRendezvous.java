@@ -90,9 +90,14 @@ final class PluginRpcRendezvous implements Rendezvous {
       state = ask(new Poll(RpcMessages.VERSION, groupId, round, rank), round);
     }
     if (state.failure() != null) {
-      if (!state.missingRanks().isEmpty()) {
-        throw new CollectiveTimeoutException(rank, null, state.missingRanks(),
-            "rendezvous round " + round + " failed: " + state.failure());
+      List<Integer> missing = state.missingRanks();
+      if (missing.contains(rank)) {
+        throw new CollectiveTimeoutException(rank, null, missing, "rendezvous round " + round
+            + ": this rank arrived after the others stopped waiting for ranks " + missing + " ("
+            + state.failure() + ")");
+      } else if (!missing.isEmpty()) {
+        throw new CollectiveTimeoutException(rank, null, missing, "rendezvous round " + round
+            + ": ranks " + missing + " did not arrive in time (" + state.failure() + ")");
       }
       throw new CollectiveException(rank, null, "rendezvous round " + round + " failed: "
           + state.failure());

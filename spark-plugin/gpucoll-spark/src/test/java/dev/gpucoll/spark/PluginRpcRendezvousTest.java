@@ -82,7 +82,7 @@ class PluginRpcRendezvousTest {
       for (Future<CollectiveTimeoutException> f : waiting) {
         CollectiveTimeoutException e = f.get();
         assertEquals(List.of(2), e.missingRanks());
-        assertTrue(e.getMessage().contains("ranks [2] did not arrive within 300 ms"), e.getMessage());
+        assertTrue(e.getMessage().contains("ranks [2] did not arrive"), e.getMessage());
       }
     } finally {
       pool.shutdownNow();
@@ -91,7 +91,8 @@ class PluginRpcRendezvousTest {
     CollectiveTimeoutException late = assertThrows(CollectiveTimeoutException.class,
         () -> rank("late", 2, 3).allGather(new byte[] {1}, Duration.ofSeconds(30)));
     assertTrue(System.nanoTime() - start < 5_000_000_000L, "the late rank must not wait");
-    assertTrue(late.getMessage().contains("gave up"), late.getMessage());
+    assertTrue(late.getMessage().contains("arrived after the others stopped waiting for ranks [2]"),
+        late.getMessage());
     assertEquals(List.of(2), late.missingRanks());
   }
 
