@@ -9,6 +9,7 @@ import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.rendezvous.Rendezvous;
 import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.report.ReportingCommunicator;
+import dev.gpucoll.cuda.CudaNative;
 import dev.gpucoll.spark.RpcMessages.RankReportMessage;
 import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
@@ -23,6 +24,7 @@ import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
+import org.apache.spark.resource.ResourceInformation;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.Tuple2;
@@ -130,6 +132,7 @@ public final class GpuCollectives {
     GpuCollExecutorPlugin.ExecutorState plugin = GpuCollExecutorPlugin.active;
     GpuCollConf conf = confFor(task, plugin);
     long taskId = task.taskAttemptId();
+    useTaskGpu(task);
 
     if (plugin == null) {
       if (rank == 0) {
@@ -220,6 +223,24 @@ public final class GpuCollectives {
   private static String describe(PathChoice p) {
     return p.collective().apiName() + " " + p.bytes() + " B -> " + p.algorithm()
         + (p.reasons().isEmpty() ? "" : " (" + String.join("; ", p.reasons()) + ")");
+  }
+
+  /**
+   * Makes the task's GPU (spark.task.resource.gpu) current on this thread: the GPU backend builds
+   * its communicator on the calling thread's current device. No GPU resource: nothing to do.
+   */
+  private static void useTaskGpu(TaskContext task) {
+    ResourceInformation gpu = task.resourcesJMap().get("gpu");
+    if (gpu == null || gpu.addresses().length == 0) {
+      return;
+    }
+    String address = gpu.addresses()[0];
+    try {
+      CudaNative.setDevice(Integer.parseInt(address.trim()));
+    } catch (RuntimeException | LinkageError e) {
+      LOG.warn("gpucoll: cannot make the task's GPU {} current ({}); the group may fall back to"
+          + " the host backend", address, e.toString());
+    }
   }
 
   /** The executor's settings (shipped by the driver plugin) overridden by the job's local properties. */

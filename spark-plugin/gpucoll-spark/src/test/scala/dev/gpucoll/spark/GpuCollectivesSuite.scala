@@ -1,0 +1,91 @@
+package dev.gpucoll.spark
+
+import dev.gpucoll.api.{CommBuffer, DataType, ReduceOp}
+import dev.gpucoll.core.report.ReportingCommunicator
+import dev.gpucoll.spark.syntax._
+import org.apache.spark.{SparkConf, SparkContext}
+import org.scalatest.funsuite.AnyFunSuite
+
+/** The barrier API driven from Scala, in local mode (tasks are threads of this JVM). */
+class GpuCollectivesSuite extends AnyFunSuite {
+
+  private def conf(plugin: Boolean): SparkConf = {
+    val c = new SparkConf()
+      .setMaster("local[3]")
+      .setAppName("gpucoll-scala")
+      .set("spark.ui.enabled", "false")
+      .set("spark.driver.host", "127.0.0.1")
+      .set("spark.driver.bindAddress", "127.0.0.1")
+      .set("spark.gpucoll.timeout", "30s")
+    if (plugin) c.set("spark.plugins", classOf[GpuCollectivesPlugin].getName) else c
+  }
+
+  private def withContext[T](c: SparkConf)(body: SparkContext => T): T = {
+    val sc = new SparkContext(c)
+    try body(sc)
+    finally sc.stop()
+  }
+
+  test("mapPartitionsWithCommunicator: allReduce and allGather through the plugin rendezvous") {
+    withContext(conf(plugin = true)) { sc =>
+      val results = sc.parallelize(1 to 9, 3).mapPartitionsWithCommunicator { (comm, rows) =>
+        val local = rows.map(_.toDouble).sum
+        val sum = Array(local)
+        comm.allReduce(sum, ReduceOp.SUM)
+        val gathered = new Array[Int](comm.size)
+        comm.allGather(CommBuffer.of(Array(comm.rank * 10)), CommBuffer.of(gathered), 1, DataType.INT32)
+        val kind = comm match {
+          case r: ReportingCommunicator => r.report().rendezvous()
+          case _ => "?"
+        }
+        Iterator((comm.rank, sum(0), gathered.toSeq, kind))
+      }.collect().sortBy(_._1)
+      assert(results.map(_._1).toSeq == Seq(0, 1, 2))
+      results.foreach { case (rank, sum, gathered, kind) =>
+        assert(sum == 45.0, s"rank $rank")
+        assert(gathered == Seq(0, 10, 20), s"rank $rank")
+        assert(kind == "spark-plugin-rpc", s"rank $rank")
+      }
+      val deadline = System.nanoTime() + 10000000000L
+      while (GpuCollectivesPlugin.driverReports().isEmpty && System.nanoTime() < deadline) {
+        Thread.sleep(20)
+      }
+      val report = GpuCollectivesPlugin.driverReports().get(0)
+      assert(report.size == 3)
+      assert(report.paths("allReduce").values().stream().mapToLong(_.longValue).sum == 3L,
+        report.summaryLine)
+    }
+  }
+
+  test("a bad spark.gpucoll value fails SparkContext start and names the key") {
+    val e = intercept[IllegalArgumentException] {
+      withContext(conf(plugin = true).set("spark.gpucoll.backend", "tpu"))(_ => ())
+    }
+    assert(e.getMessage.contains("spark.gpucoll.backend"), e.getMessage)
+    assert(e.getMessage.contains("tpu"), e.getMessage)
+    val unknown = intercept[IllegalArgumentException] {
+      withContext(conf(plugin = true).set("spark.gpucoll.timeuot", "5s"))(_ => ())
+    }
+    assert(unknown.getMessage.contains("unknown setting spark.gpucoll.timeuot"), unknown.getMessage)
+  }
+
+  test("without the plugin the ranks meet in one BarrierTaskContext.allGather round") {
+    withContext(conf(plugin = false)) { sc =>
+      val out = sc.parallelize(0 until 3, 3).mapPartitionsWithCommunicator { (comm, _) =>
+        val v = Array(comm.rank.toLong + 1)
+        comm.allReduce(v, ReduceOp.PROD)
+        val kind = comm match {
+          case r: ReportingCommunicator => r.report().rendezvous()
+          case _ => "?"
+        }
+        Iterator((v(0), kind))
+      }.collect()
+      assert(out.toSeq == Seq.fill(3)((6L, "barrier-allgather")))
+    }
+  }
+
+  test("outside a barrier stage the error says how to use it") {
+    val e = intercept[IllegalStateException](GpuCollectives.communicator())
+    assert(e.getMessage.contains("rdd.barrier().mapPartitions"), e.getMessage)
+  }
+}
