@@ -1,0 +1,550 @@
+package dev.gpucoll.cuda.nccl;
+
+import static org.bytedeco.cuda.global.nccl.NCCL_SPLIT_NOCOLOR;
+import static org.bytedeco.cuda.global.nccl.NCCL_WIN_COLL_SYMMETRIC;
+import static org.bytedeco.cuda.global.nccl.ncclInProgress;
+import static org.bytedeco.cuda.global.nccl.ncclSuccess;
+
+import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CollectiveTimeoutException;
+import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.rendezvous.Rendezvous;
+import dev.gpucoll.cuda.eligibility.BufferRegistration;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.locks.LockSupport;
+import org.bytedeco.cuda.cudart.CUstream_st;
+import org.bytedeco.cuda.global.cudart;
+import org.bytedeco.cuda.global.nccl;
+import org.bytedeco.cuda.nccl.ncclComm;
+import org.bytedeco.cuda.nccl.ncclConfig_t;
+import org.bytedeco.cuda.nccl.ncclUniqueId;
+import org.bytedeco.cuda.nccl.ncclWindow_vidmem;
+import org.bytedeco.javacpp.IntPointer;
+import org.bytedeco.javacpp.Loader;
+import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.javacpp.PointerPointer;
+
+/**
+ * One rank's NCCL communicator, through the JavaCPP presets: created from a unique id that rank 0
+ * makes and the {@link Rendezvous} spreads, with a CTA policy in its config; split into
+ * sub-communicators (rows and columns of a process grid); collectives on device buffers on a
+ * stream; symmetric windows for Zero-CTA and NCCL's symmetric kernels; and the raw
+ * {@code ncclComm_t} for libraries that take one (cuSOLVERMp, cuFFTMp).
+ *
+ * <p>The communicator is non-blocking (config.blocking = 0): every NCCL call is followed by polling
+ * ncclCommGetAsyncError until it completes, so a peer that never arrives or an asynchronous NCCL
+ * error ends in ncclCommAbort and a {@link CollectiveException} naming the rank and the collective
+ * instead of a hang. Functions newer than the loaded libnccl are never called ({@link NcclLibrary}).
+ * Not thread-safe, like NCCL communicators.
+ */
+public final class NcclCommunicator implements AutoCloseable {
+  private static final int UNIQUE_ID_BYTES = 128;
+  private static final int CONFIG_MAGIC = 0xcafebeef;
+  private static final int UNDEF = Integer.MIN_VALUE;
+
+  private final NcclLibrary lib;
+  private final ncclComm comm;
+  private final int rank;
+  private final int size;
+  private final int device;
+  private final int ctaPolicy;
+  private final Duration timeout;
+  private final PathProof proof;
+  private final List<Window> windows = new ArrayList<>();
+  private boolean closed;
+
+  /** A buffer range registered as an NCCL window. */
+  public record Window(long address, long bytes, long handle) {
+    boolean contains(long ptr, long len) {
+      return ptr >= address && len >= 0 && ptr + len <= address + bytes;
+    }
+  }
+
+  /** Memory from ncclMemAlloc registered as a symmetric window; close() deregisters and frees it. */
+  public final class SymmetricBuffer implements AutoCloseable {
+    private final Window window;
+    private boolean freed;
+
+    private SymmetricBuffer(Window window) {
+      this.window = window;
+    }
+
+    public long address() {
+      return window.address();
+    }
+
+    public long bytes() {
+      return window.bytes();
+    }
+
+    @Override
+    public void close() {
+      if (!freed) {
+        freed = true;
+        deregister(window);
+        nccl.ncclMemFree(ptr(window.address()));
+      }
+    }
+  }
+
+  private NcclCommunicator(NcclLibrary lib, ncclComm comm, int rank, int size, int device, int ctaPolicy,
+      Duration timeout, String groupId) {
+    this.lib = lib;
+    this.comm = comm;
+    this.rank = rank;
+    this.size = size;
+    this.device = device;
+    this.ctaPolicy = ctaPolicy;
+    this.timeout = timeout;
+    this.proof = new PathProof(groupId, rank);
+  }
+
+  /** The loaded NCCL, or {@link NcclUnavailableException} "NCCL unavailable: why". */
+  public static NcclLibrary requireLibrary() {
+    return NcclLibrary.get();
+  }
+
+  /**
+   * Creates this rank's communicator: rank 0 makes the unique id, one rendezvous round gives it to
+   * every rank, then ncclCommInitRankConfig with {@code ctaPolicy} (NCCL_CTA_POLICY_* bits).
+   *
+   * @throws NcclUnavailableException when NCCL cannot be loaded here
+   * @throws CollectiveException      naming the rank when NCCL fails or peers do not come in time
+   */
+  public static NcclCommunicator create(Rendezvous rendezvous, int device, int ctaPolicy, Duration timeout) {
+    NcclLibrary lib = requireLibrary();
+    int rank = rendezvous.rank();
+    int size = rendezvous.size();
+    byte[] mine = new byte[0];
+    if (rank == 0) {
+      ncclUniqueId id = new ncclUniqueId();
+      check(rank, null, nccl.ncclGetUniqueId(id), "ncclGetUniqueId");
+      mine = new byte[UNIQUE_ID_BYTES];
+      id.internal().get(mine);
+    }
+    byte[] idBytes = rendezvous.allGather(mine, timeout).get(0);
+    if (idBytes == null || idBytes.length != UNIQUE_ID_BYTES) {
+      throw new CollectiveException(rank, null, "rank 0 sent an NCCL unique id of "
+          + (idBytes == null ? "null" : idBytes.length + " bytes") + ", expected " + UNIQUE_ID_BYTES);
+    }
+    ncclUniqueId id = new ncclUniqueId();
+    id.internal().put(idBytes);
+    checkCuda(rank, cudart.cudaSetDevice(device), "cudaSetDevice(" + device + ")");
+    ncclConfig_t config = config(lib, ctaPolicy);
+    PointerPointer<ncclComm> out = new PointerPointer<>(1);
+    int rc = nccl.ncclCommInitRankConfig(out, size, id, rank, config);
+    ncclComm comm = new ncclComm(out.get(0));
+    NcclCommunicator c = new NcclCommunicator(lib, comm, rank, size, device, ctaPolicy, timeout,
+        rendezvous.groupId());
+    c.await(rc, "ncclCommInitRankConfig(" + size + " ranks, CTA policy " + ctaPolicy + ")", null);
+    return c;
+  }
+
+  /** ncclConfig_t as NCCL_CONFIG_INITIALIZER builds it, non-blocking, with the CTA policy. */
+  private static ncclConfig_t config(NcclLibrary lib, int ctaPolicy) {
+    ncclConfig_t c = new ncclConfig_t();
+    // The bindings' struct is 2.29's; NCCL copies min(size, its own sizeof) bytes, so an older
+    // library simply ignores the fields it does not know.
+    c.size(Loader.sizeof(ncclConfig_t.class)).magic(CONFIG_MAGIC).version(lib.version())
+        .blocking(0).cgaClusterSize(UNDEF).minCTAs(UNDEF).maxCTAs(UNDEF).netName(null).splitShare(UNDEF)
+        .trafficClass(UNDEF).commName(null).collnetEnable(UNDEF).CTAPolicy(UNDEF).shrinkShare(UNDEF)
+        .nvlsCTAs(UNDEF).nChannelsPerNetPeer(UNDEF).nvlinkCentricSched(UNDEF).graphUsageMode(UNDEF)
+        .numRmaCtx(UNDEF);
+    if (lib.has(NcclCapability.CTA_POLICY)) {
+      c.CTAPolicy(ctaPolicy);
+    } else if (ctaPolicy != 0) {
+      throw new UnsupportedOperationException("CTA policy " + ctaPolicy + " needs NCCL >= 2.27.3; loaded "
+          + lib.versionText());
+    }
+    return c;
+  }
+
+  /**
+   * ncclCommSplit: ranks with the same color form a new communicator ordered by key; a negative color
+   * takes no part and gets null. Every rank of this communicator must call it.
+   */
+  public NcclCommunicator split(int color, int key) {
+    ensureOpen(null);
+    lib.require(NcclCapability.COMM_SPLIT);
+    checkCuda(rank, cudart.cudaSetDevice(device), "cudaSetDevice(" + device + ")");
+    PointerPointer<ncclComm> out = new PointerPointer<>(1);
+    int rc = nccl.ncclCommSplit(comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, out, config(lib, ctaPolicy));
+    if (rc != ncclSuccess && rc != ncclInProgress) {
+      await(rc, "ncclCommSplit(color " + color + ", key " + key + ")", null);
+    }
+    if (color < 0) {
+      await(rc, "ncclCommSplit(no color)", null);
+      return null;
+    }
+    // Non-blocking: the new communicator carries the split's progress.
+    NcclCommunicator sub = new NcclCommunicator(lib, new ncclComm(out.get(0)), rank, size, device, ctaPolicy,
+        timeout, "split(" + color + "," + key + ") of rank " + rank);
+    sub.await(rc, "ncclCommSplit(color " + color + ", key " + key + ")", null);
+    int[] n = new int[1];
+    int[] r = new int[1];
+    check(rank, null, nccl.ncclCommCount(sub.comm, n), "ncclCommCount");
+    check(rank, null, nccl.ncclCommUserRank(sub.comm, r), "ncclCommUserRank");
+    return new NcclCommunicator(lib, sub.comm, r[0], n[0], device, ctaPolicy, timeout,
+        "split(" + color + "," + key + ") of rank " + rank);
+  }
+
+  // ---------------------------------------------------------------- collectives (device pointers)
+
+  public void allReduce(long send, long recv, long count, DataType type, ReduceOp op, long stream) {
+    ensureOpen(Collective.ALL_REDUCE);
+    int rc = nccl.ncclAllReduce(ptr(send), ptr(recv), count, ncclType(type), ncclOp(op), comm, stream(stream));
+    finish(rc, "ncclAllReduce", Collective.ALL_REDUCE);
+  }
+
+  public void allGather(long send, long recv, long count, DataType type, long stream) {
+    ensureOpen(Collective.ALL_GATHER);
+    int rc = nccl.ncclAllGather(ptr(send), ptr(recv), count, ncclType(type), comm, stream(stream));
+    finish(rc, "ncclAllGather", Collective.ALL_GATHER);
+  }
+
+  public void reduceScatter(long send, long recv, long count, DataType type, ReduceOp op, long stream) {
+    ensureOpen(Collective.REDUCE_SCATTER);
+    int rc = nccl.ncclReduceScatter(ptr(send), ptr(recv), count, ncclType(type), ncclOp(op), comm, stream(stream));
+    finish(rc, "ncclReduceScatter", Collective.REDUCE_SCATTER);
+  }
+
+  public void broadcast(long send, long recv, long count, DataType type, int root, long stream) {
+    ensureOpen(Collective.BROADCAST);
+    if (root < 0 || root >= size) {
+      throw new CollectiveException(rank, Collective.BROADCAST, "root " + root + " is not a rank of " + size);
+    }
+    int rc = nccl.ncclBroadcast(ptr(send), ptr(recv), count, ncclType(type), root, comm, stream(stream));
+    finish(rc, "ncclBroadcast", Collective.BROADCAST);
+  }
+
+  /** recv[r*count..] = send of rank r [rank*count..]: ncclAlltoAll (2.28+) or grouped send/recv. */
+  public void allToAll(long send, long recv, long count, DataType type, long stream) {
+    ensureOpen(Collective.ALL_TO_ALL);
+    if (lib.has(NcclCapability.ALL_TO_ALL)) {
+      finish(nccl.ncclAlltoAll(ptr(send), ptr(recv), count, ncclType(type), comm, stream(stream)),
+          "ncclAlltoAll", Collective.ALL_TO_ALL);
+      return;
+    }
+    long[] counts = new long[size];
+    long[] displs = new long[size];
+    for (int p = 0; p < size; p++) {
+      counts[p] = count;
+      displs[p] = p * count;
+    }
+    sendRecv(send, counts, displs, recv, counts, displs, type, stream, Collective.ALL_TO_ALL);
+  }
+
+  /** MPI_Alltoallv over grouped ncclSend/ncclRecv; counts and displacements in elements. */
+  public void allToAllv(long send, long[] sendCounts, long[] sendDispls, long recv, long[] recvCounts,
+      long[] recvDispls, DataType type, long stream) {
+    ensureOpen(Collective.ALL_TO_ALLV);
+    for (long[] a : new long[][] {sendCounts, sendDispls, recvCounts, recvDispls}) {
+      if (a == null || a.length != size) {
+        throw new CollectiveException(rank, Collective.ALL_TO_ALLV, "counts and displacements need "
+            + size + " entries, got " + (a == null ? "null" : a.length));
+      }
+    }
+    for (int p = 0; p < size; p++) {
+      if (sendCounts[p] < 0 || recvCounts[p] < 0 || sendDispls[p] < 0 || recvDispls[p] < 0) {
+        throw new CollectiveException(rank, Collective.ALL_TO_ALLV, "negative count or displacement for peer " + p);
+      }
+    }
+    sendRecv(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type, stream, Collective.ALL_TO_ALLV);
+  }
+
+  private void sendRecv(long send, long[] sc, long[] sd, long recv, long[] rc, long[] rd, DataType type,
+      long stream, Collective c) {
+    long unit = type.byteSize();
+    int t = ncclType(type);
+    CUstream_st s = stream(stream);
+    int status = nccl.ncclGroupStart();
+    for (int p = 0; p < size && status == ncclSuccess; p++) {
+      if (sc[p] > 0) {
+        status = nccl.ncclSend(ptr(send + sd[p] * unit), sc[p], t, p, comm, s);
+      }
+      if (status == ncclSuccess && rc[p] > 0) {
+        status = nccl.ncclRecv(ptr(recv + rd[p] * unit), rc[p], t, p, comm, s);
+      }
+    }
+    int end = nccl.ncclGroupEnd();
+    finish(status != ncclSuccess ? status : end, "grouped ncclSend/ncclRecv", c);
+  }
+
+  // ---------------------------------------------------------------- symmetric windows
+
+  /**
+   * ncclMemAlloc + ncclCommWindowRegister(NCCL_WIN_COLL_SYMMETRIC). Collective: every rank calls it
+   * with the same size, in the same order.
+   */
+  public SymmetricBuffer allocSymmetric(long bytes) {
+    ensureOpen(null);
+    lib.require(NcclCapability.MEM_ALLOC);
+    lib.require(NcclCapability.WINDOW_REGISTER);
+    checkCuda(rank, cudart.cudaSetDevice(device), "cudaSetDevice(" + device + ")");
+    PointerPointer<Pointer> out = new PointerPointer<>(1);
+    check(rank, null, nccl.ncclMemAlloc(out, bytes), "ncclMemAlloc(" + bytes + ")");
+    long address = out.get(0).address();
+    Registration reg = register(address, bytes);
+    if (reg.window().isEmpty()) {
+      nccl.ncclMemFree(ptr(address));
+      throw new CollectiveException(rank, null, "ncclMemAlloc memory could not be registered: " + reg.refusal().orElse("?"));
+    }
+    return new SymmetricBuffer(reg.window().get());
+  }
+
+  /** A window, or why there is none. */
+  public record Registration(Optional<Window> window, Optional<String> refusal) {}
+
+  /**
+   * Registers a user buffer as a symmetric window. Collective. Plain cudaMalloc memory is refused
+   * before NCCL sees it: NCCL 2.28.3 fails to register it and the communicator then fails every
+   * collective (recorded on two H200s, docs/zero-cta.md). A refusal is returned, not thrown, so the
+   * caller reports it and carries on without the window.
+   */
+  public Registration register(long address, long bytes) {
+    ensureOpen(null);
+    if (!lib.has(NcclCapability.WINDOW_REGISTER)) {
+      return new Registration(Optional.empty(), Optional.of("NCCL " + lib.versionText()
+          + " has no ncclCommWindowRegister (2.27.3+)"));
+    }
+    Optional<String> notVmm = vmmProblem(address);
+    if (notVmm.isPresent()) {
+      return new Registration(Optional.empty(), notVmm);
+    }
+    checkCuda(rank, cudart.cudaSetDevice(device), "cudaSetDevice(" + device + ")");
+    PointerPointer<Pointer> win = new PointerPointer<>(1);
+    int rc = nccl.ncclCommWindowRegister(comm, ptr(address), bytes, win, NCCL_WIN_COLL_SYMMETRIC);
+    await(rc, "ncclCommWindowRegister(" + bytes + " B)", null);
+    long handle = win.get(0) == null ? 0 : win.get(0).address();
+    if (handle == 0) {
+      return new Registration(Optional.empty(), Optional.of("NCCL returned no window (unsupported here)"));
+    }
+    Window w = new Window(address, bytes, handle);
+    windows.add(w);
+    return new Registration(Optional.of(w), Optional.empty());
+  }
+
+  /** Why {@code address} cannot go into a window (it is cudaMalloc memory, or not device memory). */
+  public static Optional<String> vmmProblem(long address) {
+    IntPointer legacy = new IntPointer(1);
+    int rc = cudart.cuPointerGetAttribute(legacy, cudart.CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, address);
+    if (rc != 0) {
+      return Optional.of("cuPointerGetAttribute failed (" + rc + "): not CUDA device memory?");
+    }
+    if (legacy.get() != 0) {
+      return Optional.of("plain cudaMalloc memory (legacy CUDA IPC capable), not a cuMem/ncclMemAlloc"
+          + " allocation; NCCL 2.28.3 fails to register it and then fails every collective");
+    }
+    return Optional.empty();
+  }
+
+  private void deregister(Window w) {
+    if (windows.remove(w) && !closed) {
+      int rc = nccl.ncclCommWindowDeregister(comm, new ncclWindow_vidmem(ptr(w.handle())));
+      await(rc, "ncclCommWindowDeregister", null);
+    }
+  }
+
+  /** What the detector needs to know about a call's buffers. */
+  public BufferRegistration registrationOf(long send, long sendBytes, long recv, long recvBytes) {
+    boolean s = windows.stream().anyMatch(w -> w.contains(send, sendBytes));
+    boolean r = windows.stream().anyMatch(w -> w.contains(recv, recvBytes));
+    return s && r ? BufferRegistration.SEND_AND_RECV : r ? BufferRegistration.RECV_ONLY : BufferRegistration.NONE;
+  }
+
+  // ---------------------------------------------------------------- state
+
+  public int rank() {
+    return rank;
+  }
+
+  public int size() {
+    return size;
+  }
+
+  public int device() {
+    return device;
+  }
+
+  public int ctaPolicy() {
+    return ctaPolicy;
+  }
+
+  public NcclLibrary library() {
+    return lib;
+  }
+
+  /** The raw ncclComm_t, owned by this object: do not destroy it. 0 once closed. */
+  public long address() {
+    return closed ? 0 : comm.address();
+  }
+
+  /** Calls and the NCCL log's verdict on the paths they took. */
+  public PathProof pathProof() {
+    return proof;
+  }
+
+  /** Throws (after aborting) when NCCL reported an asynchronous error, e.g. a peer that died. */
+  public void checkAsyncError() {
+    ensureOpen(null);
+    int[] state = new int[1];
+    nccl.ncclCommGetAsyncError(comm, state);
+    if (state[0] != ncclSuccess && state[0] != ncclInProgress) {
+      String why = describe(state[0]);
+      abort();
+      throw new CollectiveException(rank, null, "NCCL asynchronous error: " + why + "; communicator aborted");
+    }
+  }
+
+  /** ncclCommAbort: frees the communicator at once, ending any operation in flight. Idempotent. */
+  public void abort() {
+    if (!closed) {
+      closed = true;
+      windows.clear();
+      nccl.ncclCommAbort(comm);
+    }
+  }
+
+  /** Deregisters windows, then ncclCommFinalize + ncclCommDestroy; aborts when that does not finish in time. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    try {
+      cudart.cudaSetDevice(device);
+      for (Window w : new ArrayList<>(windows)) {
+        deregister(w);
+      }
+      await(nccl.ncclCommFinalize(comm), "ncclCommFinalize", null);
+      closed = true;
+      nccl.ncclCommDestroy(comm);
+    } catch (RuntimeException e) {
+      abort();
+      throw e;
+    }
+  }
+
+  public boolean isClosed() {
+    return closed;
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private void ensureOpen(Collective c) {
+    if (closed) {
+      throw new CollectiveException(rank, c, "the NCCL communicator is closed");
+    }
+  }
+
+  private void finish(int rc, String what, Collective c) {
+    await(rc, what, c);
+    proof.recordCall(c);
+  }
+
+  /**
+   * Waits for a non-blocking NCCL call: polls ncclCommGetAsyncError until the call left
+   * ncclInProgress; an error or the timeout aborts the communicator and throws.
+   */
+  private void await(int rc, String what, Collective c) {
+    if (rc == ncclSuccess) {
+      return;
+    }
+    if (rc != ncclInProgress) {
+      String why = describe(rc);
+      abort();
+      throw new CollectiveException(rank, c, what + " failed: " + why + "; communicator aborted");
+    }
+    long deadline = System.nanoTime() + timeout.toNanos();
+    int[] state = new int[1];
+    for (int spins = 0; ; spins++) {
+      nccl.ncclCommGetAsyncError(comm, state);
+      if (state[0] == ncclSuccess) {
+        return;
+      }
+      if (state[0] != ncclInProgress) {
+        String why = describe(state[0]);
+        abort();
+        throw new CollectiveException(rank, c, what + " failed: " + why + "; communicator aborted");
+      }
+      if (System.nanoTime() > deadline) {
+        abort();
+        throw new CollectiveTimeoutException(rank, c, List.of(), what + " did not complete within " + timeout
+            + " (a peer missing?); communicator aborted");
+      }
+      if (spins > 100) {
+        LockSupport.parkNanos(50_000);
+      }
+    }
+  }
+
+  private String describe(int rc) {
+    String s = nccl.ncclGetErrorString(rc).getString();
+    if (lib.has(NcclCapability.GET_LAST_ERROR) && !closed) {
+      String last = nccl.ncclGetLastError(comm).getString();
+      if (last != null && !last.isBlank()) {
+        s += " (" + last.trim() + ")";
+      }
+    }
+    return s + " [" + rc + "]";
+  }
+
+  private static void check(int rank, Collective c, int rc, String what) {
+    if (rc != ncclSuccess) {
+      throw new CollectiveException(rank, c, what + " failed: " + nccl.ncclGetErrorString(rc).getString()
+          + " [" + rc + "]");
+    }
+  }
+
+  private static void checkCuda(int rank, int rc, String what) {
+    if (rc != 0) {
+      throw new CollectiveException(rank, null, what + " failed: " + cudart.cudaGetErrorString(rc).getString());
+    }
+  }
+
+  static Pointer ptr(long a) {
+    return new Pointer() {
+      {
+        address = a;
+      }
+    };
+  }
+
+  private static CUstream_st stream(long s) {
+    return new CUstream_st(ptr(s));
+  }
+
+  int ncclType(DataType t) {
+    return switch (t) {
+      case FLOAT32 -> nccl.ncclFloat32;
+      case FLOAT64 -> nccl.ncclFloat64;
+      case FLOAT16 -> nccl.ncclFloat16;
+      case BFLOAT16 -> {
+        lib.require(NcclCapability.BFLOAT16);
+        yield nccl.ncclBfloat16;
+      }
+      case INT32 -> nccl.ncclInt32;
+      case INT64 -> nccl.ncclInt64;
+      case INT8 -> nccl.ncclInt8;
+      case UINT8 -> nccl.ncclUint8;
+    };
+  }
+
+  int ncclOp(ReduceOp op) {
+    return switch (op) {
+      case SUM -> nccl.ncclSum;
+      case PROD -> nccl.ncclProd;
+      case MIN -> nccl.ncclMin;
+      case MAX -> nccl.ncclMax;
+      case AVG -> {
+        lib.require(NcclCapability.AVG_OP);
+        yield nccl.ncclAvg;
+      }
+    };
+  }
+}
