@@ -16,6 +16,9 @@ import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.report.ReportingCommunicator;
 import dev.gpucoll.core.spi.CommunicatorBackend;
 import dev.gpucoll.core.spi.GroupContext;
+import dev.gpucoll.cuda.eligibility.GroupFacts;
+import dev.gpucoll.cuda.nccl.NcclCommunicator;
+import dev.gpucoll.cuda.select.AlgorithmSelector;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
@@ -63,6 +66,10 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   private final CudaNative.Launcher launcher;
   /** Host backend communicator for the non-spinning path; null when the group may spin. */
   private final Communicator staged;
+  /** Decides NCCL vs our kernels per collective and size (dev.gpucoll.cuda.select); null if it cannot be built. */
+  private final AlgorithmSelector selector;
+  /** NCCL for large messages; null when NCCL is not loadable everywhere or two ranks share a GPU. */
+  private final NcclCommunicator nccl;
   private final EpochCounter epochs = new EpochCounter();
   private long hostStageBytes;
   private long hostStageHost;
@@ -112,6 +119,49 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     this.workspace = GpuWorkspace.exchange(group, topology, device, timeout, ownStream);
     findings.add("workspace: " + workspace.describe());
     this.staged = topology.mustNotSpin() ? hostCommunicator(group) : null;
+    AlgorithmSelector sel = null;
+    boolean ncclEverywhere = group.members().stream()
+        .allMatch(m -> parseInt(m.facts().get("nccl.version")) > 0);
+    boolean distinctGpus = topology.gpuCount() == size;
+    try {
+      sel = new AlgorithmSelector(GroupFacts.of(group.members()), group.conf(), ncclEverywhere && distinctGpus,
+          AlgorithmSelector.DEFAULT_KERNEL_COLLECTIVES);
+    } catch (RuntimeException e) {
+      findings.add("algorithm selector unavailable (" + e.getMessage() + "): our kernels serve every size");
+    }
+    this.selector = sel;
+    if (staged == null && sel != null && ncclEverywhere && distinctGpus && forced == null) {
+      // Every rank reaches this from the same gathered facts, so all create NCCL or none does.
+      this.nccl = NcclCommunicator.create(group.rendezvous(), device, sel.ctaPolicy(), timeout);
+      findings.add("NCCL communicator formed for large messages (CTA policy " + sel.ctaPolicy() + ")");
+    } else {
+      this.nccl = null;
+      findings.add("no NCCL communicator: " + (!ncclEverywhere ? "NCCL is not loadable on every rank"
+          : !distinctGpus ? "ranks share a GPU (NCCL refuses that); our kernels serve every size"
+          : staged != null ? "staged path" : forced != null ? "kernel variant forced to " + forced.abiName()
+          : "no selector"));
+    }
+  }
+
+  private static int parseInt(String s) {
+    try {
+      return s == null ? 0 : Integer.parseInt(s.trim());
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+
+  /** The NCCL algorithm the selector picks for this call, or null when our kernels run it. */
+  private String ncclChoice(Collective c, long bytes) {
+    if (nccl == null || c == Collective.BARRIER) {
+      return null;
+    }
+    try {
+      String a = selector.explain(c, bytes).algorithm();
+      return a.startsWith("nccl") ? a : null;
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
   }
 
   /** @param forced a kernel variant for every collective (tests, benchmarks), or null to choose by size */
@@ -155,7 +205,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
 
   @Override
   public long ncclComm() {
-    return 0; // the NCCL communicator (dev.gpucoll.cuda.nccl) is attached when the selector routes to it
+    return nccl == null ? 0 : nccl.address();
   }
 
   @Override
@@ -263,8 +313,12 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       algorithm = STAGED_PATH;
       runStaged(c, send, sendBytes, recv, recvBytes, count, type, op, root);
     } else {
+      String viaNccl = ncclChoice(c, count * type.byteSize());
+      if (viaNccl != null) {
+        runNccl(c, viaNccl, send, sendBytes, recv, recvBytes, count, type, op, root);
+        return;
+      }
       LaunchPlan plan = planner.plan(c, type, op, count);
-      algorithm = plan.algorithm();
       runKernel(c, plan, send, sendBytes, recv, recvBytes, count, type, op, root, null);
       return;
     }
@@ -304,6 +358,38 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       waitStream(c);
     }
     observed(c, plan.algorithm(), plan.bytes(), start);
+  }
+
+  /** One collective through NCCL on this communicator's stream (host buffers staged like the kernels'). */
+  private void runNccl(Collective c, String algorithm, CommBuffer send, long sendBytes, CommBuffer recv,
+      long recvBytes, long count, DataType type, ReduceOp op, int root) {
+    long start = System.nanoTime();
+    boolean hostBuffers = send instanceof CommBuffer.Host || recv instanceof CommBuffer.Host;
+    long sendPtr;
+    long recvPtr;
+    if (hostBuffers) {
+      ensureScratch(align(sendBytes) + recvBytes);
+      sendPtr = scratchDevice;
+      recvPtr = scratchDevice + align(sendBytes);
+      copyIn(send, sendPtr, sendBytes);
+    } else {
+      sendPtr = ((CommBuffer.Device) send).address();
+      recvPtr = ((CommBuffer.Device) recv).address();
+      checkAliasing(c, sendPtr, sendBytes, recvPtr, recvBytes);
+    }
+    switch (c) {
+      case ALL_REDUCE -> nccl.allReduce(sendPtr, recvPtr, count, type, op, stream);
+      case ALL_GATHER -> nccl.allGather(sendPtr, recvPtr, count, type, stream);
+      case REDUCE_SCATTER -> nccl.reduceScatter(sendPtr, recvPtr, count, type, op, stream);
+      case ALL_TO_ALL -> nccl.allToAll(sendPtr, recvPtr, count, type, stream);
+      case BROADCAST -> nccl.broadcast(sendPtr, recvPtr, count, type, root, stream);
+      default -> throw new CollectiveException(rank, c, "not routed to NCCL");
+    }
+    if (hostBuffers) {
+      copyOut(recvPtr, recv, recvBytes);
+      waitStream(c);
+    }
+    observed(c, algorithm, Math.max(sendBytes, recvBytes), start);
   }
 
   private void checkAliasing(Collective c, long send, long sendBytes, long recv, long recvBytes) {
@@ -473,6 +559,10 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       return new PathChoice(collective, bytes, STAGED_PATH, List.of(String.join("; ", topology.crossProcessSharedGpus()),
           "spin kernels of different processes on one GPU time-slice: copy to host and run the host backend"));
     }
+    String viaNccl = ncclChoice(collective, bytes);
+    if (viaNccl != null) {
+      return selector.explain(collective, bytes);
+    }
     return planner.explain(collective, bytes);
   }
 
@@ -538,6 +628,9 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     } finally {
       if (staged != null) {
         staged.close();
+      }
+      if (nccl != null) {
+        nccl.close();
       }
       workspace.close();
       CudaNative.streamDestroy(ownStream);

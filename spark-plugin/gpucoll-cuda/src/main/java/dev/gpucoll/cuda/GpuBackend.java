@@ -4,6 +4,7 @@ import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.core.spi.CommunicatorBackend;
 import dev.gpucoll.core.spi.GroupContext;
+import dev.gpucoll.cuda.eligibility.LocalFacts;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -21,7 +22,6 @@ public final class GpuBackend implements CommunicatorBackend {
   public static final String NAME = "gpu";
   public static final String KEY_DRIVER = "cuda.driver";
   public static final String KEY_RUNTIME = "cuda.runtime";
-  public static final String KEY_NCCL = "nccl.version";
 
   private final Supplier<CudaProbe> probe;
   private final Supplier<Boolean> kernelsPresent;
@@ -62,8 +62,10 @@ public final class GpuBackend implements CommunicatorBackend {
     Map<String, String> facts = new HashMap<>();
     facts.put(KEY_DRIVER, CudaProbe.cudaVersionText(p.driverVersion()));
     facts.put(KEY_RUNTIME, CudaProbe.cudaVersionText(p.runtimeVersion()));
-    facts.put(KEY_NCCL, CudaProbe.ncclVersionText(p.ncclVersion()));
-    facts.putAll(CudaNative.deviceFacts(CudaNative.currentDevice()).asFacts());
+    int device = CudaNative.currentDevice();
+    facts.putAll(CudaNative.deviceFacts(device).asFacts());
+    // The eligibility facts (P2P links, VMM, NCCL version and environment) the algorithm selector reads.
+    facts.putAll(LocalFacts.collect(device));
     return facts;
   }
 

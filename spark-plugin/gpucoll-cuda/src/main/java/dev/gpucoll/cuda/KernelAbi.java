@@ -181,10 +181,11 @@ public final class KernelAbi {
     return switch (code) {
       case ERR_TIMEOUT -> new CollectiveTimeoutException(rank, coll,
           peer == NO_PEER ? List.of() : List.of(peer),
-          "timed out after " + (detail / 1_000_000) + " ms waiting for rank "
-              + (peer == NO_PEER ? "?" : Integer.toString(peer)) + " in " + where + ": waited for flag " + waited
-              + ", last saw " + observed + "; the communicator must be closed");
-      case ERR_ABORTED -> new CollectiveException(rank, coll, "aborted by the host in " + where);
+          "timed out waiting for rank " + (peer == NO_PEER ? "?" : Integer.toString(peer)) + " in " + where
+              + " (polling rank " + detail + ": wanted flag " + waited + ", last saw " + observed
+              + "); the communicator must be closed");
+      case ERR_ABORTED -> new CollectiveException(rank, coll, "aborted by the host in " + where + " (polling rank "
+          + detail + ")");
       case ERR_BAD_ARGS -> new CollectiveException(rank, coll, "kernel rejected its arguments in " + where
           + ": detail " + detail);
       case ERR_CAPACITY -> new CollectiveException(rank, coll, "message of " + detail + " bytes exceeds the capacity of "

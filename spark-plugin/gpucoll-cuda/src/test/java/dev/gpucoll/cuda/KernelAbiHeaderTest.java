@@ -36,7 +36,9 @@ class KernelAbiHeaderTest {
   /** Object-like #defines whose bodies are integer expressions over earlier macros. */
   static Map<String, Long> parseDefines(String text) {
     Map<String, String> raw = new LinkedHashMap<>();
-    String joined = text.replaceAll("\\\\\\r?\\n", " ");
+    // Comments first (they may span lines), then line continuations.
+    String uncommented = text.replaceAll("(?s)/\\*.*?\\*/", " ").replaceAll("//[^\\n]*", "");
+    String joined = uncommented.replaceAll("\\\\\\r?\\n", " ");
     Matcher m = Pattern.compile("(?m)^\\s*#define\\s+(\\w+)(?!\\()\\s+(.*?)\\s*$").matcher(joined);
     while (m.find()) {
       String body = m.group(2).replaceAll("/\\*.*?\\*/", "").trim();
@@ -253,15 +255,15 @@ class KernelAbiHeaderTest {
     rec.putInt(macros.get("GC_ERR_OFFSET_PEER"), 3);
     rec.putInt(macros.get("GC_ERR_OFFSET_KERNEL"), (int) (macros.get("GC_COLL_ALLREDUCE") * 16 + macros.get("GC_VAR_LL")));
     rec.putLong(macros.get("GC_ERR_OFFSET_EPOCH"), 17);
-    rec.putLong(macros.get("GC_ERR_OFFSET_DETAIL"), 2_000_000_000L);
+    rec.putLong(macros.get("GC_ERR_OFFSET_DETAIL"), 1); // the peer it was polling
     rec.putInt(macros.get("GC_ERR_OFFSET_CODE"), (int) (long) macros.get("GC_ERR_TIMEOUT"));
     assertEquals(1, KernelAbi.errorCode(rec));
     var e = KernelAbi.toException(rec, 0, null);
     assertTrue(e instanceof dev.gpucoll.api.CollectiveTimeoutException, e.toString());
     assertEquals(List.of(3), ((dev.gpucoll.api.CollectiveTimeoutException) e).missingRanks());
     assertEquals(dev.gpucoll.api.Collective.ALL_REDUCE, e.collective());
-    assertTrue(e.getMessage().contains("rank 3") && e.getMessage().contains("epoch 17")
-        && e.getMessage().contains("allReduce/ll"), e.getMessage());
+    assertTrue(e.getMessage().contains("waiting for rank 3") && e.getMessage().contains("epoch 17")
+        && e.getMessage().contains("allReduce/ll") && e.getMessage().contains("polling rank 1"), e.getMessage());
   }
 
   private static boolean hasField(String name) {

@@ -78,7 +78,8 @@ public final class GpuBench {
 
   static Row measure(RankGroup g, int n, KernelVariant v, long bytes, boolean quick) {
     long count = Math.max(1, bytes / 4);
-    int k = bytes >= (4 << 20) ? 5 : 50;
+    // Many calls per timed region so the host skew between rank threads (~0.1 ms) is amortised.
+    int k = bytes <= (64 << 10) ? 1000 : bytes <= (1 << 20) ? 200 : bytes <= (16 << 20) ? 20 : 5;
     int batches = quick ? 5 : 11;
     String kernel = g.ranks[0].comm.explain(dev.gpucoll.api.Collective.ALL_REDUCE, bytes).algorithm();
     // warm-up
