@@ -229,7 +229,9 @@ typedef struct GcArgs {
 
 /* ---- error record (mapped host memory, one per rank, zeroed by the host) ---- */
 #define GC_OK 0
-#define GC_ERR_TIMEOUT 1  /* waited timeout_ns for `peer` at `epoch` (flag `waited`, saw `observed`) */
+#define GC_ERR_TIMEOUT 1  /* waited timeout_ns at `epoch`; `peer` = a rank that never started this call
+                             (from the arrival words) or, if all started, the peer polled; `detail` =
+                             the peer polled; `waited` / `observed` = flag wanted / last seen */
 #define GC_ERR_ABORTED 2  /* the host set *abort_word */
 #define GC_ERR_BAD_ARGS 3 /* rank/nranks/dtype/op/epoch/grid invalid; `detail` says which */
 #define GC_ERR_CAPACITY 4 /* message larger than this kernel's capacity; `detail` = bytes */
@@ -259,7 +261,8 @@ typedef struct GcErrorRecord {
   uint64_t epoch;     /* GcArgs.epoch of the failed call */
   uint64_t waited;    /* flag / counter value it waited for */
   uint64_t observed;  /* value it last read */
-  uint64_t detail;    /* GC_ERR_BAD_ARGS / CAPACITY detail; elapsed ns for a timeout */
+  uint64_t detail;    /* BAD_ARGS: 1 nranks 2 rank/root 3 epoch 4 geometry/counts 5 peers 6 dtype 7 op;
+                         CAPACITY: bytes (lines for _ll128); TIMEOUT/ABORTED: the peer polled */
   uint32_t block;     /* blockIdx.x of the recorder */
   uint32_t thread;    /* threadIdx.x of the recorder */
 } GcErrorRecord;

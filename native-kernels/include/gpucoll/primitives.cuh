@@ -147,6 +147,13 @@ struct Ctx {
   __device__ char* own() const { return ws(rank); }
   __device__ uint32_t half() const { return static_cast<uint32_t>(epoch & 1); }
 
+  // First peer whose arrival word is below this epoch (it never started this call), or GC_NO_PEER.
+  __device__ uint32_t absentPeer() const {
+    for (uint32_t p = 0; p < n; ++p)
+      if (p != rank && ld64(own() + GC_WS_ARRIVED + 8u * p) < epoch) return p;
+    return GC_NO_PEER;
+  }
+
   // First error of the call wins (claim word in the own workspace); `code` is written last.
   __device__ void recordError(uint32_t code, uint32_t peer, uint64_t waited, uint64_t observed,
                               uint64_t detail) const {
@@ -182,11 +189,14 @@ struct Spinner {
     uint64_t now = globaltimer();
     if (t0 == 0) t0 = now;
     if (c.a->abort_word != 0 && *reinterpret_cast<const volatile uint32_t*>(c.a->abort_word) != 0) {
-      c.recordError(GC_ERR_ABORTED, peer, waited, observed, now - t0);
+      c.recordError(GC_ERR_ABORTED, peer, waited, observed, peer);
       return false;
     }
     if (now - t0 > c.timeoutNs) {
-      c.recordError(GC_ERR_TIMEOUT, peer, waited, observed, now - t0);
+      // Name the rank that never started this call if there is one (the true culprit: whoever we
+      // polled may itself be stuck on it); `detail` keeps the peer this thread was polling.
+      const uint32_t absent = c.absentPeer();
+      c.recordError(GC_ERR_TIMEOUT, absent != GC_NO_PEER ? absent : peer, waited, observed, peer);
       return false;
     }
     return true;

@@ -1,0 +1,257 @@
+// Benchmark (a program that prints tables; not a test): allReduce fp32 sum, ranks as streams of one
+// process on one GPU.
+//  1. Median latency per size, barrier-free kernels vs the two-barrier (vLLM-style) kernel on the same
+//     ranks. Timed device-side: each rank's stream gets K back-to-back launches, captured once into a
+//     CUDA graph (one fork at the start, one join at the end -- not per collective), replayed; CUDA
+//     events around the replay; time / K. Repeated, median reported.
+//  2. Small sizes with K collectives inside ONE launch (single block), which leaves out launch gaps.
+//  3. Host cost per launch of the same kernel: <<<>>> and cuLaunchKernel on the shipped fatbin.
+//   usage: gc_bench [fatbin-path]
+#include "../src/gpucoll_kernels.cu"
+#include "harness.cuh"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <algorithm>
+#include <chrono>
+
+// K collectives in one launch, one block per rank: __syncthreads + fence between iterations stands in
+// for the kernel boundary that the epoch proof relies on.
+__global__ void __launch_bounds__(GC_BLOCK_THREADS, 2) benchLoopLL(const __grid_constant__ GcArgs a, int k) {
+  for (int i = 0; i < k; ++i) {
+    GcArgs b = a;
+    b.epoch = a.epoch + i;
+    gc::allReduceLL<float>(b);
+    __syncthreads();
+    __threadfence();
+  }
+}
+__global__ void __launch_bounds__(GC_BLOCK_THREADS, 2) benchLoopBarrier2(const __grid_constant__ GcArgs a, int k) {
+  for (int i = 0; i < k; ++i) {
+    GcArgs b = a;
+    b.epoch = a.epoch + i;
+    gc::allReduceBarrier2<float>(b);
+    __syncthreads();
+    __threadfence();
+  }
+}
+
+namespace {
+
+struct Bufs {
+  std::vector<float*> send, recv;
+  Bufs(int n, size_t bytes) : send(n), recv(n) {
+    std::vector<float> h(bytes / 4);
+    for (size_t i = 0; i < h.size(); ++i) h[i] = (float)((i * 2654435761u) % 1000) / 1000.f - 0.5f;
+    for (int r = 0; r < n; ++r) {
+      CK(cudaMalloc(&send[r], bytes));
+      CK(cudaMalloc(&recv[r], bytes));
+      CK(cudaMemcpy(send[r], h.data(), bytes, cudaMemcpyHostToDevice));
+    }
+  }
+  ~Bufs() {
+    for (size_t r = 0; r < send.size(); ++r) { cudaFree(send[r]); cudaFree(recv[r]); }
+  }
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// One graph: every rank's stream runs K launches of `k` back to back; returns us per collective.
+double timeGraph(Comm& c, Bufs& b, Kernel k, unsigned grid, uint64_t count, int K) {
+  cudaStream_t s0 = c.streams[0];
+  cudaEvent_t fork, join, t0, t1;
+  CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+  CK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+  CK(cudaEventCreate(&t0));
+  CK(cudaEventCreate(&t1));
+  CK(cudaStreamBeginCapture(s0, cudaStreamCaptureModeThreadLocal));
+  CK(cudaEventRecord(fork, s0));
+  for (int r = 1; r < c.n; ++r) CK(cudaStreamWaitEvent(c.streams[r], fork, 0));
+  for (int i = 0; i < K; ++i)
+    c.launch(k, grid, [&](GcArgs& a, int r) {
+      a.send = (uint64_t)b.send[r];
+      a.recv = (uint64_t)b.recv[r];
+      a.count = count;
+      a.dtype = GC_DT_FLOAT32;
+      a.op = GC_OP_SUM;
+    });
+  std::vector<cudaEvent_t> joins(c.n);
+  for (int r = 1; r < c.n; ++r) {
+    CK(cudaEventCreateWithFlags(&joins[r], cudaEventDisableTiming));
+    CK(cudaEventRecord(joins[r], c.streams[r]));
+    CK(cudaStreamWaitEvent(s0, joins[r], 0));
+  }
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  CK(cudaStreamEndCapture(s0, &g));
+  CK(cudaGraphInstantiate(&ge, g, 0));
+  CK(cudaGraphUpload(ge, s0));
+  CK(cudaStreamSynchronize(s0));
+  CK(cudaEventRecord(t0, s0));
+  CK(cudaGraphLaunch(ge, s0));
+  CK(cudaEventRecord(t1, s0));
+  CK(cudaStreamSynchronize(s0));
+  float ms = 0;
+  CK(cudaEventElapsedTime(&ms, t0, t1));
+  std::string e = c.errors();
+  if (!e.empty()) { std::printf("ERROR in timed run: %s\n", e.c_str()); c.clearErrors(); }
+  CK(cudaGraphExecDestroy(ge));
+  CK(cudaGraphDestroy(g));
+  for (int r = 1; r < c.n; ++r) CK(cudaEventDestroy(joins[r]));
+  CK(cudaEventDestroy(fork)); CK(cudaEventDestroy(join)); CK(cudaEventDestroy(t0)); CK(cudaEventDestroy(t1));
+  return ms * 1000.0 / K;
+}
+
+double timeLoop(Comm& c, Bufs& b, void (*k)(const GcArgs, int), uint64_t count, int K) {
+  cudaEvent_t fork, t0, t1;
+  CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+  CK(cudaEventCreate(&t0));
+  CK(cudaEventCreate(&t1));
+  CK(cudaEventRecord(t0, c.streams[0]));
+  CK(cudaEventRecord(fork, c.streams[0]));
+  for (int r = 1; r < c.n; ++r) CK(cudaStreamWaitEvent(c.streams[r], fork, 0));
+  for (int r = 0; r < c.n; ++r) {
+    GcArgs a = c.args(r);
+    a.send = (uint64_t)b.send[r]; a.recv = (uint64_t)b.recv[r]; a.count = count; a.dtype = GC_DT_FLOAT32; a.op = GC_OP_SUM;
+    k<<<1, GC_BLOCK_THREADS, 0, c.streams[r]>>>(a, K);
+  }
+  CK(cudaGetLastError());
+  c.epoch += K;
+  for (int r = 1; r < c.n; ++r) {
+    cudaEvent_t j;
+    CK(cudaEventCreateWithFlags(&j, cudaEventDisableTiming));
+    CK(cudaEventRecord(j, c.streams[r]));
+    CK(cudaStreamWaitEvent(c.streams[0], j, 0));
+    CK(cudaEventDestroy(j));
+  }
+  CK(cudaEventRecord(t1, c.streams[0]));
+  c.sync();
+  float ms = 0;
+  CK(cudaEventElapsedTime(&ms, t0, t1));
+  std::string e = c.errors();
+  if (!e.empty()) { std::printf("ERROR in loop run: %s\n", e.c_str()); c.clearErrors(); }
+  return ms * 1000.0 / K;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* fatbinPath = argc > 1 ? argv[1] : "gpucoll_kernels.fatbin";
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  int driver = 0;
+  CK(cudaDriverGetVersion(&driver));
+  std::printf("gc_bench on %s (%d SMs), driver API %d\n", prop.name, prop.multiProcessorCount, driver);
+  const uint64_t sizes[] = {8, 64, 512, 4096, 16384, 65536, 262144, 1u << 20, 4u << 20, 16u << 20, 64u << 20};
+  const int reps = 5;
+
+  std::printf("\n## allReduce fp32 sum: barrier-free vs two-barrier (graph replay of K back-to-back launches per rank, median of %d)\n\n", reps);
+  std::printf("| ranks | bytes | barrier-free kernel | barrier-free us | two-barrier us | ratio | ll128 us |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  for (int n : {2, 4, 8}) {
+    Comm c(n);
+    Bufs b(n, 64u << 20);
+    for (uint64_t bytes : sizes) {
+      const uint64_t count = bytes / 4;
+      const int K = bytes <= 65536 ? 200 : bytes <= (1u << 20) ? 50 : bytes <= (16u << 20) ? 10 : 4;
+      const bool ll = bytes <= GC_LL_MAX_BYTES, sent = bytes <= GC_SENT_MAX_BYTES;
+      Kernel bf = ll ? gc_allreduce_ll_f32 : sent ? gc_allreduce_sentinel_f32 : gc_allreduce_pipe_f32;
+      const char* bfName = ll ? "ll one-shot" : sent ? "sentinel two-shot" : "pipe RS+AG";
+      const unsigned grid = ll || sent ? GC_GRID_FOR_BYTES(bytes) : GC_PIPE_BLOCKS;
+      std::vector<double> tb, t2, t128;
+      const bool with128 = count <= GC_LL128_MAX_COUNT(GC_DT_FLOAT32);
+      for (int i = 0; i < reps + 1; ++i) {  // first round warms up
+        double x = timeGraph(c, b, bf, grid, count, K);
+        double y = timeGraph(c, b, gc_allreduce_barrier2_f32, GC_GRID_FOR_BYTES(bytes), count, K);
+        double z = with128 ? timeGraph(c, b, gc_allreduce_ll128_f32, GC_GRID_FOR_BYTES(bytes), count, K) : 0;
+        if (i > 0) { tb.push_back(x); t2.push_back(y); t128.push_back(z); }
+      }
+      double mb = median(tb), m2 = median(t2);
+      char z[32] = "-";
+      if (with128) std::snprintf(z, sizeof z, "%.2f", median(t128));
+      std::printf("| %d | %llu | %s | %.2f | %.2f | %.2f | %s |\n", n, (unsigned long long)bytes, bfName, mb, m2, mb / m2, z);
+      std::fflush(stdout);
+    }
+  }
+
+  std::printf("\n## allReduce fp32 sum, K=%d collectives inside one launch (1 block per rank), median of %d\n\n", 1000, reps);
+  std::printf("| ranks | bytes | ll one-shot us | two-barrier us | ratio |\n|---|---|---|---|---|\n");
+  for (int n : {2, 4, 8}) {
+    Comm c(n);
+    Bufs b(n, 1 << 16);
+    for (uint64_t bytes : {8ull, 64ull, 512ull, 4096ull, 8192ull}) {
+      std::vector<double> x, y;
+      for (int i = 0; i < reps + 1; ++i) {
+        double p = timeLoop(c, b, benchLoopLL, bytes / 4, 1000);
+        double q = timeLoop(c, b, benchLoopBarrier2, bytes / 4, 1000);
+        if (i > 0) { x.push_back(p); y.push_back(q); }
+      }
+      std::printf("| %d | %llu | %.2f | %.2f | %.2f |\n", n, (unsigned long long)bytes, median(x), median(y), median(x) / median(y));
+      std::fflush(stdout);
+    }
+  }
+
+  // Host cost per launch: the same kernel (gc_allreduce_ll_f32, one rank: a 4-byte copy) 20000 times.
+  std::printf("\n## Host cost per launch of gc_allreduce_ll_f32 (nranks=1, 4 bytes), 20000 launches, median of %d\n\n", reps);
+  {
+    Comm c(1);
+    Bufs b(1, 4096);
+    GcArgs a = c.args(0);
+    a.send = (uint64_t)b.send[0]; a.recv = (uint64_t)b.recv[0]; a.count = 1; a.dtype = GC_DT_FLOAT32; a.op = GC_OP_SUM;
+    const int N = 20000;
+    std::vector<double> rt, drv;
+    CUmodule mod = nullptr;
+    CUfunction fn = nullptr;
+    std::vector<char> image;
+    if (FILE* f = std::fopen(fatbinPath, "rb")) {
+      std::fseek(f, 0, SEEK_END);
+      image.resize(std::ftell(f));
+      std::fseek(f, 0, SEEK_SET);
+      if (std::fread(image.data(), 1, image.size(), f) != image.size()) image.clear();
+      std::fclose(f);
+    }
+    // Driver entry points through the runtime (no -lcuda at link time).
+    PFN_cuModuleLoadData_v2000 loadData = nullptr;
+    PFN_cuModuleGetFunction_v2000 getFunction = nullptr;
+    PFN_cuLaunchKernel_v4000 launchKernel = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    CK(cudaGetDriverEntryPointByVersion("cuModuleLoadData", (void**)&loadData, 12000, cudaEnableDefault, &q));
+    CK(cudaGetDriverEntryPointByVersion("cuModuleGetFunction", (void**)&getFunction, 12000, cudaEnableDefault, &q));
+    CK(cudaGetDriverEntryPointByVersion("cuLaunchKernel", (void**)&launchKernel, 12000, cudaEnableDefault, &q));
+    if (!image.empty() && loadData && getFunction && loadData(&mod, image.data()) == CUDA_SUCCESS)
+      getFunction(&fn, mod, "gc_allreduce_ll_f32");
+    for (int rep = 0; rep < reps + 1; ++rep) {
+      CK(cudaDeviceSynchronize());
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < N; ++i) {
+        a.epoch = c.epoch++;
+        gc_allreduce_ll_f32<<<1, GC_BLOCK_THREADS, 0, c.streams[0]>>>(a);
+      }
+      auto t1 = std::chrono::steady_clock::now();
+      CK(cudaStreamSynchronize(c.streams[0]));
+      if (rep > 0) rt.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / N);
+      if (fn) {
+        auto t2 = std::chrono::steady_clock::now();
+        for (int i = 0; i < N; ++i) {
+          a.epoch = c.epoch++;
+          void* params[] = {&a};
+          launchKernel(fn, 1, 1, 1, GC_BLOCK_THREADS, 1, 1, 0, (CUstream)c.streams[0], params, nullptr);
+        }
+        auto t3 = std::chrono::steady_clock::now();
+        CK(cudaStreamSynchronize(c.streams[0]));
+        if (rep > 0) drv.push_back(std::chrono::duration<double, std::micro>(t3 - t2).count() / N);
+      }
+    }
+    std::string e = c.errors();
+    std::printf("| launch path | host us per launch |\n|---|---|\n");
+    std::printf("| C++ <<<>>> (cudaLaunchKernel, kernel linked in) | %.3f |\n", median(rt));
+    if (fn) std::printf("| C++ cuLaunchKernel (kernel from %s via cuModuleLoadData) | %.3f |\n", fatbinPath, median(drv));
+    else std::printf("| C++ cuLaunchKernel | fatbin %s not loaded |\n", fatbinPath);
+    if (!e.empty()) std::printf("ERROR: %s\n", e.c_str());
+  }
+  return 0;
+}
