@@ -56,6 +56,7 @@ public final class NcclCommunicator implements AutoCloseable {
   private final Duration timeout;
   private final PathProof proof;
   private final List<Window> windows = new ArrayList<>();
+  private final List<String> deregisterFailures = new ArrayList<>();
   private boolean closed;
 
   /** A buffer range registered as an NCCL window. */
@@ -174,17 +175,23 @@ public final class NcclCommunicator implements AutoCloseable {
     checkCuda(rank, cudart.cudaSetDevice(device), "cudaSetDevice(" + device + ")");
     PointerPointer<ncclComm> out = new PointerPointer<>(1);
     int rc = nccl.ncclCommSplit(comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, out, config(lib, ctaPolicy));
-    if (rc != ncclSuccess && rc != ncclInProgress) {
-      await(rc, "ncclCommSplit(color " + color + ", key " + key + ")", null);
-    }
+    String what = "ncclCommSplit(color " + color + ", key " + key + ")";
+    // Non-blocking: NCCL writes the new handle from its init thread, after the call returned
+    // ncclInProgress (seen on 2.28.3: reading it at once gave NULL). Wait for the parent first.
+    await(rc, what, null);
     if (color < 0) {
-      await(rc, "ncclCommSplit(no color)", null);
       return null;
     }
-    // Non-blocking: the new communicator carries the split's progress.
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (out.get(0) == null || out.get(0).address() == 0) {
+      if (System.nanoTime() > deadline) {
+        throw new CollectiveTimeoutException(rank, null, List.of(), what + " gave no communicator within " + timeout);
+      }
+      LockSupport.parkNanos(50_000);
+    }
     NcclCommunicator sub = new NcclCommunicator(lib, new ncclComm(out.get(0)), rank, size, device, ctaPolicy,
         timeout, "split(" + color + "," + key + ") of rank " + rank);
-    sub.await(rc, "ncclCommSplit(color " + color + ", key " + key + ")", null);
+    sub.await(ncclInProgress, what, null);
     int[] n = new int[1];
     int[] r = new int[1];
     check(rank, null, nccl.ncclCommCount(sub.comm, n), "ncclCommCount");
@@ -320,6 +327,7 @@ public final class NcclCommunicator implements AutoCloseable {
     PointerPointer<Pointer> win = new PointerPointer<>(1);
     int rc = nccl.ncclCommWindowRegister(comm, ptr(address), bytes, win, NCCL_WIN_COLL_SYMMETRIC);
     await(rc, "ncclCommWindowRegister(" + bytes + " B)", null);
+    // Read the handle only now: a non-blocking call may write it from NCCL's thread.
     long handle = win.get(0) == null ? 0 : win.get(0).address();
     if (handle == 0) {
       return new Registration(Optional.empty(), Optional.of("NCCL returned no window (unsupported here)"));
@@ -346,8 +354,19 @@ public final class NcclCommunicator implements AutoCloseable {
   private void deregister(Window w) {
     if (windows.remove(w) && !closed) {
       int rc = nccl.ncclCommWindowDeregister(comm, new ncclWindow_vidmem(ptr(w.handle())));
+      if (rc != ncclSuccess && rc != ncclInProgress) {
+        // The communicator stays usable; destroying it releases the window anyway. Say so, once.
+        deregisterFailures.add("ncclCommWindowDeregister(window 0x" + Long.toHexString(w.handle()) + " at 0x"
+            + Long.toHexString(w.address()) + "): " + nccl.ncclGetErrorString(rc).getString() + " [" + rc + "]");
+        return;
+      }
       await(rc, "ncclCommWindowDeregister", null);
     }
+  }
+
+  /** Window deregistrations NCCL refused (the windows go with the communicator). */
+  public List<String> deregisterFailures() {
+    return List.copyOf(deregisterFailures);
   }
 
   /** What the detector needs to know about a call's buffers. */
