@@ -86,6 +86,28 @@ public final class PathProof {
     return fresh;
   }
 
+  /**
+   * Checks against this process's NCCL log: {@code env} is the process environment (NCCL read it at
+   * start), {@code pid} this process. When the environment does not ask NCCL for the lines, or the
+   * file is missing, the finding says so: "runtime proof unavailable: ...".
+   */
+  public synchronized List<String> checkLog(Map<String, String> env, long pid, boolean rank0) {
+    Optional<String> missing = NcclDebugLog.missingSetup(env);
+    Optional<NcclDebugLog> log = missing.isPresent() ? Optional.empty()
+        : NcclDebugLog.find(env.get("NCCL_DEBUG_FILE"), pid);
+    if (missing.isPresent() || log.isEmpty()) {
+      String line = "runtime proof unavailable: " + missing.orElse("no NCCL log file for pid " + pid + " matches "
+          + env.get("NCCL_DEBUG_FILE")) + " (set spark.executorEnv.NCCL_DEBUG=INFO,"
+          + " NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING, NCCL_DEBUG_FILE=<dir>/nccl.%h.%p.log)";
+      if (!findings.contains(line)) {
+        findings.add(line);
+        return List.of(line);
+      }
+      return List.of();
+    }
+    return check(log.get().parse(), NcclDebugLog.tuningLogged(env), rank0);
+  }
+
   /** Why the observation refutes the prediction; empty when it agrees or cannot tell. */
   static Optional<String> contradiction(NcclPath predicted, Observation o) {
     if (predicted == null || o.path().isEmpty()) {
