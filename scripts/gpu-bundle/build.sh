@@ -40,6 +40,18 @@ jlink --add-modules java.base,jdk.unsupported,java.management,java.logging \
 # jlink keeps libjvm.so's symbol tables (24 MB); stripping them saves ~4 MB and changes no code.
 strip --strip-unneeded "$BUNDLE/jre/lib/server/libjvm.so" 2>/dev/null || true
 
+# H3's C++ benchmark (native-kernels/test/gc_bench.cu), for the C++ launch-cost number of the same run,
+# and the shipped fatbin it loads with cuModuleLoadData. Built here (nvcc, static cudart) for sm_90.
+mkdir -p "$BUNDLE/bin"
+unzip -p "$BUNDLE"/lib/gpucoll-native-kernels-*.jar dev/gpucoll/native/gpucoll_kernels.fatbin \
+  > "$BUNDLE/bin/gpucoll_kernels.fatbin"
+if command -v nvcc >/dev/null && [ -f "$ROOT/native-kernels/test/gc_bench.cu" ]; then
+  nvcc -std=c++17 -O3 -I"$ROOT/native-kernels/include" -gencode arch=compute_90,code=sm_90 \
+    -Xcompiler -fno-fast-math -o "$BUNDLE/bin/gc_bench" "$ROOT/native-kernels/test/gc_bench.cu"
+else
+  echo "build.sh: no nvcc or no native-kernels/test/gc_bench.cu: the bundle has no C++ launcher" >&2
+fi
+
 cp "$ROOT/scripts/gpu-bundle/run.sh" "$BUNDLE/run.sh"
 chmod +x "$BUNDLE/run.sh"
 git -C "$ROOT" rev-parse HEAD > "$BUNDLE/COMMIT" 2>/dev/null || echo unknown > "$BUNDLE/COMMIT"

@@ -28,13 +28,12 @@ nvidia-smi --query-gpu=index,name,driver_version,uuid,pci.bus_id --format=csv,no
 nvidia-smi topo -m > "$LOGS/topo.txt" 2>&1 || true
 "$JAVA" -version 2>&1 | head -1
 
-# H3's C++ launcher of the same kernel, for the Java launch-overhead comparison (built here with nvcc).
+# H3's C++ benchmark (built into the bundle): its host cost per cuLaunchKernel of gc_allreduce_ll_f32 is
+# the reference for the Java launch path, measured in the same run.
 CPP_US=""
-LAUNCHER_SRC="$ROOT/native-kernels/bench/launch_overhead.cu"
-if [ "$WHAT" != suite ] && [ -f "$LAUNCHER_SRC" ] && command -v nvcc >/dev/null; then
-  nvcc -O2 -std=c++17 -arch=sm_90 -I"$ROOT/native-kernels/include" -o /tmp/gc_launch "$LAUNCHER_SRC" -lcuda \
-    > "$LOGS/cpp-build.log" 2>&1 && /tmp/gc_launch | tee "$LOGS/cpp-launcher.txt"
-  CPP_US=$(grep -Eo 'us_per_launch=[0-9.]+' "$LOGS/cpp-launcher.txt" | head -1 | cut -d= -f2)
+if [ "$WHAT" != suite ] && [ -x "$BUNDLE/bin/gc_bench" ]; then
+  "$BUNDLE/bin/gc_bench" "$BUNDLE/bin/gpucoll_kernels.fatbin" 2>&1 | tee "$LOGS/gc_bench.log"
+  CPP_US=$(grep -E '^\| C\+\+ cuLaunchKernel' "$LOGS/gc_bench.log" | head -1 | awk -F'|' '{gsub(/ /,"",$3); print $3}')
 fi
 
 RC=0
@@ -56,5 +55,6 @@ fi
 echo
 echo "================ summary ================"
 [ -f "$LOGS/suite.log" ] && sed -n '/^== GpuSuite table/,$p' "$LOGS/suite.log"
+[ -f "$LOGS/gc_bench.log" ] && grep -E '^\| C\+\+' "$LOGS/gc_bench.log"
 [ -f "$LOGS/bench.log" ] && sed -n '/^== GpuBench table/,$p' "$LOGS/bench.log"
 exit $RC

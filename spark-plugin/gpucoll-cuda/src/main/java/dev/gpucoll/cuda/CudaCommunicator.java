@@ -104,7 +104,9 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       throw new CollectiveException(rank, null, GpuCollConf.ALGORITHM.key() + "=" + algorithm
           + " is not served by the gpu backend's kernels in this build (it runs oneshot, twoshot, ll128)");
     }
-    this.planner = new LaunchPlanner(rank, size, forced != null ? forced : LaunchPlanner.fromAlgorithmSetting(algorithm));
+    this.planner = new LaunchPlanner(rank, size, forced != null ? forced : LaunchPlanner.fromAlgorithmSetting(algorithm),
+        group.conf().get(GpuCollConf.GPU_ONE_SHOT_MAX_BYTES), group.conf().get(GpuCollConf.GPU_TWO_SHOT_MAX_BYTES),
+        group.conf().get(GpuCollConf.GPU_LL128_MIN_RANKS));
     this.ownStream = CudaNative.streamCreateNonBlocking();
     this.stream = ownStream;
     this.image = KernelImage.forDevice(device);
@@ -118,6 +120,8 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     // Every rank maps every peer's workspace, also on the staged path: the handle exchange is checked either way.
     this.workspace = GpuWorkspace.exchange(group, topology, device, timeout, ownStream);
     findings.add("workspace: " + workspace.describe());
+    KernelAbi.writeGroup(launcher.args(), rank, size, timeout.toNanos(), control.abortWordDevice(),
+        control.deviceAddress(), workspace.peers());
     this.staged = topology.mustNotSpin() ? hostCommunicator(group) : null;
     AlgorithmSelector sel = null;
     boolean ncclEverywhere = group.members().stream()
@@ -130,6 +134,9 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       findings.add("algorithm selector unavailable (" + e.getMessage() + "): our kernels serve every size");
     }
     this.selector = sel;
+    if (sel != null) {
+      sel.summary().forEach(line -> findings.add("selector: " + line));
+    }
     if (staged == null && sel != null && ncclEverywhere && distinctGpus && forced == null) {
       // Every rank reaches this from the same gathered facts, so all create NCCL or none does.
       this.nccl = NcclCommunicator.create(group.rendezvous(), device, sel.ctaPolicy(), timeout);
@@ -151,17 +158,30 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     }
   }
 
+  /** Selector answers by collective and size: explain() builds its reasons, too slow for every call. */
+  private final Map<Long, String> ncclChoices = new java.util.HashMap<>();
+  private static final String KERNELS = "";
+
   /** The NCCL algorithm the selector picks for this call, or null when our kernels run it. */
   private String ncclChoice(Collective c, long bytes) {
     if (nccl == null || c == Collective.BARRIER) {
       return null;
     }
-    try {
-      String a = selector.explain(c, bytes).algorithm();
-      return a.startsWith("nccl") ? a : null;
-    } catch (IllegalArgumentException e) {
-      return null;
+    long key = bytes * 8 + c.ordinal();
+    String a = ncclChoices.get(key);
+    if (a == null) {
+      try {
+        String alg = selector.explain(c, bytes).algorithm();
+        a = alg.startsWith("nccl") ? alg : KERNELS;
+      } catch (IllegalArgumentException e) {
+        a = KERNELS;
+      }
+      if (ncclChoices.size() > 4096) {
+        ncclChoices.clear();
+      }
+      ncclChoices.put(key, a);
     }
+    return a.isEmpty() ? null : a;
   }
 
   /** @param forced a kernel variant for every collective (tests, benchmarks), or null to choose by size */
@@ -404,8 +424,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   private void enqueue(LaunchPlan plan, long sendPtr, long recvPtr, long count, DataType type, ReduceOp op, int root,
       long[][] a2av) {
     long fn = image.function(plan.kernel());
-    KernelAbi.writeArgs(launcher.args(), new KernelAbi.Call(rank, size, epochs.next(), sendPtr, recvPtr, count, type, op, root,
-        workspace.peers(), control.abortWordDevice(), control.deviceAddress(), timeout.toNanos(), a2av));
+    KernelAbi.writeCall(launcher.args(), epochs.next(), sendPtr, recvPtr, count, type, op, root, a2av);
     try {
       launcher.launch(fn, plan.grid(), plan.block(), plan.sharedBytes(), stream);
     } catch (CudaException e) {
@@ -647,13 +666,14 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   final class ControlBlock {
     private final long host;
     private final long dev;
-    private final BytePointer view;
+    private final ByteBuffer view;
 
     ControlBlock() {
       host = CudaNative.hostAllocMapped(KernelAbi.CONTROL_BYTES);
       dev = CudaNative.hostDevicePointer(host);
-      view = new BytePointer(CudaNative.ptr(host)).capacity(KernelAbi.CONTROL_BYTES);
-      view.fill(0);
+      BytePointer p = new BytePointer(CudaNative.ptr(host)).capacity(KernelAbi.CONTROL_BYTES);
+      p.fill(0);
+      view = p.asByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
     }
 
     long deviceAddress() {

@@ -391,6 +391,7 @@ public final class CudaNative {
    */
   public static final class Launcher {
     private final BytePointer args;
+    private final java.nio.ByteBuffer argsView;
     private final PointerPointer<BytePointer> params;
     private long function;
     private CUfunc_st fn;
@@ -400,12 +401,14 @@ public final class CudaNative {
     public Launcher(int argBytes) {
       args = new BytePointer(argBytes);
       args.fill(0);
+      argsView = args.asByteBuffer().order(java.nio.ByteOrder.LITTLE_ENDIAN);
       params = new PointerPointer<>(1);
       params.put(0, args);
     }
 
-    public BytePointer args() {
-      return args;
+    /** The argument block as a little-endian direct buffer over the same native memory. */
+    public java.nio.ByteBuffer args() {
+      return argsView;
     }
 
     public void launch(long function, int gridX, int blockX, int sharedBytes, long stream) {

@@ -6,7 +6,10 @@ import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ReduceOp;
 import java.util.List;
-import org.bytedeco.javacpp.BytePointer;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 
 /**
  * The Java side of native-kernels/include/gpucoll/kernel_abi.h (GC_ABI_VERSION 1): the GcArgs
@@ -125,28 +128,46 @@ public final class KernelAbi {
   public record Call(int rank, int nranks, long epoch, long send, long recv, long count, DataType type, ReduceOp op,
       int root, long[] peers, long abortWord, long errorRecord, long timeoutNs, long[][] a2av) {}
 
-  /** Lays {@code c} out as GcArgs (little-endian, as the GPU reads it) into {@code args}. */
-  public static void writeArgs(BytePointer args, Call c) {
-    args.putLong(ARGS_OFFSET_EPOCH, c.epoch());
-    args.putLong(ARGS_OFFSET_SEND, c.send());
-    args.putLong(ARGS_OFFSET_RECV, c.recv());
-    args.putLong(ARGS_OFFSET_COUNT, c.count());
-    args.putInt(ARGS_OFFSET_RANK, c.rank());
-    args.putInt(ARGS_OFFSET_NRANKS, c.nranks());
-    args.putInt(ARGS_OFFSET_DTYPE, c.type().ordinal());
-    args.putInt(ARGS_OFFSET_OP, c.op().ordinal());
-    args.putInt(ARGS_OFFSET_ROOT, c.root());
-    args.putInt(ARGS_OFFSET_RESERVED0, 0);
-    args.putLong(ARGS_OFFSET_TIMEOUT_NS, c.timeoutNs());
-    args.putLong(ARGS_OFFSET_ABORT_WORD, c.abortWord());
-    args.putLong(ARGS_OFFSET_ERROR_RECORD, c.errorRecord());
+  /** Lays {@code c} out as GcArgs into {@code args} (little-endian, as the GPU reads it). */
+  public static void writeArgs(ByteBuffer args, Call c) {
+    writeGroup(args, c.rank(), c.nranks(), c.timeoutNs(), c.abortWord(), c.errorRecord(), c.peers());
+    writeCall(args, c.epoch(), c.send(), c.recv(), c.count(), c.type(), c.op(), c.root(), c.a2av());
+  }
+
+  /** The fields fixed for a communicator's life; written once. */
+  public static void writeGroup(ByteBuffer args, int rank, int nranks, long timeoutNs, long abortWord,
+      long errorRecord, long[] peers) {
+    ByteBuffer b = args.order(ByteOrder.LITTLE_ENDIAN);
+    b.putInt(ARGS_OFFSET_RANK, rank);
+    b.putInt(ARGS_OFFSET_NRANKS, nranks);
+    b.putInt(ARGS_OFFSET_RESERVED0, 0);
+    b.putLong(ARGS_OFFSET_TIMEOUT_NS, timeoutNs);
+    b.putLong(ARGS_OFFSET_ABORT_WORD, abortWord);
+    b.putLong(ARGS_OFFSET_ERROR_RECORD, errorRecord);
     for (int r = 0; r < MAX_RANKS; r++) {
-      args.putLong(ARGS_OFFSET_PEERS + 8L * r, r < c.nranks() ? c.peers()[r] : 0L);
+      b.putLong(ARGS_OFFSET_PEERS + 8 * r, r < nranks ? peers[r] : 0L);
     }
-    for (int k = 0; k < 4; k++) {
-      for (int r = 0; r < MAX_RANKS; r++) {
-        long v = c.a2av() != null && r < c.nranks() ? c.a2av()[k][r] : 0L;
-        args.putLong(ARGS_OFFSET_A2AV + 8L * (k * MAX_RANKS + r), v);
+  }
+
+  /**
+   * The per-call fields. The allToAllv table is written only when given: the other kernels do not
+   * read it, so a stale table there is harmless.
+   */
+  public static void writeCall(ByteBuffer args, long epoch, long send, long recv, long count, DataType type,
+      ReduceOp op, int root, long[][] a2av) {
+    ByteBuffer b = args.order(ByteOrder.LITTLE_ENDIAN);
+    b.putLong(ARGS_OFFSET_EPOCH, epoch);
+    b.putLong(ARGS_OFFSET_SEND, send);
+    b.putLong(ARGS_OFFSET_RECV, recv);
+    b.putLong(ARGS_OFFSET_COUNT, count);
+    b.putInt(ARGS_OFFSET_DTYPE, type.ordinal());
+    b.putInt(ARGS_OFFSET_OP, op.ordinal());
+    b.putInt(ARGS_OFFSET_ROOT, root);
+    if (a2av != null) {
+      for (int k = 0; k < 4; k++) {
+        for (int r = 0; r < MAX_RANKS; r++) {
+          b.putLong(ARGS_OFFSET_A2AV + 8 * (k * MAX_RANKS + r), r < a2av[k].length ? a2av[k][r] : 0L);
+        }
       }
     }
   }
@@ -157,17 +178,23 @@ public final class KernelAbi {
     CudaNative.memsetD32Async(base + WS_SENT_OFFSET, SENTINEL_WORD, WS_SENT_BYTES / 4, stream);
   }
 
-  /** The error code in a control block (GcErrorRecord.code, written last by the kernel). */
-  static int errorCode(BytePointer control) {
-    return control.getInt(ERR_OFFSET_CODE);
+  private static final VarHandle INTS = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+
+  /**
+   * The error code in a control block (GcErrorRecord.code, written last by the kernel): a volatile
+   * read, since the GPU writes it while the host polls.
+   */
+  static int errorCode(ByteBuffer control) {
+    return (int) INTS.getVolatile(control, ERR_OFFSET_CODE);
   }
 
-  static void setAbort(BytePointer control) {
-    control.putInt(CONTROL_ABORT_OFFSET, 1);
+  static void setAbort(ByteBuffer control) {
+    INTS.setVolatile(control, CONTROL_ABORT_OFFSET, 1);
   }
 
   /** The exception for a filled error record, naming peer, epoch and kernel. */
-  static CollectiveException toException(BytePointer rec, int rank, Collective c) {
+  static CollectiveException toException(ByteBuffer control, int rank, Collective c) {
+    ByteBuffer rec = control.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     int code = rec.getInt(ERR_OFFSET_CODE);
     int peer = rec.getInt(ERR_OFFSET_PEER);
     int kernel = rec.getInt(ERR_OFFSET_KERNEL);

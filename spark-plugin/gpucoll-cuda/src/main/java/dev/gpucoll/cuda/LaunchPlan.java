@@ -15,7 +15,7 @@ public record LaunchPlan(Collective collective, KernelVariant variant, String ke
     String algorithm, List<String> reasons) {
 
   public LaunchPlan {
-    reasons = List.copyOf(reasons);
+    reasons = reasons == null ? List.of() : List.copyOf(reasons);
   }
 
   public int block() {

@@ -13,26 +13,40 @@ import java.util.List;
  * Java: every rank computes the same plan from the same arguments, which the per-block channel
  * variants (pipe, barrier2) need, and it is unit-tested without a GPU.
  *
- * <p>Default by message size: LL one-shot up to 64 KB, sentinel two-shot up to 1 MB (allReduce),
- * the credit pipe above. A forced variant that cannot take the call is an error, never a silent
- * fallback.
+ * <p>allReduce by default: LL128-atomic for SUM/AVG from {@code gpu.ll128MinRanks} ranks up to
+ * {@code gpu.twoShotMaxBytes}; else LL one-shot up to {@code gpu.oneShotMaxBytes}, sentinel two-shot
+ * up to {@code gpu.twoShotMaxBytes} (each capped by the kernel's capacity), the credit pipe above.
+ * Other collectives: LL up to 64 KB per peer, then the pipe. A forced variant that cannot take the
+ * call is an error, never a silent fallback.
  */
 public final class LaunchPlanner {
   private final int rank;
   private final int nranks;
   private final KernelVariant forced;
+  private final long oneShotMax;
+  private final long twoShotMax;
+  private final int ll128MinRanks;
+
+  /** Planner with the default thresholds (64 KB one-shot, 1 MB two-shot, LL128 from 8 ranks). */
+  public LaunchPlanner(int rank, int nranks, KernelVariant forced) {
+    this(rank, nranks, forced, KernelAbi.LL_MAX_BYTES, KernelAbi.SENT_MAX_BYTES, 8);
+  }
 
   /**
    * @param forced null to choose by size; else every collective uses this variant where the
    *               collective has it (pipe and LL exist for all; sentinel, ll128, barrier2 are allReduce's)
    */
-  public LaunchPlanner(int rank, int nranks, KernelVariant forced) {
+  public LaunchPlanner(int rank, int nranks, KernelVariant forced, long oneShotMax, long twoShotMax,
+      int ll128MinRanks) {
     if (nranks < 1 || nranks > KernelAbi.MAX_RANKS) {
       throw new IllegalArgumentException("the gpu kernels serve 1.." + KernelAbi.MAX_RANKS + " ranks, not " + nranks);
     }
     this.rank = rank;
     this.nranks = nranks;
     this.forced = forced;
+    this.oneShotMax = Math.min(oneShotMax, KernelAbi.LL_MAX_BYTES);
+    this.twoShotMax = Math.min(twoShotMax, KernelAbi.SENT_MAX_BYTES);
+    this.ll128MinRanks = ll128MinRanks;
   }
 
   /** The variant spark.gpucoll.algorithm asks for; null for auto, or when it names a non-kernel path. */
@@ -49,22 +63,25 @@ public final class LaunchPlanner {
     return forced;
   }
 
-  /** Plan for a collective with one count per rank (all but allToAllv and barrier). */
+  /** Plan for a collective with one count per rank (all but allToAllv), without reasons (the hot path). */
   public LaunchPlan plan(Collective c, DataType t, ReduceOp op, long count) {
+    return plan(c, t, op, count, false);
+  }
+
+  /** Plan with the reasons for each decision when {@code reasons} (for explain and reports). */
+  public LaunchPlan plan(Collective c, DataType t, ReduceOp op, long count, boolean reasons) {
     long bytes = count * t.byteSize();
-    List<String> why = new ArrayList<>();
+    List<String> why = reasons ? new ArrayList<>() : null;
     return switch (c) {
       case ALL_REDUCE -> allReduce(t, op, count, bytes, why);
       case REDUCE_SCATTER -> {
-        String suffix = reductionSuffix(c, t);
+        reductionSuffix(c, t);
         KernelVariant v = movement(c, bytes, why);
-        yield new LaunchPlan(c, v, "gc_reducescatter_" + v.abiName() + "_" + suffix, grid(v, bytes), bytes,
-            algorithmName(c, v), why);
+        yield new LaunchPlan(c, v, kernelName(c, v, t), grid(v, bytes), bytes, algorithmName(c, v), why);
       }
       case ALL_GATHER, ALL_TO_ALL, BROADCAST -> {
         KernelVariant v = movement(c, bytes, why);
-        yield new LaunchPlan(c, v, "gc_" + c.apiName().toLowerCase() + "_" + v.abiName(), grid(v, bytes), bytes,
-            algorithmName(c, v), why);
+        yield new LaunchPlan(c, v, kernelName(c, v, t), grid(v, bytes), bytes, algorithmName(c, v), why);
       }
       case BARRIER -> new LaunchPlan(c, KernelVariant.LL, "gc_barrier", 1, 0, "gpu-barrier",
           List.of("flag barrier kernel: every rank enters before any leaves"));
@@ -77,17 +94,17 @@ public final class LaunchPlanner {
     long maxBytes = AllToAllvPlan.maxBlock(sendCounts, recvCounts) * t.byteSize();
     List<String> why = new ArrayList<>();
     KernelVariant v = movement(Collective.ALL_TO_ALLV, maxBytes, why);
-    return new LaunchPlan(Collective.ALL_TO_ALLV, v, "gc_alltoallv_" + v.abiName(), grid(v, maxBytes), maxBytes,
-        algorithmName(Collective.ALL_TO_ALLV, v), why);
+    return new LaunchPlan(Collective.ALL_TO_ALLV, v, kernelName(Collective.ALL_TO_ALLV, v, t), grid(v, maxBytes),
+        maxBytes, algorithmName(Collective.ALL_TO_ALLV, v), why);
   }
 
   private LaunchPlan allReduce(DataType t, ReduceOp op, long count, long bytes, List<String> why) {
     Collective c = Collective.ALL_REDUCE;
-    String suffix = reductionSuffix(c, t);
+    reductionSuffix(c, t);
     KernelVariant v;
     if (forced != null) {
       v = forced;
-      why.add("variant forced to " + v.abiName());
+      if (why != null) why.add("variant forced to " + v.abiName());
       switch (v) {
         case LL -> requireAtMost(c, v, bytes, KernelAbi.LL_MAX_BYTES);
         case SENTINEL -> requireAtMost(c, v, bytes, KernelAbi.SENT_MAX_BYTES);
@@ -102,18 +119,23 @@ public final class LaunchPlanner {
         }
         default -> { }
       }
-    } else if (bytes <= KernelAbi.LL_MAX_BYTES) {
+    } else if (nranks >= ll128MinRanks && (op == ReduceOp.SUM || op == ReduceOp.AVG) && bytes <= twoShotMax
+        && count <= KernelAbi.ll128MaxCount(t)) {
+      v = KernelVariant.LL128;
+      if (why != null) why.add(nranks + " ranks >= gpu.ll128MinRanks " + ll128MinRanks + ", " + op + ", " + bytes + " B <= "
+          + twoShotMax + " B: LL128-atomic reduce-scatter + all-gather (float sums in arrival order:"
+          + " identical on all ranks, last bits may vary between runs)");
+    } else if (bytes <= oneShotMax) {
       v = KernelVariant.LL;
-      why.add(bytes + " B <= " + KernelAbi.LL_MAX_BYTES + " B: one-shot over LL slots, barrier-free");
-    } else if (bytes <= KernelAbi.SENT_MAX_BYTES) {
+      if (why != null) why.add(bytes + " B <= " + oneShotMax + " B: one-shot over LL slots, barrier-free");
+    } else if (bytes <= twoShotMax) {
       v = KernelVariant.SENTINEL;
-      why.add(bytes + " B <= " + KernelAbi.SENT_MAX_BYTES + " B: two-shot with sentinel prefill, double-buffered");
+      if (why != null) why.add(bytes + " B <= " + twoShotMax + " B: two-shot with sentinel prefill, double-buffered");
     } else {
       v = KernelVariant.PIPE;
-      why.add(bytes + " B > " + KernelAbi.SENT_MAX_BYTES + " B: reduce-scatter + all-gather through the credit pipe");
+      if (why != null) why.add(bytes + " B > " + twoShotMax + " B: reduce-scatter + all-gather through the credit pipe");
     }
-    return new LaunchPlan(c, v, "gc_allreduce_" + v.abiName() + "_" + suffix, grid(v, bytes), bytes,
-        algorithmName(c, v), why);
+    return new LaunchPlan(c, v, kernelName(c, v, t), grid(v, bytes), bytes, algorithmName(c, v), why);
   }
 
   /** LL up to 64 KB per peer, else the pipe; only those two exist for the non-allReduce collectives. */
@@ -123,17 +145,17 @@ public final class LaunchPlanner {
         throw new CollectiveException(rank, c, "variant " + forced.abiName() + " exists for allReduce only; "
             + c.apiName() + " has ll and pipe");
       }
-      why.add("variant forced to " + forced.abiName());
+      if (why != null) why.add("variant forced to " + forced.abiName());
       if (forced == KernelVariant.LL) {
         requireAtMost(c, forced, perPeerBytes, KernelAbi.LL_MAX_BYTES);
       }
       return forced;
     }
     if (perPeerBytes <= KernelAbi.LL_MAX_BYTES) {
-      why.add(perPeerBytes + " B per peer <= " + KernelAbi.LL_MAX_BYTES + " B: LL slots, barrier-free");
+      if (why != null) why.add(perPeerBytes + " B per peer <= " + KernelAbi.LL_MAX_BYTES + " B: LL slots, barrier-free");
       return KernelVariant.LL;
     }
-    why.add(perPeerBytes + " B per peer > " + KernelAbi.LL_MAX_BYTES + " B: credit pipe");
+    if (why != null) why.add(perPeerBytes + " B per peer > " + KernelAbi.LL_MAX_BYTES + " B: credit pipe");
     return KernelVariant.PIPE;
   }
 
@@ -151,6 +173,32 @@ public final class LaunchPlanner {
           + " (fp32, fp64, fp16, bf16, int32, int64 only)");
     }
     return s;
+  }
+
+  private static final String[][][] KERNEL_NAMES = kernelNames();
+
+  /** Every kernel name, built once: names are looked up on every launch. */
+  private static String[][][] kernelNames() {
+    String[][][] n = new String[Collective.values().length][KernelVariant.values().length][DataType.values().length];
+    for (Collective c : Collective.values()) {
+      for (KernelVariant v : KernelVariant.values()) {
+        for (DataType t : DataType.values()) {
+          String suffix = KernelAbi.typeSuffix(t);
+          n[c.ordinal()][v.ordinal()][t.ordinal()] = switch (c) {
+            case ALL_REDUCE -> "gc_allreduce_" + v.abiName() + "_" + suffix;
+            case REDUCE_SCATTER -> "gc_reducescatter_" + v.abiName() + "_" + suffix;
+            case ALL_GATHER, ALL_TO_ALL, ALL_TO_ALLV, BROADCAST ->
+                "gc_" + c.apiName().toLowerCase(java.util.Locale.ROOT) + "_" + v.abiName();
+            case BARRIER -> "gc_barrier";
+          };
+        }
+      }
+    }
+    return n;
+  }
+
+  static String kernelName(Collective c, KernelVariant v, DataType t) {
+    return KERNEL_NAMES[c.ordinal()][v.ordinal()][t.ordinal()];
   }
 
   /** gridDim.x: the pipe's fixed channel count, else GC_GRID_FOR_BYTES of the per-peer payload. */
@@ -176,7 +224,7 @@ public final class LaunchPlanner {
     try {
       LaunchPlan p = c == Collective.ALL_TO_ALLV
           ? planAllToAllv(DataType.FLOAT32, fill(bytes / 4), fill(bytes / 4))
-          : plan(c, DataType.FLOAT32, ReduceOp.SUM, bytes / 4);
+          : plan(c, DataType.FLOAT32, ReduceOp.SUM, bytes / 4, true);
       List<String> reasons = new ArrayList<>(p.reasons());
       reasons.add("kernel " + p.kernel() + ", grid " + p.grid() + " x " + KernelAbi.BLOCK_THREADS);
       return new PathChoice(c, bytes, p.algorithm(), reasons);

@@ -218,7 +218,7 @@ class KernelAbiHeaderTest {
     long[][] a2av = {{1, 2, 3}, {0, 1, 3}, {4, 5, 6}, {0, 4, 9}};
     BytePointer b = new BytePointer(KernelAbi.ARGS_SIZE);
     b.fill(0xAB);
-    KernelAbi.writeArgs(b, new KernelAbi.Call(1, 3, 42, 0xA0, 0xB0, 777, DataType.BFLOAT16, ReduceOp.MAX, 2, peers,
+    KernelAbi.writeArgs(b.asByteBuffer(), new KernelAbi.Call(1, 3, 42, 0xA0, 0xB0, 777, DataType.BFLOAT16, ReduceOp.MAX, 2, peers,
         0xC0, 0xD0, 5_000_000_000L, a2av));
     assertEquals(42, b.getLong(macros.get("GC_ARGS_OFFSET_EPOCH")));
     assertEquals(0xA0, b.getLong(macros.get("GC_ARGS_OFFSET_SEND")));
@@ -248,6 +248,24 @@ class KernelAbiHeaderTest {
   }
 
   @Test
+  void perCallWriteLeavesGroupFieldsAndA2avTable() {
+    BytePointer b = new BytePointer(KernelAbi.ARGS_SIZE);
+    b.fill(0);
+    java.nio.ByteBuffer view = b.asByteBuffer();
+    KernelAbi.writeGroup(view, 2, 4, 7, 0x11, 0x22, new long[] {1, 2, 3, 4});
+    KernelAbi.writeCall(view, 9, 0x100, 0x200, 5, DataType.INT64, ReduceOp.SUM, 3,
+        new long[][] {{1, 1, 1, 1}, {0, 1, 2, 3}, {2, 2, 2, 2}, {0, 2, 4, 6}});
+    KernelAbi.writeCall(view, 10, 0x300, 0x400, 6, DataType.FLOAT32, ReduceOp.MIN, 0, null);
+    assertEquals(10, b.getLong(macros.get("GC_ARGS_OFFSET_EPOCH")));
+    assertEquals(0x300, b.getLong(macros.get("GC_ARGS_OFFSET_SEND")));
+    assertEquals(2, b.getInt(macros.get("GC_ARGS_OFFSET_RANK")));
+    assertEquals(4, b.getInt(macros.get("GC_ARGS_OFFSET_NRANKS")));
+    assertEquals(0x22, b.getLong(macros.get("GC_ARGS_OFFSET_ERROR_RECORD")));
+    assertEquals(4, b.getLong(macros.get("GC_ARGS_OFFSET_PEERS") + 24));
+    assertEquals(6, b.getLong(macros.get("GC_ARGS_OFFSET_A2AV") + 8L * (3 * macros.get("GC_MAX_RANKS") + 3)));
+  }
+
+  @Test
   void errorRecordBecomesTimeoutNamingPeerAndEpoch() {
     BytePointer rec = new BytePointer(KernelAbi.CONTROL_BYTES);
     rec.fill(0);
@@ -257,8 +275,8 @@ class KernelAbiHeaderTest {
     rec.putLong(macros.get("GC_ERR_OFFSET_EPOCH"), 17);
     rec.putLong(macros.get("GC_ERR_OFFSET_DETAIL"), 1); // the peer it was polling
     rec.putInt(macros.get("GC_ERR_OFFSET_CODE"), (int) (long) macros.get("GC_ERR_TIMEOUT"));
-    assertEquals(1, KernelAbi.errorCode(rec));
-    var e = KernelAbi.toException(rec, 0, null);
+    assertEquals(1, KernelAbi.errorCode(rec.asByteBuffer()));
+    var e = KernelAbi.toException(rec.asByteBuffer(), 0, null);
     assertTrue(e instanceof dev.gpucoll.api.CollectiveTimeoutException, e.toString());
     assertEquals(List.of(3), ((dev.gpucoll.api.CollectiveTimeoutException) e).missingRanks());
     assertEquals(dev.gpucoll.api.Collective.ALL_REDUCE, e.collective());

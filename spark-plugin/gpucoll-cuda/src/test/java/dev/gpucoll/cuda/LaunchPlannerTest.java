@@ -12,7 +12,7 @@ import dev.gpucoll.api.ReduceOp;
 import org.junit.jupiter.api.Test;
 
 class LaunchPlannerTest {
-  final LaunchPlanner auto = new LaunchPlanner(0, 8, null);
+  final LaunchPlanner auto = new LaunchPlanner(0, 4, null);
 
   @Test
   void allReduceVariantBySize() {
@@ -38,6 +38,25 @@ class LaunchPlannerTest {
     LaunchPlan large = auto.plan(Collective.ALL_REDUCE, DataType.FLOAT16, ReduceOp.AVG, 32L << 20); // 64 MB
     assertEquals("gc_allreduce_pipe_f16", large.kernel());
     assertEquals(KernelAbi.PIPE_BLOCKS, large.grid());
+  }
+
+  @Test
+  void ll128FromTheConfiguredRankCountForSumAndAvg() {
+    LaunchPlanner eight = new LaunchPlanner(0, 8, null);
+    assertEquals("gc_allreduce_ll128_f32", eight.plan(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, 10).kernel());
+    assertEquals("gc_allreduce_ll128_bf16", eight.plan(Collective.ALL_REDUCE, DataType.BFLOAT16, ReduceOp.AVG, 1 << 18).kernel());
+    assertEquals("gc_allreduce_ll_f32", eight.plan(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.MAX, 10).kernel());
+    assertEquals("gc_allreduce_pipe_f32", eight.plan(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, 1 << 20).kernel());
+    // f64: 15 elements per line, 16384 lines -> 245760 elements; 1 MB of f64 is 131072: fits.
+    assertEquals("gc_allreduce_ll128_f64", eight.plan(Collective.ALL_REDUCE, DataType.FLOAT64, ReduceOp.SUM, 131072).kernel());
+    LaunchPlanner tuned = new LaunchPlanner(0, 8, null, 4096, 1 << 20, 16);
+    assertEquals("gc_allreduce_sentinel_f32", tuned.plan(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, 1025).kernel());
+    assertEquals("gc_allreduce_ll_f32", tuned.plan(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, 1024).kernel());
+    LaunchPlanner beyondCapacity = new LaunchPlanner(0, 2, null, 1 << 20, 1 << 30, 16);
+    assertEquals("gc_allreduce_sentinel_f32",
+        beyondCapacity.plan(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, 16385).kernel(), "capped at LL capacity");
+    assertEquals("gc_allreduce_pipe_f32",
+        beyondCapacity.plan(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, 262145).kernel(), "capped at sentinel capacity");
   }
 
   @Test

@@ -1,0 +1,400 @@
+package dev.gpucoll.cuda.check;
+
+import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CollectiveTimeoutException;
+import dev.gpucoll.api.CommBuffer;
+import dev.gpucoll.api.Communicator;
+import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.GpuCommunicator;
+import dev.gpucoll.api.PathChoice;
+import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.CommunicatorFactory;
+import dev.gpucoll.core.config.GpuCollConf;
+import dev.gpucoll.core.rendezvous.FileRendezvous;
+import dev.gpucoll.core.rendezvous.Rendezvous;
+import dev.gpucoll.core.report.RankReport;
+import dev.gpucoll.core.report.ReportingCommunicator;
+import dev.gpucoll.cuda.CudaNative;
+import dev.gpucoll.cuda.nccl.NcclCommunicator;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.zip.CRC32;
+
+/**
+ * One rank of the multi-GPU run (scripts/run-multi-gpu.sh): one process per GPU, as Spark executors
+ * would be, meeting through a {@link FileRendezvous}. Rank 0 prints the group's path report
+ * (topology, eligibility, predicted paths); every rank runs the correctness matrix (inputs of all
+ * ranks regenerated from seeds, float64 reference, poisoned outputs, CRC of allReduce outputs
+ * compared across ranks); then a latency table against NCCL; then a peer that never arrives.
+ *
+ * <p>Usage: MultiGpuRank DIR RANK SIZE DEVICE [--quick]
+ */
+public final class MultiGpuRank {
+  static final long MB = 1 << 20;
+
+  private final Rendezvous rdv;
+  private final int rank;
+  private final int size;
+  private final int device;
+  private final boolean quick;
+  private int cases;
+  private final List<String> failures = new ArrayList<>();
+
+  MultiGpuRank(Rendezvous rdv, int device, boolean quick) {
+    this.rdv = rdv;
+    this.rank = rdv.rank();
+    this.size = rdv.size();
+    this.device = device;
+    this.quick = quick;
+  }
+
+  public static void main(String[] args) throws Exception {
+    Path dir = Path.of(args[0]);
+    int rank = Integer.parseInt(args[1]);
+    int size = Integer.parseInt(args[2]);
+    int device = Integer.parseInt(args[3]);
+    boolean quick = args.length > 4 && args[4].equals("--quick");
+    CudaNative.setDevice(device);
+    boolean ok;
+    try (FileRendezvous rdv = new FileRendezvous(dir, "multi-gpu", rank, size)) {
+      ok = new MultiGpuRank(rdv, device, quick).run(dir);
+    }
+    System.exit(ok ? 0 : 1);
+  }
+
+  void say(String s) {
+    System.out.println("[rank " + rank + "] " + s);
+  }
+
+  boolean run(Path dir) throws Exception {
+    GpuCollConf conf = GpuCollConf.of(Map.of(GpuCollConf.TIMEOUT.key(), "30s"));
+    Communicator c = CommunicatorFactory.create(rdv, conf, java.net.InetAddress.getLocalHost().getHostName());
+    if (!(c instanceof GpuCommunicator g)) {
+      say("FAIL: the factory chose backend " + c.backend() + ", not gpu");
+      c.close();
+      return false;
+    }
+    if (rank == 0 && c instanceof ReportingCommunicator rc) {
+      RankReport r = rc.report();
+      System.out.println("== path report (rank 0): backend " + r.backend() + ", rendezvous " + r.rendezvous()
+          + ", " + r.size() + " ranks");
+      r.findings().forEach(f -> System.out.println("  " + f));
+      for (PathChoice p : r.predicted()) {
+        System.out.println("  predicted " + p.collective().apiName() + " " + p.bytes() + " B -> " + p.algorithm()
+            + "  " + p.reasons());
+      }
+      System.out.println("  ncclComm = 0x" + Long.toHexString(g.ncclComm()));
+    }
+    long cap = (quick ? 16 : 256) * MB + 4096;
+    long send = CudaNative.malloc(cap);
+    long recv = CudaNative.malloc(cap);
+    long hostIn = CudaNative.hostAlloc(cap);
+    long hostOut = CudaNative.hostAlloc(cap);
+    ByteBuffer in = RankGroup.view(hostIn, cap);
+    ByteBuffer out = RankGroup.view(hostOut, cap);
+    try {
+      correctness(g, send, recv, hostIn, hostOut, in, out, cap);
+      if (rank == 0) {
+        System.out.println("== correctness: " + cases + " cases on rank 0, " + failures.size() + " failures");
+      }
+      latency(g, conf, send, recv, cap);
+      c.close();
+      missingPeer(dir, send, recv);
+    } catch (RuntimeException e) {
+      failures.add("aborted: " + e);
+      e.printStackTrace(System.out);
+    } finally {
+      CudaNative.free(send);
+      CudaNative.free(recv);
+      CudaNative.freeHost(hostIn);
+      CudaNative.freeHost(hostOut);
+    }
+    failures.stream().limit(20).forEach(f -> say("FAIL " + f));
+    say("done: " + cases + " cases, " + failures.size() + " failures -> " + (failures.isEmpty() ? "PASS" : "FAIL"));
+    return failures.isEmpty();
+  }
+
+  // ------------------------------------------------------------------ correctness
+
+  private void correctness(GpuCommunicator g, long send, long recv, long hostIn, long hostOut, ByteBuffer in,
+      ByteBuffer out, long cap) {
+    long[] blockBytes = quick ? new long[] {4, 4036, 4096, 65536} : new long[] {4, 4036, 4096, 65536, MB, 16 * MB};
+    long seed = 77;
+    for (Collective coll : List.of(Collective.ALL_REDUCE, Collective.REDUCE_SCATTER, Collective.ALL_GATHER,
+        Collective.ALL_TO_ALL, Collective.BROADCAST)) {
+      boolean reduction = coll == Collective.ALL_REDUCE || coll == Collective.REDUCE_SCATTER;
+      DataType[] types = reduction ? GpuSuite.REDUCE_TYPES
+          : new DataType[] {DataType.INT8, DataType.FLOAT16, DataType.FLOAT32, DataType.FLOAT64};
+      for (DataType t : types) {
+        for (ReduceOp op : reduction ? ReduceOp.values() : new ReduceOp[] {ReduceOp.SUM}) {
+          for (long bytes : blockBytes) {
+            if (bytes >= 16 * MB && !(op == ReduceOp.SUM && (t == DataType.FLOAT32 || t == DataType.INT8))) {
+              continue;
+            }
+            long count = Math.max(1, bytes / t.byteSize());
+            if (count * t.byteSize() * size > cap - 4096) {
+              count = (cap - 4096) / size / t.byteSize();
+            }
+            seed++;
+            runCase(g, coll, t, op, count, (int) (seed % size), seed, send, recv, hostIn, hostOut, in, out);
+          }
+        }
+      }
+    }
+  }
+
+  private void runCase(GpuCommunicator g, Collective coll, DataType t, ReduceOp op, long count, int root, long seed,
+      long send, long recv, long hostIn, long hostOut, ByteBuffer in, ByteBuffer out) {
+    cases++;
+    int n = size;
+    long sendElems = coll == Collective.REDUCE_SCATTER || coll == Collective.ALL_TO_ALL ? count * n : count;
+    long recvElems = coll == Collective.ALL_GATHER || coll == Collective.ALL_TO_ALL ? count * n : count;
+    boolean reduction = coll == Collective.ALL_REDUCE || coll == Collective.REDUCE_SCATTER;
+    ByteBuffer[] inputs = new ByteBuffer[n];
+    for (int r = 0; r < n; r++) {
+      ByteBuffer b = r == rank ? in : ByteBuffer.allocate((int) (sendElems * t.byteSize())).order(ByteOrder.nativeOrder());
+      SplittableRandom rnd = new SplittableRandom(seed * 1_000_003L + r);
+      if (reduction) {
+        Elements.fillForReduction(b, t, op, sendElems, rnd);
+      } else {
+        Elements.fillRandomBytes(b, sendElems * t.byteSize(), rnd);
+      }
+      inputs[r] = b;
+    }
+    long e = t.byteSize();
+    CudaNative.memcpyAsync(send, hostIn, sendElems * e, g.stream());
+    CudaNative.memsetAsync(recv, RankGroup.Poison.BYTE, recvElems * e, g.stream());
+    CommBuffer s = CommBuffer.device(send, sendElems * e);
+    CommBuffer d = CommBuffer.device(recv, recvElems * e);
+    String label = coll.apiName() + " " + t + (reduction ? " " + op : "") + " count=" + count;
+    try {
+      switch (coll) {
+        case ALL_REDUCE -> g.allReduce(s, d, count, t, op);
+        case REDUCE_SCATTER -> g.reduceScatter(s, d, count, t, op);
+        case ALL_GATHER -> g.allGather(s, d, count, t);
+        case ALL_TO_ALL -> g.allToAll(s, d, count, t);
+        case BROADCAST -> g.broadcast(s, d, count, t, root);
+        default -> throw new IllegalStateException();
+      }
+      CudaNative.memcpyAsync(hostOut, recv, recvElems * e, g.stream());
+      g.synchronize();
+    } catch (CollectiveException ex) {
+      failures.add(label + ": " + ex.getMessage());
+      throw ex; // the group is unusable after a kernel error
+    }
+    List<String> bad = new ArrayList<>();
+    switch (coll) {
+      case ALL_REDUCE, REDUCE_SCATTER -> {
+        long base = coll == Collective.REDUCE_SCATTER ? (long) rank * count : 0;
+        long[] terms = new long[n];
+        for (long i = 0; i < count && bad.size() < 3; i++) {
+          for (int r = 0; r < n; r++) {
+            terms[r] = Elements.bits(inputs[r], t, base + i);
+          }
+          String p = Elements.checkReduced(t, op, terms, Elements.bits(out, t, i));
+          if (p != null) {
+            bad.add("[" + i + "] " + p);
+          }
+        }
+      }
+      case ALL_GATHER -> {
+        for (int r = 0; r < n; r++) {
+          GpuSuite.compare(bad, rank, "block of rank " + r, out, (long) r * count, inputs[r], 0, count, t);
+        }
+      }
+      case ALL_TO_ALL -> {
+        for (int r = 0; r < n; r++) {
+          GpuSuite.compare(bad, rank, "block of rank " + r, out, (long) r * count, inputs[r], (long) rank * count,
+              count, t);
+        }
+      }
+      case BROADCAST -> GpuSuite.compare(bad, rank, "root " + root, out, 0, inputs[root], 0, count, t);
+      default -> { }
+    }
+    if (coll == Collective.ALL_REDUCE) {
+      CRC32 crc = new CRC32();
+      crc.update(out.slice(0, (int) (count * e)));
+      ByteBuffer mine = ByteBuffer.allocate(8).putLong(0, crc.getValue());
+      List<byte[]> all = rdv.allGather(mine.array(), Duration.ofSeconds(60));
+      for (int r = 0; r < n; r++) {
+        if (ByteBuffer.wrap(all.get(r)).getLong() != crc.getValue()) {
+          bad.add("output differs from rank " + r + "'s (CRC32): results must be bit-identical");
+          break;
+        }
+      }
+    }
+    if (!bad.isEmpty()) {
+      failures.add(label + " [" + g.observedPaths() + "]: " + String.join("; ", bad));
+    }
+  }
+
+  // ------------------------------------------------------------------ latency
+
+  interface Op {
+    void call();
+  }
+
+  /** Median over batches of the slowest rank's per-call time, from CUDA events and from a graph replay. */
+  private double[] time(long stream, int k, int batches, Op op, boolean graph) {
+    double[] ev = new double[batches];
+    double[] gr = new double[batches];
+    for (int i = 0; i < 3; i++) {
+      op.call();
+    }
+    CudaNative.streamSynchronize(stream);
+    long s = CudaNative.eventCreate();
+    long e = CudaNative.eventCreate();
+    for (int b = 0; b < batches; b++) {
+      rdv.allGather(new byte[0], Duration.ofSeconds(60));
+      CudaNative.eventRecord(s, stream);
+      for (int i = 0; i < k; i++) {
+        op.call();
+      }
+      CudaNative.eventRecord(e, stream);
+      CudaNative.eventSynchronize(e);
+      ev[b] = maxOverRanks(CudaNative.eventElapsedMs(s, e) * 1000.0 / k);
+      if (graph) {
+        CudaNative.beginCapture(stream);
+        for (int i = 0; i < k; i++) {
+          op.call();
+        }
+        long exec = CudaNative.endCaptureAndInstantiate(stream);
+        rdv.allGather(new byte[0], Duration.ofSeconds(60));
+        CudaNative.eventRecord(s, stream);
+        CudaNative.graphLaunch(exec, stream);
+        CudaNative.eventRecord(e, stream);
+        CudaNative.eventSynchronize(e);
+        gr[b] = maxOverRanks(CudaNative.eventElapsedMs(s, e) * 1000.0 / k);
+        CudaNative.graphExecDestroy(exec);
+      }
+    }
+    CudaNative.eventDestroy(s);
+    CudaNative.eventDestroy(e);
+    return new double[] {GpuBench.median(ev), graph ? GpuBench.median(gr) : Double.NaN};
+  }
+
+  private double maxOverRanks(double v) {
+    List<byte[]> all = rdv.allGather(ByteBuffer.allocate(8).putDouble(0, v).array(), Duration.ofSeconds(60));
+    return all.stream().mapToDouble(b -> ByteBuffer.wrap(b).getDouble()).max().orElse(v);
+  }
+
+  private void latency(GpuCommunicator ours, GpuCollConf conf, long send, long recv, long cap) {
+    long maxBytes = Math.min(cap - 4096, (quick ? 16 : 256) * MB);
+    List<Long> sizes = new ArrayList<>();
+    for (long b = 8; b <= maxBytes; b *= 4) {
+      sizes.add(b);
+    }
+    long stream = ours.stream();
+    NcclCommunicator ncclDefault = null;
+    NcclCommunicator ncclZero = null;
+    try {
+      ncclDefault = NcclCommunicator.create(rdv, device, 0, Duration.ofSeconds(60));
+      ncclZero = NcclCommunicator.create(rdv, device, 2, Duration.ofSeconds(60)); // NCCL_CTA_POLICY_ZERO
+    } catch (RuntimeException e) {
+      if (rank == 0) {
+        System.out.println("NCCL not available for the comparison: " + e.getMessage());
+      }
+    }
+    List<String> rows = new ArrayList<>();
+    for (Collective coll : List.of(Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.ALL_TO_ALL)) {
+      for (long bytes : sizes) {
+        long count = Math.max(1, coll == Collective.ALL_REDUCE ? bytes / 4 : bytes / 4 / size);
+        if (count * 4 * size > cap - 4096 && coll != Collective.ALL_REDUCE) {
+          continue;
+        }
+        int k = bytes <= 64 << 10 ? 200 : bytes <= MB ? 50 : bytes <= 16 * MB ? 10 : 3;
+        int batches = quick ? 3 : 7;
+        CommBuffer s = CommBuffer.device(send, cap);
+        CommBuffer d = CommBuffer.device(recv, cap);
+        String path = ours.explain(coll, bytes).algorithm();
+        double[] o = time(stream, k, batches, () -> {
+          switch (coll) {
+            case ALL_REDUCE -> ours.allReduce(s, d, count, DataType.FLOAT32, ReduceOp.SUM);
+            case ALL_GATHER -> ours.allGather(s, d, count, DataType.FLOAT32);
+            default -> ours.allToAll(s, d, count, DataType.FLOAT32);
+          }
+        }, true);
+        double[] nd = {Double.NaN, Double.NaN};
+        double[] nz = {Double.NaN, Double.NaN};
+        if (ncclDefault != null) {
+          NcclCommunicator nc = ncclDefault;
+          nd = time(stream, k, batches, () -> ncclCall(nc, coll, send, recv, count, stream), true);
+          if (coll != Collective.ALL_REDUCE) {
+            NcclCommunicator z = ncclZero;
+            nz = time(stream, k, batches, () -> ncclCall(z, coll, send, recv, count, stream), true);
+          }
+        }
+        rows.add(String.format("%-13s %10d %-22s %9.2f %9.2f %9.2f %9.2f %9.2f %8.2f", coll.apiName(), bytes, path,
+            o[0], o[1], nd[0], nd[1], nz[1], nd[1] / o[1]));
+      }
+    }
+    if (ncclDefault != null) {
+      ncclDefault.close();
+      ncclZero.close();
+    }
+    if (rank == 0) {
+      System.out.println();
+      System.out.println("== multi-GPU latency table, " + size + " GPU(s), one process per GPU: median us per call"
+          + " (slowest rank); ev = CUDA events around K calls, gr = one replay of a graph of K calls; fp32");
+      System.out.printf("%-13s %10s %-22s %9s %9s %9s %9s %9s %8s%n", "collective", "bytes", "our path", "ours ev",
+          "ours gr", "nccl ev", "nccl gr", "zeroCTA gr", "nccl/ours");
+      rows.forEach(System.out::println);
+    }
+  }
+
+  private static void ncclCall(NcclCommunicator nc, Collective coll, long send, long recv, long count, long stream) {
+    switch (coll) {
+      case ALL_REDUCE -> nc.allReduce(send, recv, count, DataType.FLOAT32, ReduceOp.SUM, stream);
+      case ALL_GATHER -> nc.allGather(send, recv, count, DataType.FLOAT32, stream);
+      default -> nc.allToAll(send, recv, count, DataType.FLOAT32, stream);
+    }
+  }
+
+  // ------------------------------------------------------------------ a peer that never arrives
+
+  private void missingPeer(Path dir, long send, long recv) {
+    if (size < 2) {
+      say("missing-peer check needs 2+ GPUs: not run");
+      return;
+    }
+    GpuCollConf conf = GpuCollConf.of(Map.of(GpuCollConf.TIMEOUT.key(), "3s"));
+    try (FileRendezvous r2 = new FileRendezvous(dir, "multi-gpu-missing", rank, size);
+        Communicator c = CommunicatorFactory.create(r2, conf, "localhost")) {
+      GpuCommunicator g = (GpuCommunicator) c;
+      if (rank == size - 1) {
+        say("missing-peer check: this rank never calls allReduce (it keeps its workspace mapped until the"
+            + " others have timed out)");
+        Thread.sleep(8000);
+        return;
+      }
+      long t0 = System.nanoTime();
+      try {
+        g.allReduce(CommBuffer.device(send, 4096), CommBuffer.device(recv, 4096), 256, DataType.FLOAT32, ReduceOp.SUM);
+        g.synchronize();
+        failures.add("missing peer: allReduce returned without rank " + (size - 1));
+      } catch (CollectiveTimeoutException e) {
+        boolean named = e.missingRanks().contains(size - 1);
+        boolean idle = CudaNative.streamIdle(g.stream());
+        say(String.format("missing-peer check: timeout after %.1f s, missing %s, stream idle %s: %s",
+            (System.nanoTime() - t0) / 1e9, e.missingRanks(), idle, e.getMessage()));
+        if (!named || !idle) {
+          failures.add("missing peer: " + e.getMessage() + " (named " + named + ", GPU idle " + idle + ")");
+        }
+      }
+      cases++;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (RuntimeException e) {
+      if (rank != size - 1) {
+        failures.add("missing peer: " + e);
+      }
+    }
+  }
+}
