@@ -57,6 +57,11 @@ public final class NcclCommunicator implements AutoCloseable {
   private final PathProof proof;
   private final List<Window> windows = new ArrayList<>();
   private final List<String> deregisterFailures = new ArrayList<>();
+  /** Per collective, the weakest buffer registration any call used (what the proof predicts with). */
+  private final java.util.Map<Collective, BufferRegistration> callBuffers = new java.util.EnumMap<>(Collective.class);
+  /** Per collective, the element types and reductions used (symmetric kernels depend on them). */
+  private final java.util.Map<Collective, java.util.Set<DataType>> callTypes = new java.util.EnumMap<>(Collective.class);
+  private final java.util.Map<Collective, java.util.Set<ReduceOp>> callOps = new java.util.EnumMap<>(Collective.class);
   private boolean closed;
 
   /** A buffer range registered as an NCCL window. */
@@ -204,18 +209,21 @@ public final class NcclCommunicator implements AutoCloseable {
 
   public void allReduce(long send, long recv, long count, DataType type, ReduceOp op, long stream) {
     ensureOpen(Collective.ALL_REDUCE);
+    noteBuffers(Collective.ALL_REDUCE, type, op, send, count * type.byteSize(), recv, count * type.byteSize());
     int rc = nccl.ncclAllReduce(ptr(send), ptr(recv), count, ncclType(type), ncclOp(op), comm, stream(stream));
     finish(rc, "ncclAllReduce", Collective.ALL_REDUCE);
   }
 
   public void allGather(long send, long recv, long count, DataType type, long stream) {
     ensureOpen(Collective.ALL_GATHER);
+    noteBuffers(Collective.ALL_GATHER, type, null, send, count * type.byteSize(), recv, count * type.byteSize() * size);
     int rc = nccl.ncclAllGather(ptr(send), ptr(recv), count, ncclType(type), comm, stream(stream));
     finish(rc, "ncclAllGather", Collective.ALL_GATHER);
   }
 
   public void reduceScatter(long send, long recv, long count, DataType type, ReduceOp op, long stream) {
     ensureOpen(Collective.REDUCE_SCATTER);
+    noteBuffers(Collective.REDUCE_SCATTER, type, op, send, count * type.byteSize() * size, recv, count * type.byteSize());
     int rc = nccl.ncclReduceScatter(ptr(send), ptr(recv), count, ncclType(type), ncclOp(op), comm, stream(stream));
     finish(rc, "ncclReduceScatter", Collective.REDUCE_SCATTER);
   }
@@ -225,6 +233,7 @@ public final class NcclCommunicator implements AutoCloseable {
     if (root < 0 || root >= size) {
       throw new CollectiveException(rank, Collective.BROADCAST, "root " + root + " is not a rank of " + size);
     }
+    noteBuffers(Collective.BROADCAST, type, null, send, count * type.byteSize(), recv, count * type.byteSize());
     int rc = nccl.ncclBroadcast(ptr(send), ptr(recv), count, ncclType(type), root, comm, stream(stream));
     finish(rc, "ncclBroadcast", Collective.BROADCAST);
   }
@@ -232,6 +241,7 @@ public final class NcclCommunicator implements AutoCloseable {
   /** recv[r*count..] = send of rank r [rank*count..]: ncclAlltoAll (2.28+) or grouped send/recv. */
   public void allToAll(long send, long recv, long count, DataType type, long stream) {
     ensureOpen(Collective.ALL_TO_ALL);
+    noteBuffers(Collective.ALL_TO_ALL, type, null, send, count * type.byteSize() * size, recv, count * type.byteSize() * size);
     if (lib.has(NcclCapability.ALL_TO_ALL)) {
       finish(nccl.ncclAlltoAll(ptr(send), ptr(recv), count, ncclType(type), comm, stream(stream)),
           "ncclAlltoAll", Collective.ALL_TO_ALL);
@@ -367,6 +377,40 @@ public final class NcclCommunicator implements AutoCloseable {
   /** Window deregistrations NCCL refused (the windows go with the communicator). */
   public List<String> deregisterFailures() {
     return List.copyOf(deregisterFailures);
+  }
+
+  private void noteBuffers(Collective c, DataType type, ReduceOp op, long send, long sendBytes, long recv,
+      long recvBytes) {
+    BufferRegistration now = windows.isEmpty() ? BufferRegistration.NONE
+        : registrationOf(send, sendBytes, recv, recvBytes);
+    // Keep the least registered: NONE < RECV_ONLY < SEND_AND_RECV.
+    callBuffers.merge(c, now, (a, b) -> a.ordinal() <= b.ordinal() ? a : b);
+    callTypes.computeIfAbsent(c, k -> java.util.EnumSet.noneOf(DataType.class)).add(type);
+    if (op != null) {
+      callOps.computeIfAbsent(c, k -> java.util.EnumSet.noneOf(ReduceOp.class)).add(op);
+    }
+  }
+
+  /**
+   * The runtime proof for every collective that ran on this communicator: predictions from the
+   * detector over {@code facts} with the buffers the calls really used, observations from this
+   * process's NCCL log. Returns the proof's findings (also in {@link #pathProof()}); a contradiction
+   * is logged as a WARNING and counted. Call it after the collectives completed.
+   */
+  public List<String> proveFromLog(dev.gpucoll.cuda.eligibility.GroupFacts facts) {
+    synchronized (proof) {
+      callBuffers.forEach((c, buffers) -> {
+        java.util.Set<DataType> types = callTypes.getOrDefault(c, java.util.Set.of());
+        java.util.Set<ReduceOp> ops = callOps.getOrDefault(c, java.util.Set.of());
+        // One type and one op: the prediction can say which kernel; mixed calls leave it unverified.
+        DataType t = types.size() == 1 ? types.iterator().next() : null;
+        ReduceOp o = ops.size() == 1 ? ops.iterator().next() : null;
+        proof.predict(c, dev.gpucoll.cuda.eligibility.ZeroCtaDetector.evaluate(facts, ctaPolicy, c, buffers, t, o)
+            .predicted());
+      });
+    }
+    proof.checkLog(System.getenv(), ProcessHandle.current().pid(), rank == 0);
+    return proof.findings();
   }
 
   /** What the detector needs to know about a call's buffers. */

@@ -198,7 +198,6 @@ public final class NcclSelfCheck {
       for (Collective coll : List.of(Collective.ALL_GATHER, Collective.ALL_TO_ALL)) {
         Verdict v = ZeroCtaDetector.evaluate(group, policy, coll, buffers, DataType.UINT8, null);
         verdicts.put(coll, v);
-        comm.pathProof().predict(coll, v.predicted());
       }
       comm.allGather(sendAddr, recvAddr, BYTES, DataType.UINT8, 0);
       comm.allToAll(sendAddr, recvAddr, BYTES, DataType.UINT8, 0);
@@ -216,7 +215,7 @@ public final class NcclSelfCheck {
       out.add(verdictLine(ok, c.name() + " rank " + rank + ": allGather of " + BYTES + " B per rank is correct"));
 
       if (rank == 0) {
-        report(c, comm, verdicts, out);
+        report(c, comm, group, verdicts, out);
       }
       // ncclCommSplit: one color for all, so the "row" is the whole group; it must work and be distinct.
       try (NcclCommunicator row = comm.split(0, rank)) {
@@ -240,7 +239,7 @@ public final class NcclSelfCheck {
     }
   }
 
-  private static void report(Case c, NcclCommunicator comm, Map<Collective, Verdict> verdicts,
+  private static void report(Case c, NcclCommunicator comm, GroupFacts group, Map<Collective, Verdict> verdicts,
       ConcurrentLinkedQueue<String> out) {
     for (Verdict v : verdicts.values()) {
       out.add("prediction " + v.collective().apiName() + ": " + v.predicted().algorithm());
@@ -264,7 +263,8 @@ public final class NcclSelfCheck {
     out.add("nccl log " + log.get().file() + ": version " + s.version() + ", CTA policy config " + s.configPolicies()
         + ", env " + s.environment() + ", Init CE ranks " + s.ceInitRanks() + ", symmetric " + s.symmetricKernels());
     long before = PathProof.contradictions();
-    for (String f : comm.pathProof().check(s, NcclDebugLog.tuningLogged(System.getenv()), true)) {
+    // The backend's path: predictions from the buffers the calls used, observation from this process's log.
+    for (String f : comm.proveFromLog(group)) {
       out.add("proof: " + f);
     }
     out.add(verdictLine(PathProof.contradictions() == before,
