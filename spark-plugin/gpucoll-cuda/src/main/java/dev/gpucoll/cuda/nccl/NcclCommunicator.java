@@ -452,6 +452,43 @@ public final class NcclCommunicator implements AutoCloseable {
     return proof;
   }
 
+  /**
+   * Waits until {@code stream} has drained, watching NCCL meanwhile: an asynchronous NCCL error, or
+   * the stream still busy after the timeout (a peer that never joined a collective), aborts the
+   * communicator (ncclCommAbort also ends the stuck kernels) and throws naming the rank.
+   */
+  public void synchronize(long stream, Collective pending) {
+    ensureOpen(pending);
+    CUstream_st s = stream(stream);
+    long deadline = System.nanoTime() + timeout.toNanos();
+    int[] state = new int[1];
+    for (int spins = 0; ; spins++) {
+      int q = cudart.cudaStreamQuery(s);
+      if (q == cudart.cudaSuccess) {
+        return;
+      }
+      if (q != cudart.cudaErrorNotReady) {
+        abort();
+        throw new CollectiveException(rank, pending, "CUDA error while waiting for the stream: "
+            + cudart.cudaGetErrorString(q).getString() + "; communicator aborted");
+      }
+      nccl.ncclCommGetAsyncError(comm, state);
+      if (state[0] != ncclSuccess && state[0] != ncclInProgress) {
+        String why = describe(state[0]);
+        abort();
+        throw new CollectiveException(rank, pending, "NCCL asynchronous error: " + why + "; communicator aborted");
+      }
+      if (System.nanoTime() > deadline) {
+        abort();
+        throw new CollectiveTimeoutException(rank, pending, List.of(), "stream still busy after " + timeout
+            + ": a peer did not join the collective; communicator aborted");
+      }
+      if (spins > 1000) {
+        LockSupport.parkNanos(20_000);
+      }
+    }
+  }
+
   /** Throws (after aborting) when NCCL reported an asynchronous error, e.g. a peer that died. */
   public void checkAsyncError() {
     ensureOpen(null);

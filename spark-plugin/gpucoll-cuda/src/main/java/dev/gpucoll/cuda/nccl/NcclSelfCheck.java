@@ -202,7 +202,7 @@ public final class NcclSelfCheck {
       comm.allGather(sendAddr, recvAddr, BYTES, DataType.UINT8, 0);
       comm.allToAll(sendAddr, recvAddr, BYTES, DataType.UINT8, 0);
       comm.allGather(sendAddr, recvAddr, BYTES, DataType.UINT8, 0);
-      checkCuda(cudart.cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      comm.synchronize(0, Collective.ALL_GATHER);
       byte[] host = new byte[(int) (BYTES * n)];
       org.bytedeco.javacpp.BytePointer back = new org.bytedeco.javacpp.BytePointer(host.length);
       checkCuda(cudart.cudaMemcpy(back, NcclCommunicator.ptr(recvAddr), host.length, cudart.cudaMemcpyDeviceToHost),
