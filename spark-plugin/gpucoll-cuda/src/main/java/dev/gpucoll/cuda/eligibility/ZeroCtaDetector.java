@@ -71,7 +71,7 @@ public final class ZeroCtaDetector {
           + (collective == Collective.ALL_TO_ALLV ? "; allToAllv is grouped send/recv" : "")));
     }
 
-    int nccl = versions(topology, shared, unverified);
+    int nccl = versions(topology, shared);
     driver(topology, ceOnly, unverified);
     hosts(topology, nccl, collective, buffers, ceOnly, symOnly, unverified);
     sharedGpu(topology, shared);
@@ -100,7 +100,7 @@ public final class ZeroCtaDetector {
     return evaluate(topology, configPolicy, collective, BufferRegistration.UNKNOWN, null, null);
   }
 
-  private static int versions(GroupFacts g, List<Reason> out, List<Reason> unverified) {
+  private static int versions(GroupFacts g, List<Reason> out) {
     Map<Integer, List<Integer>> byVersion = new TreeMap<>();
     List<Integer> noCuda = new ArrayList<>();
     for (Member m : g.members()) {

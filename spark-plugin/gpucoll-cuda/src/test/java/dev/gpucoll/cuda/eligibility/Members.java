@@ -54,9 +54,4 @@ final class Members {
     }
     return out;
   }
-
-  static GroupFacts topology(List<MemberInfo> ms) {
-    return GroupFacts.of(ms);
-  }
-
 }
