@@ -28,7 +28,7 @@ __device__ bool validate(const Ctx& c, uint32_t dtype, bool reduction) {
   uint32_t bad = 0;
   if (a.nranks == 0 || a.nranks > GC_MAX_RANKS) bad = kBadNranks;
   else if (a.rank >= a.nranks) bad = kBadRank;
-  else if (a.epoch == 0 || (a.epoch >> 40) != 0) bad = kBadEpoch;
+  else if (c.epoch == 0 || (c.epoch >> 40) != 0) bad = kBadEpoch;
   else if (blockDim.x != GC_BLOCK_THREADS || gridDim.x > GC_MAX_BLOCKS) bad = kBadGeometry;
   else if (dtype == GC_DT_COUNT ? gc_dtype_size(a.dtype) == 0 : a.dtype != dtype) bad = kBadDtype;
   else if (reduction && a.op > GC_OP_AVG) bad = kBadOp;
@@ -103,8 +103,8 @@ __device__ bool prologue(const Ctx& c, uint32_t dtype, bool reduction) {
 // ------------------------------------------------------------------ allReduce
 
 // One-shot: bcast my slots to every rank, recvReduce every slot from all ranks. No barrier.
-template <typename T> __device__ void allReduceLL(const GcArgs& a) {
-  Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_LL));
+template <typename T> __device__ void allReduceLL(const GcArgs& a, uint64_t epoch) {
+  Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_LL), epoch);
   const uint64_t bytes = a.count * sizeof(T);
   if (!prologue(c, DtypeOf<T>::value, true) || !withinCapacity(c, bytes, GC_LL_MAX_BYTES)) return;
   const char* in = reinterpret_cast<const char*>(a.send);
@@ -123,8 +123,8 @@ template <typename T> __device__ void allReduceLL(const GcArgs& a) {
 
 // The same movement with a flag barrier before (peers' staging is free) and after (all data is in),
 // as vLLM's custom allReduce does; rounds of GC_RAW_PEER_BYTES. For the benchmark comparison.
-template <typename T> __device__ void allReduceBarrier2(const GcArgs& a) {
-  Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_BARRIER2));
+template <typename T> __device__ void allReduceBarrier2(const GcArgs& a, uint64_t epoch) {
+  Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_BARRIER2), epoch);
   const uint64_t bytes = a.count * sizeof(T);
   if (!prologue(c, DtypeOf<T>::value, true)) return;
   const char* in = reinterpret_cast<const char*>(a.send);
@@ -157,8 +157,8 @@ template <typename T> __device__ void allReduceBarrier2(const GcArgs& a) {
 
 // Two-shot: reduce-scatter then all-gather of 16-byte units over sentinel-prefilled, double-buffered
 // regions. Owner o reduces units [o*P, o*P+P) in rank order and sends the result to every rank.
-template <typename T> __device__ void allReduceSentinel(const GcArgs& a) {
-  Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_SENTINEL));
+template <typename T> __device__ void allReduceSentinel(const GcArgs& a, uint64_t epoch) {
+  Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_SENTINEL), epoch);
   const uint64_t bytes = a.count * sizeof(T);
   if (!prologue(c, DtypeOf<T>::value, true) || !withinCapacity(c, bytes, GC_SENT_MAX_BYTES)) return;
   const char* in = reinterpret_cast<const char*>(a.send);
@@ -196,9 +196,9 @@ template <typename A> __device__ __forceinline__ A loadVolatile(const char* p) {
 // LL128-atomic: a warp per 128-byte line. Reduce-scatter by hardware atomics into the owner's line
 // (owner = line % n) plus a counter; the owner waits for counter == n, clears the line for the next
 // use of this parity, and publishes the sum to every rank's all-gather line (epoch in the header).
-template <typename T> __device__ void allReduceLL128(const GcArgs& a) {
+template <typename T> __device__ void allReduceLL128(const GcArgs& a, uint64_t epoch) {
   using A = typename Acc<T>::type;
-  Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_LL128));
+  Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_LL128), epoch);
   if (!prologue(c, DtypeOf<T>::value, true)) return;
   if (a.op != GC_OP_SUM && a.op != GC_OP_AVG) {
     if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, a.op, kBadOp);
@@ -261,8 +261,8 @@ __device__ void llExchange(const Ctx& c, const Layout& L) {
   }
 }
 
-__device__ void movementLL(const GcArgs& a, uint32_t coll) {
-  Ctx c(a, GC_KERNEL_ID(coll, GC_VAR_LL));
+__device__ void movementLL(const GcArgs& a, uint32_t coll, uint64_t epoch) {
+  Ctx c(a, GC_KERNEL_ID(coll, GC_VAR_LL), epoch);
   if (!prologue(c, GC_DT_COUNT, false)) return;
   Layout L(a, coll);
   if (!L.validOffsets()) {
@@ -279,8 +279,8 @@ __device__ void movementLL(const GcArgs& a, uint32_t coll) {
 }
 
 // Segment p of my input to rank p; my segment reduced over ranks 0..n-1.
-template <typename T> __device__ void reduceScatterLL(const GcArgs& a) {
-  Ctx c(a, GC_KERNEL_ID(GC_COLL_REDUCESCATTER, GC_VAR_LL));
+template <typename T> __device__ void reduceScatterLL(const GcArgs& a, uint64_t epoch) {
+  Ctx c(a, GC_KERNEL_ID(GC_COLL_REDUCESCATTER, GC_VAR_LL), epoch);
   const uint64_t bytes = a.count * sizeof(T);
   if (!prologue(c, DtypeOf<T>::value, true) || !withinCapacity(c, bytes, GC_LL_MAX_BYTES)) return;
   const char* in = reinterpret_cast<const char*>(a.send);
@@ -356,8 +356,8 @@ __device__ bool pipeExchange(const Ctx& c, const Layout& L, uint32_t& round) {
   return true;
 }
 
-__device__ void movementPipe(const GcArgs& a, uint32_t coll) {
-  Ctx c(a, GC_KERNEL_ID(coll, GC_VAR_PIPE));
+__device__ void movementPipe(const GcArgs& a, uint32_t coll, uint64_t epoch) {
+  Ctx c(a, GC_KERNEL_ID(coll, GC_VAR_PIPE), epoch);
   if (!prologue(c, GC_DT_COUNT, false)) return;
   Layout L(a, coll);
   if (!L.validOffsets() || (coll == GC_COLL_BROADCAST && a.root >= a.nranks)) {
@@ -411,8 +411,8 @@ __device__ bool pipeReduceScatter(const Ctx& c, const char* in, char* out, uint6
   return true;
 }
 
-template <typename T> __device__ void reduceScatterPipe(const GcArgs& a) {
-  Ctx c(a, GC_KERNEL_ID(GC_COLL_REDUCESCATTER, GC_VAR_PIPE));
+template <typename T> __device__ void reduceScatterPipe(const GcArgs& a, uint64_t epoch) {
+  Ctx c(a, GC_KERNEL_ID(GC_COLL_REDUCESCATTER, GC_VAR_PIPE), epoch);
   if (!prologue(c, DtypeOf<T>::value, true)) return;
   const uint64_t bytes = a.count * sizeof(T);
   const char* in = reinterpret_cast<const char*>(a.send);
@@ -423,8 +423,8 @@ template <typename T> __device__ void reduceScatterPipe(const GcArgs& a) {
 }
 
 // Reduce-scatter into my segment of recv, then all-gather the segments, all through the pipe.
-template <typename T> __device__ void allReducePipe(const GcArgs& a) {
-  Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_PIPE));
+template <typename T> __device__ void allReducePipe(const GcArgs& a, uint64_t epoch) {
+  Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_PIPE), epoch);
   if (!prologue(c, DtypeOf<T>::value, true)) return;
   const uint64_t bytes = a.count * sizeof(T);
   const char* in = reinterpret_cast<const char*>(a.send);
@@ -463,8 +463,8 @@ template <typename T> __device__ void allReducePipe(const GcArgs& a) {
 
 // ------------------------------------------------------------------ barrier
 
-__device__ void barrierKernel(const GcArgs& a) {
-  Ctx c(a, GC_KERNEL_ID(GC_COLL_BARRIER, GC_VAR_LL));
+__device__ void barrierKernel(const GcArgs& a, uint64_t epoch) {
+  Ctx c(a, GC_KERNEL_ID(GC_COLL_BARRIER, GC_VAR_LL), epoch);
   if (!prologue(c, GC_DT_COUNT, false) || c.n == 1) return;
   flagBarrier(c, (c.epoch << 24) + 1);
 }
@@ -474,13 +474,13 @@ __device__ void barrierKernel(const GcArgs& a) {
 #define GC_KERNEL extern "C" __global__ void __launch_bounds__(GC_BLOCK_THREADS, 2)
 
 #define GC_REDUCTION_KERNELS(sfx, T)                                                                 \
-  GC_KERNEL gc_allreduce_ll_##sfx(const __grid_constant__ GcArgs a) { gc::allReduceLL<T>(a); }        \
-  GC_KERNEL gc_allreduce_sentinel_##sfx(const __grid_constant__ GcArgs a) { gc::allReduceSentinel<T>(a); } \
-  GC_KERNEL gc_allreduce_ll128_##sfx(const __grid_constant__ GcArgs a) { gc::allReduceLL128<T>(a); }  \
-  GC_KERNEL gc_allreduce_pipe_##sfx(const __grid_constant__ GcArgs a) { gc::allReducePipe<T>(a); }    \
-  GC_KERNEL gc_allreduce_barrier2_##sfx(const __grid_constant__ GcArgs a) { gc::allReduceBarrier2<T>(a); } \
-  GC_KERNEL gc_reducescatter_ll_##sfx(const __grid_constant__ GcArgs a) { gc::reduceScatterLL<T>(a); } \
-  GC_KERNEL gc_reducescatter_pipe_##sfx(const __grid_constant__ GcArgs a) { gc::reduceScatterPipe<T>(a); }
+  GC_KERNEL gc_allreduce_ll_##sfx(const __grid_constant__ GcArgs a) { gc::allReduceLL<T>(a, a.epoch); }        \
+  GC_KERNEL gc_allreduce_sentinel_##sfx(const __grid_constant__ GcArgs a) { gc::allReduceSentinel<T>(a, a.epoch); } \
+  GC_KERNEL gc_allreduce_ll128_##sfx(const __grid_constant__ GcArgs a) { gc::allReduceLL128<T>(a, a.epoch); }  \
+  GC_KERNEL gc_allreduce_pipe_##sfx(const __grid_constant__ GcArgs a) { gc::allReducePipe<T>(a, a.epoch); }    \
+  GC_KERNEL gc_allreduce_barrier2_##sfx(const __grid_constant__ GcArgs a) { gc::allReduceBarrier2<T>(a, a.epoch); } \
+  GC_KERNEL gc_reducescatter_ll_##sfx(const __grid_constant__ GcArgs a) { gc::reduceScatterLL<T>(a, a.epoch); } \
+  GC_KERNEL gc_reducescatter_pipe_##sfx(const __grid_constant__ GcArgs a) { gc::reduceScatterPipe<T>(a, a.epoch); }
 
 GC_REDUCTION_KERNELS(f32, float)
 GC_REDUCTION_KERNELS(f64, double)
@@ -489,12 +489,12 @@ GC_REDUCTION_KERNELS(bf16, __nv_bfloat16)
 GC_REDUCTION_KERNELS(i32, int32_t)
 GC_REDUCTION_KERNELS(i64, int64_t)
 
-GC_KERNEL gc_allgather_ll(const __grid_constant__ GcArgs a) { gc::movementLL(a, GC_COLL_ALLGATHER); }
-GC_KERNEL gc_allgather_pipe(const __grid_constant__ GcArgs a) { gc::movementPipe(a, GC_COLL_ALLGATHER); }
-GC_KERNEL gc_alltoall_ll(const __grid_constant__ GcArgs a) { gc::movementLL(a, GC_COLL_ALLTOALL); }
-GC_KERNEL gc_alltoall_pipe(const __grid_constant__ GcArgs a) { gc::movementPipe(a, GC_COLL_ALLTOALL); }
-GC_KERNEL gc_alltoallv_ll(const __grid_constant__ GcArgs a) { gc::movementLL(a, GC_COLL_ALLTOALLV); }
-GC_KERNEL gc_alltoallv_pipe(const __grid_constant__ GcArgs a) { gc::movementPipe(a, GC_COLL_ALLTOALLV); }
-GC_KERNEL gc_broadcast_ll(const __grid_constant__ GcArgs a) { gc::movementLL(a, GC_COLL_BROADCAST); }
-GC_KERNEL gc_broadcast_pipe(const __grid_constant__ GcArgs a) { gc::movementPipe(a, GC_COLL_BROADCAST); }
-GC_KERNEL gc_barrier(const __grid_constant__ GcArgs a) { gc::barrierKernel(a); }
+GC_KERNEL gc_allgather_ll(const __grid_constant__ GcArgs a) { gc::movementLL(a, GC_COLL_ALLGATHER, a.epoch); }
+GC_KERNEL gc_allgather_pipe(const __grid_constant__ GcArgs a) { gc::movementPipe(a, GC_COLL_ALLGATHER, a.epoch); }
+GC_KERNEL gc_alltoall_ll(const __grid_constant__ GcArgs a) { gc::movementLL(a, GC_COLL_ALLTOALL, a.epoch); }
+GC_KERNEL gc_alltoall_pipe(const __grid_constant__ GcArgs a) { gc::movementPipe(a, GC_COLL_ALLTOALL, a.epoch); }
+GC_KERNEL gc_alltoallv_ll(const __grid_constant__ GcArgs a) { gc::movementLL(a, GC_COLL_ALLTOALLV, a.epoch); }
+GC_KERNEL gc_alltoallv_pipe(const __grid_constant__ GcArgs a) { gc::movementPipe(a, GC_COLL_ALLTOALLV, a.epoch); }
+GC_KERNEL gc_broadcast_ll(const __grid_constant__ GcArgs a) { gc::movementLL(a, GC_COLL_BROADCAST, a.epoch); }
+GC_KERNEL gc_broadcast_pipe(const __grid_constant__ GcArgs a) { gc::movementPipe(a, GC_COLL_BROADCAST, a.epoch); }
+GC_KERNEL gc_barrier(const __grid_constant__ GcArgs a) { gc::barrierKernel(a, a.epoch); }

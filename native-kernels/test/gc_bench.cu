@@ -20,18 +20,14 @@
 // for the kernel boundary that the epoch proof relies on.
 __global__ void __launch_bounds__(GC_BLOCK_THREADS, 2) benchLoopLL(const __grid_constant__ GcArgs a, int k) {
   for (int i = 0; i < k; ++i) {
-    GcArgs b = a;
-    b.epoch = a.epoch + i;
-    gc::allReduceLL<float>(b);
+    gc::allReduceLL<float>(a, a.epoch + i);
     __syncthreads();
     __threadfence();
   }
 }
 __global__ void __launch_bounds__(GC_BLOCK_THREADS, 2) benchLoopBarrier2(const __grid_constant__ GcArgs a, int k) {
   for (int i = 0; i < k; ++i) {
-    GcArgs b = a;
-    b.epoch = a.epoch + i;
-    gc::allReduceBarrier2<float>(b);
+    gc::allReduceBarrier2<float>(a, a.epoch + i);
     __syncthreads();
     __threadfence();
   }
@@ -49,6 +45,7 @@ struct Bufs {
       CK(cudaMalloc(&recv[r], bytes));
       CK(cudaMemcpy(send[r], h.data(), bytes, cudaMemcpyHostToDevice));
     }
+    CK(cudaDeviceSynchronize());
   }
   ~Bufs() {
     for (size_t r = 0; r < send.size(); ++r) { cudaFree(send[r]); cudaFree(recv[r]); }
@@ -149,31 +146,42 @@ int main(int argc, char** argv) {
   const uint64_t sizes[] = {8, 64, 512, 4096, 16384, 65536, 262144, 1u << 20, 4u << 20, 16u << 20, 64u << 20};
   const int reps = 5;
 
-  std::printf("\n## allReduce fp32 sum: barrier-free vs two-barrier (graph replay of K back-to-back launches per rank, median of %d)\n\n", reps);
-  std::printf("| ranks | bytes | barrier-free kernel | barrier-free us | two-barrier us | ratio | ll128 us |\n");
-  std::printf("|---|---|---|---|---|---|---|\n");
+  std::printf("\n## allReduce fp32 sum, us per collective: graph replay of K back-to-back launches per rank, median of %d\n", reps);
+  std::printf("(- = size above that kernel's capacity; best = fastest barrier-free kernel; ratio = best / two-barrier)\n\n");
+  std::printf("| ranks | bytes | ll | sentinel | ll128 | pipe | two-barrier | best barrier-free | ratio |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  const char* names[] = {"ll", "sentinel", "ll128", "pipe"};
+  Kernel bfKernels[] = {gc_allreduce_ll_f32, gc_allreduce_sentinel_f32, gc_allreduce_ll128_f32, gc_allreduce_pipe_f32};
   for (int n : {2, 4, 8}) {
     Comm c(n);
     Bufs b(n, 64u << 20);
     for (uint64_t bytes : sizes) {
       const uint64_t count = bytes / 4;
       const int K = bytes <= 65536 ? 200 : bytes <= (1u << 20) ? 50 : bytes <= (16u << 20) ? 10 : 4;
-      const bool ll = bytes <= GC_LL_MAX_BYTES, sent = bytes <= GC_SENT_MAX_BYTES;
-      Kernel bf = ll ? gc_allreduce_ll_f32 : sent ? gc_allreduce_sentinel_f32 : gc_allreduce_pipe_f32;
-      const char* bfName = ll ? "ll one-shot" : sent ? "sentinel two-shot" : "pipe RS+AG";
-      const unsigned grid = ll || sent ? GC_GRID_FOR_BYTES(bytes) : GC_PIPE_BLOCKS;
-      std::vector<double> tb, t2, t128;
-      const bool with128 = count <= GC_LL128_MAX_COUNT(GC_DT_FLOAT32);
-      for (int i = 0; i < reps + 1; ++i) {  // first round warms up
-        double x = timeGraph(c, b, bf, grid, count, K);
+      const bool fits[] = {bytes <= GC_LL_MAX_BYTES, bytes <= GC_SENT_MAX_BYTES, count <= GC_LL128_MAX_COUNT(GC_DT_FLOAT32),
+                           bytes >= 65536};
+      std::vector<double> t[5];
+      for (int i = 0; i < reps + 1; ++i) {  // the first round warms up
+        for (int v = 0; v < 4; ++v) {
+          if (!fits[v]) continue;
+          double x = timeGraph(c, b, bfKernels[v], v == 3 ? GC_PIPE_BLOCKS : GC_GRID_FOR_BYTES(bytes), count, K);
+          if (i > 0) t[v].push_back(x);
+        }
         double y = timeGraph(c, b, gc_allreduce_barrier2_f32, GC_GRID_FOR_BYTES(bytes), count, K);
-        double z = with128 ? timeGraph(c, b, gc_allreduce_ll128_f32, GC_GRID_FOR_BYTES(bytes), count, K) : 0;
-        if (i > 0) { tb.push_back(x); t2.push_back(y); t128.push_back(z); }
+        if (i > 0) t[4].push_back(y);
       }
-      double mb = median(tb), m2 = median(t2);
-      char z[32] = "-";
-      if (with128) std::snprintf(z, sizeof z, "%.2f", median(t128));
-      std::printf("| %d | %llu | %s | %.2f | %.2f | %.2f | %s |\n", n, (unsigned long long)bytes, bfName, mb, m2, mb / m2, z);
+      char cell[4][32];
+      int best = -1;
+      double bestT = 1e30;
+      for (int v = 0; v < 4; ++v) {
+        if (!fits[v]) { std::snprintf(cell[v], 32, "-"); continue; }
+        double m = median(t[v]);
+        std::snprintf(cell[v], 32, "%.2f", m);
+        if (m < bestT) { bestT = m; best = v; }
+      }
+      const double m2 = median(t[4]);
+      std::printf("| %d | %llu | %s | %s | %s | %s | %.2f | %s | %.2f |\n", n, (unsigned long long)bytes, cell[0], cell[1], cell[2],
+                  cell[3], m2, names[best], bestT / m2);
       std::fflush(stdout);
     }
   }

@@ -140,8 +140,9 @@ struct Ctx {
   uint64_t timeoutNs;
   uint32_t rank, n, kernel;
 
-  __device__ Ctx(const GcArgs& args, uint32_t kernelId)
-      : a(&args), epoch(args.epoch), timeoutNs(args.timeout_ns ? args.timeout_ns : GC_DEFAULT_TIMEOUT_NS),
+  // epoch: args.epoch for a launch; args.epoch + i for the i-th collective of an in-kernel loop.
+  __device__ Ctx(const GcArgs& args, uint32_t kernelId, uint64_t epochOfCall)
+      : a(&args), epoch(epochOfCall), timeoutNs(args.timeout_ns ? args.timeout_ns : GC_DEFAULT_TIMEOUT_NS),
         rank(args.rank), n(args.nranks), kernel(kernelId) {}
   __device__ char* ws(uint32_t r) const { return reinterpret_cast<char*>(a->peers[r]); }
   __device__ char* own() const { return ws(rank); }
@@ -178,19 +179,29 @@ struct Ctx {
   }
 };
 
-// Bounds one wait: %globaltimer deadline and the host abort word, checked every 64 polls.
+// Bounds one wait: %globaltimer deadline, checked every 64 polls; the host abort word lives in mapped
+// host memory (a PCIe round trip to read), so it is read only once a wait has lasted 20 us, then every
+// 20 us -- never on the fast path.
 struct Spinner {
-  uint64_t t0 = 0;
+  uint64_t t0 = 0, nextAbortCheck = 0;
   uint32_t polls = 0;
+  static constexpr uint64_t kAbortCheckNs = 20000;
   // Returns false (after recording the error) when the wait must be abandoned.
   __device__ __forceinline__ bool keepWaiting(const Ctx& c, uint32_t peer, uint64_t waited,
                                               uint64_t observed) {
     if ((++polls & 63) != 0) return true;
-    uint64_t now = globaltimer();
-    if (t0 == 0) t0 = now;
-    if (c.a->abort_word != 0 && *reinterpret_cast<const volatile uint32_t*>(c.a->abort_word) != 0) {
-      c.recordError(GC_ERR_ABORTED, peer, waited, observed, peer);
-      return false;
+    const uint64_t now = globaltimer();
+    if (t0 == 0) {
+      t0 = now;
+      nextAbortCheck = now + kAbortCheckNs;
+      return true;
+    }
+    if (now >= nextAbortCheck) {
+      nextAbortCheck = now + kAbortCheckNs;
+      if (c.a->abort_word != 0 && *reinterpret_cast<const volatile uint32_t*>(c.a->abort_word) != 0) {
+        c.recordError(GC_ERR_ABORTED, peer, waited, observed, peer);
+        return false;
+      }
     }
     if (now - t0 > c.timeoutNs) {
       // Name the rank that never started this call if there is one (the true culprit: whoever we
@@ -213,6 +224,16 @@ __device__ __forceinline__ bool waitAtLeast(const Ctx& c, const void* word, uint
   return true;
 }
 
+// Relaxed variant for words that only gate our own later stores (no data is read after them).
+__device__ __forceinline__ bool waitAtLeastRelaxed(const Ctx& c, const void* word, uint64_t target, uint32_t peer) {
+  Spinner s;
+  uint64_t v;
+  while ((v = ld64(word)) < target) {
+    if (!s.keepWaiting(c, peer, target, v)) return false;
+  }
+  return true;
+}
+
 // Every kernel tells every peer which epoch it started (block 0 only; any block proves the launch).
 __device__ __forceinline__ void announce(const Ctx& c) {
   if (blockIdx.x == 0 && threadIdx.x < c.n && threadIdx.x != c.rank)
@@ -224,7 +245,7 @@ __device__ __forceinline__ void announce(const Ctx& c) {
 __device__ __forceinline__ bool awaitPeersStarted(const Ctx& c) {
   bool ok = true;
   for (uint32_t p = threadIdx.x & 31; p < c.n; p += 32)
-    if (p != c.rank && ok) ok = waitAtLeast(c, c.own() + GC_WS_ARRIVED + 8u * p, c.epoch - 1, p);
+    if (p != c.rank && ok) ok = waitAtLeastRelaxed(c, c.own() + GC_WS_ARRIVED + 8u * p, c.epoch - 1, p);
   return __all_sync(0xffffffffu, ok);
 }
 
