@@ -17,7 +17,6 @@ import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * What the host communicators share: argument checks, bookkeeping of the paths that ran, listeners
@@ -34,8 +33,11 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   protected final long timeoutNanos;
   protected final Reducer reducer = new Reducer();
 
-  private final List<CollectiveListener> listeners = new CopyOnWriteArrayList<>();
+  private volatile CollectiveListener[] listeners = new CollectiveListener[0];
   private final Map<Collective, Map<String, long[]>> observed = new EnumMap<>(Collective.class);
+  private Collective lastCollective;
+  private String lastAlgorithm;
+  private long[] lastCounter;
   private volatile boolean closed;
   /** Set when the group can no longer run collectives (timeout, a peer gone); then every call fails. */
   protected volatile String brokenReason;
@@ -184,8 +186,10 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   }
 
   @Override
-  public final void addListener(CollectiveListener listener) {
-    listeners.add(listener);
+  public final synchronized void addListener(CollectiveListener listener) {
+    CollectiveListener[] more = java.util.Arrays.copyOf(listeners, listeners.length + 1);
+    more[more.length - 1] = listener;
+    listeners = more;
   }
 
   @Override
@@ -262,7 +266,14 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   private void finish(Collective c, String algorithm, long bytes, long t0) {
     long nanos = System.nanoTime() - t0;
     synchronized (observed) {
-      observed.computeIfAbsent(c, k -> new LinkedHashMap<>()).computeIfAbsent(algorithm, k -> new long[1])[0]++;
+      // Algorithm names are constants: the same call as last time hits the cached counter.
+      if (c != lastCollective || algorithm != lastAlgorithm) {
+        lastCounter = observed.computeIfAbsent(c, k -> new LinkedHashMap<>())
+            .computeIfAbsent(algorithm, k -> new long[1]);
+        lastCollective = c;
+        lastAlgorithm = algorithm;
+      }
+      lastCounter[0]++;
     }
     for (CollectiveListener l : listeners) {
       l.onCollective(c, algorithm, bytes, nanos);
@@ -326,8 +337,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
         return null;
       }
       Buffer view = (Buffer) v;
-      if (view.capacity() < needed) {
-        fail(role + " buffer holds " + view.capacity() + " " + type + " elements, the call needs "
+      if (view.limit() < needed) {
+        fail(role + " buffer holds " + view.limit() + " " + type + " elements, the call needs "
             + needed);
         return null;
       }

@@ -8,9 +8,15 @@ import java.util.concurrent.locks.LockSupport;
  * parking let several ranks share 2 cores without starving the rank they wait for.
  */
 final class Backoff {
-  static final long SPIN_NANOS = 50_000;
+  /**
+   * Spin budget before yielding. Short, because when two ranks share a core (more ranks than
+   * cores, or a loaded machine) every wait costs about twice this budget; with a core per rank a
+   * small message arrives well within it.
+   */
+  static final long SPIN_NANOS = 10_000;
   static final long YIELD_NANOS = 1_000_000;
-  private static final long MAX_PARK_NANOS = 1_000_000;
+  /** Longest sleep between checks: a chunked large message waits many times per call. */
+  private static final long MAX_PARK_NANOS = 100_000;
 
   private long start;
   private long parkNanos;
@@ -20,7 +26,7 @@ final class Backoff {
   Backoff begin() {
     start = 0;
     calls = 0;
-    parkNanos = 2_000;
+    parkNanos = 5_000;
     return this;
   }
 

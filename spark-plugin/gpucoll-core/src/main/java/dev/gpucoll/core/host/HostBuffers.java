@@ -42,7 +42,7 @@ final class HostBuffers {
     if (!(buffer instanceof CommBuffer.Host host)) {
       return role + " buffer is device memory; the host backend needs host buffers (arrays or NIO)";
     }
-    Buffer nio = host.nio().duplicate();
+    Buffer nio = host.nio();
     Class<? extends Buffer> want = viewClass(type);
     if (nio instanceof ByteBuffer bytes) {
       ByteBuffer b = bytes.slice().order(ByteOrder.nativeOrder());
@@ -52,7 +52,8 @@ final class HostBuffers {
       return role + " buffer is a " + simpleName(nio) + " but " + type + " needs a "
           + want.getSimpleName() + " (or a ByteBuffer)";
     }
-    return nio.slice();
+    // Absolute indexing starts at index 0, so a buffer already at position 0 serves as it is.
+    return nio.position() == 0 ? nio : nio.slice();
   }
 
   /** A typed view of a native-order byte buffer, indexed from its position. */

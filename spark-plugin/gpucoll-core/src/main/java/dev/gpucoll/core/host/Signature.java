@@ -22,6 +22,16 @@ record Signature(int code, long count, int type, int op, int root) {
     return new Signature(SETUP, what, -1, -1, -1);
   }
 
+  /** code, type, op and root in 16 bits each, for the shared-memory header. */
+  long packed() {
+    return ((long) (code & 0xFFFF) << 48) | ((long) (type & 0xFFFF) << 32) | ((long) (op & 0xFFFF) << 16)
+        | (root & 0xFFFF);
+  }
+
+  static Signature unpack(long word, long count) {
+    return new Signature((short) (word >>> 48), count, (short) (word >>> 32), (short) (word >>> 16), (short) word);
+  }
+
   String describe() {
     StringBuilder sb = new StringBuilder(
         code == SETUP ? "split/setup" : Collective.values()[code].apiName()).append('(');

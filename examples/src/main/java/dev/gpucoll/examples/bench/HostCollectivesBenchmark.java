@@ -1,0 +1,199 @@
+package dev.gpucoll.examples.bench;
+
+import dev.gpucoll.api.CommBuffer;
+import dev.gpucoll.api.Communicator;
+import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.CommunicatorFactory;
+import dev.gpucoll.core.config.GpuCollConf;
+import dev.gpucoll.core.rendezvous.FileRendezvous;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Host backend latency and bandwidth: allReduce (float32 sum) and allToAll (float32) from 8 B to
+ * 64 MiB between separate JVM processes on this machine, the way executors use it. The same sizes,
+ * iteration counts and table as scripts/mpi-anchor/ (Open MPI), so the two can be compared.
+ *
+ * <pre>
+ *   java -cp ... dev.gpucoll.examples.bench.HostCollectivesBenchmark [ranks] [--sizes=8,4096,...]
+ *       [--collectives=allReduce,allToAll] [--no-bind] [key=value ...]
+ * </pre>
+ * key=value pairs are spark.gpucoll settings without the prefix (e.g. algorithm=twoshot). Ranks
+ * are bound to cores (taskset) like mpirun's default binding unless --no-bind is given.
+ * Bytes are the message size per rank (allReduce: the vector; allToAll: the whole send buffer).
+ * Time is per call on rank 0 (median and p99 over back-to-back calls); GB/s = bytes / median.
+ */
+public final class HostCollectivesBenchmark {
+  /** Message sizes in bytes; scripts/mpi-anchor/collectives_bench.c uses the same list. */
+  static final String SIZES = "8,64,512,4096,32768,262144,1048576,4194304,16777216,67108864";
+
+  /** Timed calls per size: many for small messages, few for large ones; same as the MPI anchor. */
+  static int iterations(long bytes) {
+    if (bytes <= 4096) {
+      return 20000;
+    }
+    if (bytes <= (256 << 10)) {
+      return 2000;
+    }
+    if (bytes <= (4 << 20)) {
+      return 200;
+    }
+    return 30;
+  }
+
+  public static void main(String[] args) throws Exception {
+    if (args.length > 0 && args[0].equals("--rank")) {
+      rank(args);
+      return;
+    }
+    int ranks = 2;
+    boolean noBind = false;
+    List<String> settings = new ArrayList<>();
+    for (String a : args) {
+      if (a.equals("--no-bind")) {
+        noBind = true;
+      } else if (a.contains("=")) {
+        settings.add(a);
+      } else {
+        ranks = Integer.parseInt(a);
+      }
+    }
+    int cpus = Runtime.getRuntime().availableProcessors();
+    boolean bind = !noBind && ranks <= cpus && canRun("taskset", "-V");
+    System.out.println("# ranks bound to cores: " + (bind ? "yes (taskset -c rank)" : "no"));
+    Path dir = Files.createTempDirectory("gpucoll-bench-");
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    List<Process> procs = new ArrayList<>();
+    for (int r = 0; r < ranks; r++) {
+      List<String> cmd = new ArrayList<>();
+      if (bind) {
+        // Rank r on core r, as mpirun binds by default: otherwise a loaded machine may run both
+        // ranks on one core, where every wait costs a scheduler time slice.
+        cmd.addAll(List.of("taskset", "-c", Integer.toString(r % cpus)));
+      }
+      cmd.addAll(List.of(java, "-Xmx2g", "-XX:+UseParallelGC", "-cp",
+          System.getProperty("java.class.path"), HostCollectivesBenchmark.class.getName(), "--rank",
+          dir.toString(), Integer.toString(r), Integer.toString(ranks)));
+      cmd.addAll(settings);
+      ProcessBuilder pb = new ProcessBuilder(cmd);
+      pb.redirectErrorStream(true);
+      if (r == 0) {
+        pb.redirectOutput(ProcessBuilder.Redirect.INHERIT);
+      } else {
+        pb.redirectOutput(ProcessBuilder.Redirect.DISCARD);
+      }
+      procs.add(pb.start());
+    }
+    int failed = 0;
+    for (Process p : procs) {
+      if (!p.waitFor(30, TimeUnit.MINUTES) || p.exitValue() != 0) {
+        failed++;
+      }
+    }
+    if (failed > 0) {
+      System.err.println(failed + " benchmark rank(s) failed");
+      System.exit(1);
+    }
+  }
+
+  /**
+   * Runs the small-message paths until the JIT has compiled them: with every core busy spinning,
+   * the compiler threads get little CPU, and the first thousands of calls run interpreted.
+   */
+  private static void warmUp(Communicator comm) {
+    float[] a = new float[1024];
+    float[] b = new float[1024];
+    for (int i = 0; i < 60_000; i++) {
+      int count = (i & 1) == 0 ? 2 : 1024;
+      comm.allReduce(CommBuffer.of(a), CommBuffer.of(b), count, DataType.FLOAT32, ReduceOp.SUM);
+      comm.allToAll(CommBuffer.of(a), CommBuffer.of(b), count / comm.size(), DataType.FLOAT32);
+    }
+    comm.barrier();
+  }
+
+  private static boolean canRun(String... cmd) {
+    try {
+      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+          .start();
+      return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0;
+    } catch (Exception e) {
+      return false;
+    }
+  }
+
+  private static void rank(String[] args) throws Exception {
+    Path dir = Path.of(args[1]);
+    int rank = Integer.parseInt(args[2]);
+    int size = Integer.parseInt(args[3]);
+    Map<String, String> settings = new HashMap<>();
+    settings.put("spark.gpucoll.timeout", "120s");
+    String sizes = SIZES;
+    String collectives = "allReduce,allToAll";
+    for (int i = 4; i < args.length; i++) {
+      String[] kv = args[i].split("=", 2);
+      switch (kv[0]) {
+        case "--sizes" -> sizes = kv[1];
+        case "--collectives" -> collectives = kv[1];
+        default -> settings.put("spark.gpucoll." + kv[0], kv[1]);
+      }
+    }
+    GpuCollConf conf = GpuCollConf.of(settings).validate();
+    try (FileRendezvous rv = new FileRendezvous(dir, "bench", rank, size);
+        Communicator comm = CommunicatorFactory.create(rv, conf, "localhost")) {
+      if (rank == 0) {
+        System.out.printf(Locale.ROOT, "# gpucoll host backend (%s), %d processes, settings %s%n", comm.backend(),
+            size, settings);
+        System.out.printf(Locale.ROOT, "%-10s %10s %8s %12s %12s %10s  %s%n", "collective", "bytes", "iters",
+            "median_us", "p99_us", "GB/s", "algorithm");
+      }
+      warmUp(comm);
+      for (String coll : collectives.split(",")) {
+        for (long bytes : Arrays.stream(sizes.split(",")).mapToLong(Long::parseLong).toArray()) {
+          int count = (int) (bytes / 4);
+          float[] send = new float[count];
+          float[] recv = new float[count];
+          Arrays.fill(send, rank + 1);
+          CommBuffer s = CommBuffer.of(send);
+          CommBuffer r = CommBuffer.of(recv);
+          int iters = iterations(bytes);
+          int perPeer = Math.max(1, count / size);
+          Runnable call = coll.equals("allReduce")
+              ? () -> comm.allReduce(s, r, count, DataType.FLOAT32, ReduceOp.SUM)
+              : () -> comm.allToAll(s, r, perPeer, DataType.FLOAT32);
+          for (int i = 0; i < Math.min(iters, 2000) / 10 + 5; i++) {
+            call.run();
+          }
+          comm.barrier();
+          long[] t = new long[iters];
+          for (int i = 0; i < iters; i++) {
+            long t0 = System.nanoTime();
+            call.run();
+            t[i] = System.nanoTime() - t0;
+          }
+          if (coll.equals("allReduce") && recv[count - 1] != size * (size + 1) / 2f) {
+            throw new AssertionError("wrong allReduce result " + recv[count - 1]);
+          }
+          Arrays.sort(t);
+          double median = t[iters / 2] / 1e3;
+          double p99 = t[Math.min(iters - 1, (int) Math.ceil(iters * 0.99) - 1)] / 1e3;
+          if (rank == 0) {
+            long shown = coll.equals("allReduce") ? bytes : (long) perPeer * size * 4;
+            String algo = comm.explain(coll.equals("allReduce") ? dev.gpucoll.api.Collective.ALL_REDUCE
+                : dev.gpucoll.api.Collective.ALL_TO_ALL, shown).algorithm();
+            System.out.printf(Locale.ROOT, "%-10s %10d %8d %12.2f %12.2f %10.3f  %s%n", coll, shown, iters, median,
+                p99, shown / (median * 1e3), algo);
+          }
+          comm.barrier();
+        }
+      }
+    }
+  }
+}

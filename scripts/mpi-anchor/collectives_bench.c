@@ -1,0 +1,80 @@
+/*
+ * Open MPI anchor for the host backend benchmark: MPI_Allreduce (float sum) and MPI_Alltoall
+ * (float) over shared memory, with the same sizes, iteration counts and table as
+ * dev.gpucoll.examples.bench.HostCollectivesBenchmark. Time is per call on rank 0 (median and p99
+ * over back-to-back calls); GB/s = bytes / median.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const long SIZES[] = {8, 64, 512, 4 << 10, 32 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20};
+
+static int iterations(long bytes) {
+  if (bytes <= 4096) return 20000;
+  if (bytes <= (256 << 10)) return 2000;
+  if (bytes <= (4 << 20)) return 200;
+  return 30;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (rank == 0) {
+    printf("# Open MPI anchor, %d processes\n", size);
+    printf("%-10s %10s %8s %12s %12s %10s  %s\n", "collective", "bytes", "iters", "median_us", "p99_us", "GB/s",
+           "algorithm");
+  }
+  const char *colls[] = {"allReduce", "allToAll"};
+  for (int c = 0; c < 2; c++) {
+    for (size_t s = 0; s < sizeof(SIZES) / sizeof(SIZES[0]); s++) {
+      long bytes = SIZES[s];
+      int count = (int)(bytes / 4);
+      int per_peer = count / size > 0 ? count / size : 1;
+      float *send = malloc((size_t)(count > per_peer * size ? count : per_peer * size) * sizeof(float));
+      float *recv = malloc((size_t)(count > per_peer * size ? count : per_peer * size) * sizeof(float));
+      for (int i = 0; i < count; i++) send[i] = (float)(rank + 1);
+      int iters = iterations(bytes);
+      double *t = malloc((size_t)iters * sizeof(double));
+      int warm = (iters < 2000 ? iters : 2000) / 10 + 5;
+      for (int i = 0; i < warm; i++) {
+        if (c == 0) MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        else MPI_Alltoall(send, per_peer, MPI_FLOAT, recv, per_peer, MPI_FLOAT, MPI_COMM_WORLD);
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+      for (int i = 0; i < iters; i++) {
+        double t0 = MPI_Wtime();
+        if (c == 0) MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        else MPI_Alltoall(send, per_peer, MPI_FLOAT, recv, per_peer, MPI_FLOAT, MPI_COMM_WORLD);
+        t[i] = MPI_Wtime() - t0;
+      }
+      if (c == 0 && recv[count - 1] != size * (size + 1) / 2.0f) {
+        fprintf(stderr, "wrong allreduce result\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+      qsort(t, (size_t)iters, sizeof(double), cmp_double);
+      double median = t[iters / 2] * 1e6;
+      int p99i = (int)((iters * 99 + 99) / 100) - 1;
+      if (p99i >= iters) p99i = iters - 1;
+      double p99 = t[p99i] * 1e6;
+      if (rank == 0) {
+        long shown = c == 0 ? bytes : (long)per_peer * size * 4;
+        printf("%-10s %10ld %8d %12.2f %12.2f %10.3f  %s\n", colls[c], shown, iters, median, p99,
+               shown / (median * 1e3), c == 0 ? "MPI_Allreduce" : "MPI_Alltoall");
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+      free(send);
+      free(recv);
+      free(t);
+    }
+  }
+  MPI_Finalize();
+  return 0;
+}
