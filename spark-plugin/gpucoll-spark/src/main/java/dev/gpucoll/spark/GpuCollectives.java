@@ -134,8 +134,8 @@ public final class GpuCollectives {
     long taskId = task.taskAttemptId();
     useTaskGpu(task);
 
-    if (plugin == null) {
-      if (rank == 0) {
+    if (plugin == null || conf.get(GpuCollConf.RENDEZVOUS).equals("allgather")) {
+      if (rank == 0 && plugin == null) {
         LOG.warn("gpucoll: {} is not enabled (spark.plugins), so stage {} forms its communicator"
             + " with one BarrierTaskContext.allGather round, which costs about 1 s (Spark polls"
             + " it with a 1 s sleep), and cannot cache it for later stages; enable the plugin for"

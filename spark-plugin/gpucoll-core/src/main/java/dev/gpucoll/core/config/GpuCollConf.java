@@ -43,6 +43,13 @@ public final class GpuCollConf {
           + " paths).",
       "off", "summary", "verbose");
 
+  public static final ConfigEntry<String> RENDEZVOUS = choice("rendezvous", "auto",
+      "How the ranks of a barrier stage meet: 'auto' (through the plugin's RPC to the driver when"
+          + " GpuCollectivesPlugin is enabled, milliseconds per round; otherwise"
+          + " BarrierTaskContext.allGather rounds, about 1 s each) or 'allgather' (always allGather"
+          + " rounds and no communicator caching across stages; for comparison and debugging).",
+      "auto", "allgather");
+
   public static final ConfigEntry<String> SHM_DIR = entry("host.shmDir", "/dev/shm",
       "Directory for the host backend's shared-memory segments (files are mode 0600 and removed"
           + " when the group closes).",
