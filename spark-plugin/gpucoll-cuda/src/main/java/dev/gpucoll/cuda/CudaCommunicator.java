@@ -104,9 +104,17 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       throw new CollectiveException(rank, null, GpuCollConf.ALGORITHM.key() + "=" + algorithm
           + " is not served by the gpu backend's kernels in this build (it runs oneshot, twoshot, ll128)");
     }
+    int ll128MinRanks = group.conf().get(GpuCollConf.GPU_LL128_MIN_RANKS);
+    if (topology.gpuCount() < size) {
+      // Measured on one H200 (docs/gpu-results.md): with ranks sharing a GPU the LL128-atomic kernel is
+      // slower than one-shot LL at every size, so it is chosen only when each rank has its own GPU.
+      findings.add("LL128-atomic not chosen by size: ranks share a GPU (" + topology.gpuCount() + " GPUs for " + size
+          + " ranks)");
+      ll128MinRanks = Integer.MAX_VALUE;
+    }
     this.planner = new LaunchPlanner(rank, size, forced != null ? forced : LaunchPlanner.fromAlgorithmSetting(algorithm),
         group.conf().get(GpuCollConf.GPU_ONE_SHOT_MAX_BYTES), group.conf().get(GpuCollConf.GPU_TWO_SHOT_MAX_BYTES),
-        group.conf().get(GpuCollConf.GPU_LL128_MIN_RANKS));
+        ll128MinRanks);
     this.ownStream = CudaNative.streamCreateNonBlocking();
     this.stream = ownStream;
     this.image = KernelImage.forDevice(device);

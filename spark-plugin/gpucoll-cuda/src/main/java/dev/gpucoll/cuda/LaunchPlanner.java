@@ -89,11 +89,26 @@ public final class LaunchPlanner {
     };
   }
 
-  /** Plan for allToAllv: LL when every per-peer block fits an LL slot range, else the pipe. */
+  /**
+   * Plan for allToAllv. The LL kernel needs every per-peer block of every rank within its capacity,
+   * but a rank knows only its own counts, and ranks that chose different kernels would wait on each
+   * other forever; so the credit pipe (any size) unless LL is forced by the caller, who then vouches
+   * for every rank's counts.
+   */
   public LaunchPlan planAllToAllv(DataType t, long[] sendCounts, long[] recvCounts) {
     long maxBytes = AllToAllvPlan.maxBlock(sendCounts, recvCounts) * t.byteSize();
     List<String> why = new ArrayList<>();
-    KernelVariant v = movement(Collective.ALL_TO_ALLV, maxBytes, why);
+    KernelVariant v;
+    if (forced == KernelVariant.LL) {
+      v = movement(Collective.ALL_TO_ALLV, maxBytes, why);
+    } else if (forced != null && forced != KernelVariant.PIPE) {
+      throw new CollectiveException(rank, Collective.ALL_TO_ALLV, "variant " + forced.abiName()
+          + " exists for allReduce only; allToAllv has ll and pipe");
+    } else {
+      v = KernelVariant.PIPE;
+      why.add("allToAllv: per-peer counts differ between ranks and are not known to all, so every rank takes"
+          + " the credit pipe (any size); the LL kernel only when forced");
+    }
     return new LaunchPlan(Collective.ALL_TO_ALLV, v, kernelName(Collective.ALL_TO_ALLV, v, t), grid(v, maxBytes),
         maxBytes, algorithmName(Collective.ALL_TO_ALLV, v), why);
   }

@@ -88,14 +88,22 @@ class LaunchPlannerTest {
   }
 
   @Test
-  void allToAllvUsesLargestPerPeerBlock() {
+  void allToAllvTakesThePipeUnlessLlIsForced() {
+    // Ranks know only their own counts: choosing LL by local size could split the group between kernels.
     long[] send = {10, 20, 30, 40, 0, 0, 0, 0};
     long[] recv = {1, 1, 1, 1, 1, 1, 1, 16384};
     LaunchPlan p = auto.planAllToAllv(DataType.FLOAT32, send, recv);
-    assertEquals("gc_alltoallv_ll", p.kernel());
-    assertEquals(65536, p.bytes());
+    assertEquals("gc_alltoallv_pipe", p.kernel());
+    assertEquals(KernelAbi.PIPE_BLOCKS, p.grid());
+    LaunchPlanner ll = new LaunchPlanner(0, 8, KernelVariant.LL);
+    LaunchPlan forced = ll.planAllToAllv(DataType.FLOAT32, send, recv);
+    assertEquals("gc_alltoallv_ll", forced.kernel());
+    assertEquals(65536, forced.bytes());
+    assertEquals(8, forced.grid());
     recv[7] = 16385;
-    assertEquals("gc_alltoallv_pipe", auto.planAllToAllv(DataType.FLOAT32, send, recv).kernel());
+    assertThrows(CollectiveException.class, () -> ll.planAllToAllv(DataType.FLOAT32, send, recv));
+    assertThrows(CollectiveException.class,
+        () -> new LaunchPlanner(0, 8, KernelVariant.SENTINEL).planAllToAllv(DataType.FLOAT32, send, recv));
   }
 
   @Test

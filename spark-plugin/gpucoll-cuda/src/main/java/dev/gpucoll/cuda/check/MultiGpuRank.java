@@ -241,7 +241,10 @@ public final class MultiGpuRank {
     void call();
   }
 
-  /** Median over batches of the slowest rank's per-call time, from CUDA events and from a graph replay. */
+  /**
+   * Median over batches of the per-call time of the rank that started last (see GpuBench#lastStarter:
+   * the file rendezvous releases ranks milliseconds apart), from CUDA events and from a graph replay.
+   */
   private double[] time(long stream, int k, int batches, Op op, boolean graph) {
     double[] ev = new double[batches];
     double[] gr = new double[batches];
@@ -259,7 +262,7 @@ public final class MultiGpuRank {
       }
       CudaNative.eventRecord(e, stream);
       CudaNative.eventSynchronize(e);
-      ev[b] = maxOverRanks(CudaNative.eventElapsedMs(s, e) * 1000.0 / k);
+      ev[b] = lastStarter(CudaNative.eventElapsedMs(s, e) * 1000.0 / k);
       if (graph) {
         CudaNative.beginCapture(stream);
         for (int i = 0; i < k; i++) {
@@ -271,7 +274,7 @@ public final class MultiGpuRank {
         CudaNative.graphLaunch(exec, stream);
         CudaNative.eventRecord(e, stream);
         CudaNative.eventSynchronize(e);
-        gr[b] = maxOverRanks(CudaNative.eventElapsedMs(s, e) * 1000.0 / k);
+        gr[b] = lastStarter(CudaNative.eventElapsedMs(s, e) * 1000.0 / k);
         CudaNative.graphExecDestroy(exec);
       }
     }
@@ -280,9 +283,9 @@ public final class MultiGpuRank {
     return new double[] {GpuBench.median(ev), graph ? GpuBench.median(gr) : Double.NaN};
   }
 
-  private double maxOverRanks(double v) {
+  private double lastStarter(double v) {
     List<byte[]> all = rdv.allGather(ByteBuffer.allocate(8).putDouble(0, v).array(), Duration.ofSeconds(60));
-    return all.stream().mapToDouble(b -> ByteBuffer.wrap(b).getDouble()).max().orElse(v);
+    return all.stream().mapToDouble(b -> ByteBuffer.wrap(b).getDouble()).min().orElse(v);
   }
 
   private void latency(GpuCommunicator ours, GpuCollConf conf, long send, long recv, long cap) {
@@ -342,7 +345,7 @@ public final class MultiGpuRank {
     if (rank == 0) {
       System.out.println();
       System.out.println("== multi-GPU latency table, " + size + " GPU(s), one process per GPU: median us per call"
-          + " (slowest rank); ev = CUDA events around K calls, gr = one replay of a graph of K calls; fp32");
+          + " (rank that started last); ev = CUDA events around K calls, gr = one replay of a graph of K calls; fp32");
       System.out.printf("%-13s %10s %-22s %9s %9s %9s %9s %9s %8s%n", "collective", "bytes", "our path", "ours ev",
           "ours gr", "nccl ev", "nccl gr", "zeroCTA gr", "nccl/ours");
       rows.forEach(System.out::println);
