@@ -21,6 +21,11 @@ if [ -z "$nvcc_bin" ]; then
   exit 2
 fi
 
+# The ABI header must stay plain C (the Java side and any C host include or parse it): check it.
+if command -v "${CC:-cc}" >/dev/null 2>&1; then
+  "${CC:-cc}" -std=c11 -Wall -Werror -fsyntax-only -x c "$here/include/gpucoll/kernel_abi.h"
+fi
+
 srcs=("$here/src/gpucoll_kernels.cu" "$here/include/gpucoll/primitives.cuh" "$here/include/gpucoll/kernel_abi.h" "$0")
 if [ -f "$out" ]; then
   stale=0
