@@ -325,6 +325,11 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       long e = publishBlocks(sig, type, send, count, off, len);
       awaitHeaders(c, e, sig, null, deadline);
       for (int p = 0; p < size; p++) {
+        if (p == rank) {
+          srcs[p] = send;
+          srcIdx[p] = rank * count + off;
+          continue;
+        }
         HostBuffers.Views v = peerPayload(c, p, e, rank * len * es, len * es, deadline);
         srcs[p] = v.of(type);
         srcIdx[p] = (viewBase + rank * len * es) / es;
@@ -350,6 +355,10 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       long e = publishBlocks(sig, type, send, count, off, len);
       awaitHeaders(c, e, sig, null, deadline);
       for (int p = 0; p < size; p++) {
+        if (p == rank) {
+          HostBuffers.copy(recv, p * count + off, send, rank * count + off, len);
+          continue;
+        }
         HostBuffers.Views v = peerPayload(c, p, e, rank * len * es, len * es, deadline);
         HostBuffers.copy(recv, p * count + off, v.of(type), (viewBase + rank * len * es) / es, len);
       }
@@ -358,7 +367,10 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     return dataAlgorithm((long) count * es * size);
   }
 
-  /** Publishes send[q * count + off, +len) for every q at payload element q * len. */
+  /**
+   * Publishes send[q * count + off, +len) for every peer q at payload element q * len; this rank's
+   * own block stays out (it takes that straight from its send buffer).
+   */
   private long publishBlocks(Signature sig, DataType type, Buffer send, int count, int off, int len) {
     int es = type.byteSize();
     int bytes = len * es * size;
@@ -367,7 +379,9 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     Buffer out = llMode ? stageOut.of(type) : segViews.of(type);
     int base = llMode ? 0 : seg.bulkOff(rank, half(e)) / es;
     for (int q = 0; q < size; q++) {
-      HostBuffers.copy(out, base + q * len, send, q * count + off, len);
+      if (q != rank) {
+        HostBuffers.copy(out, base + q * len, send, q * count + off, len);
+      }
     }
     commit(e, sig, null, bytes, llMode);
     return e;
