@@ -6,6 +6,8 @@ import dev.gpucoll.spark.syntax._
 import org.apache.spark.{SparkConf, SparkContext}
 import org.scalatest.funsuite.AnyFunSuite
 
+import scala.jdk.CollectionConverters._
+
 /** The barrier API driven from Scala, in local mode (tasks are threads of this JVM). */
 class GpuCollectivesSuite extends AnyFunSuite {
 
@@ -54,6 +56,14 @@ class GpuCollectivesSuite extends AnyFunSuite {
       assert(report.size == 3)
       assert(report.paths("allReduce").values().stream().mapToLong(_.longValue).sum == 3L,
         report.summaryLine)
+      // The executor's Dropwizard registry counted the calls per collective and path.
+      val registry = GpuCollExecutorPlugin.active.context().metricRegistry()
+      val calls = registry.getCounters.asScala.collect {
+        case (name, c) if name.startsWith("allReduce.") && name.endsWith(".calls") => c.getCount
+      }.sum
+      assert(calls == 3L, registry.getCounters.keySet())
+      assert(registry.getTimers.keySet().asScala.exists(_.startsWith("allGather.")),
+        registry.getTimers.keySet())
     }
   }
 
