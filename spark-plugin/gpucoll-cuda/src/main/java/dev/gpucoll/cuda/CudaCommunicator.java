@@ -142,7 +142,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       findings.add("algorithm selector unavailable (" + e.getMessage() + "): our kernels serve every size");
     }
     this.selector = sel;
-    if (sel != null) {
+    if (sel != null && staged == null) {
       sel.summary().forEach(line -> findings.add("selector: " + line));
     }
     if (staged == null && sel != null && ncclEverywhere && distinctGpus && forced == null) {

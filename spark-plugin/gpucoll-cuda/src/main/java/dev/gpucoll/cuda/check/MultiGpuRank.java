@@ -308,6 +308,7 @@ public final class MultiGpuRank {
     List<String> rows = new ArrayList<>();
     for (Collective coll : List.of(Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.ALL_TO_ALL)) {
       for (long bytes : sizes) {
+        // bytes = the largest buffer: allReduce's message, allGather's output, allToAll's input.
         long count = Math.max(1, coll == Collective.ALL_REDUCE ? bytes / 4 : bytes / 4 / size);
         if (count * 4 * size > cap - 4096 && coll != Collective.ALL_REDUCE) {
           continue;
@@ -316,7 +317,8 @@ public final class MultiGpuRank {
         int batches = quick ? 3 : 7;
         CommBuffer s = CommBuffer.device(send, cap);
         CommBuffer d = CommBuffer.device(recv, cap);
-        String path = ours.explain(coll, bytes).algorithm();
+        // explain() takes the per-rank message: count elements of 4 bytes.
+        String path = ours.explain(coll, count * 4).algorithm();
         double[] o = time(stream, k, batches, () -> {
           switch (coll) {
             case ALL_REDUCE -> ours.allReduce(s, d, count, DataType.FLOAT32, ReduceOp.SUM);
