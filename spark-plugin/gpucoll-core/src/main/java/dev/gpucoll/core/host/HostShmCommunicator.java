@@ -588,6 +588,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       buf.put(off + 48, text);
     }
     ShmSegment.LONGS.setRelease(buf, off, e);
+    backoff.expectBytes(bytes);
     if (llMode && bytes > 0) {
       ByteBuffer staged = stageOut.bytes;
       int slot = seg.llOff(rank, h);
