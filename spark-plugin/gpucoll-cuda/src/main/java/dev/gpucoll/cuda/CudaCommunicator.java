@@ -16,6 +16,7 @@ import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.report.ReportingCommunicator;
 import dev.gpucoll.core.spi.CommunicatorBackend;
 import dev.gpucoll.core.spi.GroupContext;
+import dev.gpucoll.cuda.eligibility.BufferRegistration;
 import dev.gpucoll.cuda.eligibility.GroupFacts;
 import dev.gpucoll.cuda.nccl.NcclCommunicator;
 import dev.gpucoll.cuda.select.AlgorithmSelector;
@@ -172,14 +173,19 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
 
   /** The NCCL algorithm the selector picks for this call, or null when our kernels run it. */
   private String ncclChoice(Collective c, long bytes) {
+    return ncclChoice(c, bytes, BufferRegistration.UNKNOWN);
+  }
+
+  /** As above, for buffers whose NCCL window registration is known (the name then says the real path). */
+  private String ncclChoice(Collective c, long bytes, BufferRegistration buffers) {
     if (nccl == null || c == Collective.BARRIER) {
       return null;
     }
-    long key = bytes * 8 + c.ordinal();
+    long key = (bytes * 8 + c.ordinal()) * 8 + buffers.ordinal();
     String a = ncclChoices.get(key);
     if (a == null) {
       try {
-        String alg = selector.explain(c, bytes).algorithm();
+        String alg = selector.explain(c, bytes, buffers).algorithm();
         a = alg.startsWith("nccl") ? alg : KERNELS;
       } catch (IllegalArgumentException e) {
         a = KERNELS;
@@ -341,7 +347,8 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       algorithm = STAGED_PATH;
       runStaged(c, send, sendBytes, recv, recvBytes, count, type, op, root);
     } else {
-      String viaNccl = ncclChoice(c, count * type.byteSize());
+      String viaNccl = nccl == null ? null : ncclChoice(c, count * type.byteSize(), registration(send, sendBytes,
+          recv, recvBytes));
       if (viaNccl != null) {
         runNccl(c, viaNccl, send, sendBytes, recv, recvBytes, count, type, op, root);
         return;
@@ -386,6 +393,13 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       waitStream(c);
     }
     observed(c, plan.algorithm(), plan.bytes(), start);
+  }
+
+  private BufferRegistration registration(CommBuffer send, long sendBytes, CommBuffer recv, long recvBytes) {
+    if (send instanceof CommBuffer.Device s && recv instanceof CommBuffer.Device r) {
+      return nccl.registrationOf(s.address(), sendBytes, r.address(), recvBytes);
+    }
+    return BufferRegistration.NONE; // host buffers are staged through unregistered scratch
   }
 
   /** One collective through NCCL on this communicator's stream (host buffers staged like the kernels'). */
