@@ -151,7 +151,8 @@ public final class GpuCollectives {
       return c;
     }
 
-    Rendezvous rdv = new PluginRpcRendezvous(plugin.context()::ask, groupId, rank, size);
+    long startNanos = System.nanoTime();
+    PluginRpcRendezvous rdv = new PluginRpcRendezvous(plugin.context()::ask, groupId, rank, size);
     StringBuilder signature = new StringBuilder();
     for (BarrierTaskInfo info : infos) {
       signature.append(info.address()).append(',');
@@ -159,12 +160,18 @@ public final class GpuCollectives {
     String key = signature + "#" + rank;
     CommunicatorCache cache = CommunicatorCache.INSTANCE;
     CommunicatorCache.Entry entry = cache.acquire(key);
-    String vote = entry == null ? NO_COMMUNICATOR : entry.id();
-    List<byte[]> votes = rdv.allGather(vote.getBytes(StandardCharsets.UTF_8), conf.get(GpuCollConf.TIMEOUT));
-    boolean reuse = !vote.equals(NO_COMMUNICATOR);
-    for (byte[] v : votes) {
-      reuse &= vote.equals(new String(v, StandardCharsets.UTF_8));
+    // Reuse only if every rank offers the same cached communicator. A rank with none knows the
+    // answer already: it posts its vote without waiting and goes on to form a new group.
+    boolean reuse = entry != null;
+    if (entry == null) {
+      rdv.contribute(NO_COMMUNICATOR.getBytes(StandardCharsets.UTF_8), conf.get(GpuCollConf.TIMEOUT));
+    } else {
+      String vote = entry.id();
+      for (byte[] v : rdv.allGather(vote.getBytes(StandardCharsets.UTF_8), conf.get(GpuCollConf.TIMEOUT))) {
+        reuse &= vote.equals(new String(v, StandardCharsets.UTF_8));
+      }
     }
+    long votedNanos = System.nanoTime();
     if (!reuse) {
       if (entry != null) {
         cache.evict(entry);
@@ -174,6 +181,12 @@ public final class GpuCollectives {
       c.addListener(metrics);
       entry = new CommunicatorCache.Entry(key, c, rdv, metrics);
       cache.putLent(entry);
+    }
+    if (LOG.isDebugEnabled()) {
+      long now = System.nanoTime();
+      LOG.debug("gpucoll: rank {} of {} {} communicator {} in {} us (reuse vote {} us)", rank,
+          size, reuse ? "reused" : "formed", entry.id(), (now - startNanos) / 1000,
+          (votedNanos - startNanos) / 1000);
     }
     entry.metrics.resetTask();
     CommunicatorCache.Entry lent = entry;

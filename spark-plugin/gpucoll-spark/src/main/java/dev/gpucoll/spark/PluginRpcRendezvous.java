@@ -18,9 +18,15 @@ import java.util.concurrent.locks.LockSupport;
  * costs about a second.
  */
 final class PluginRpcRendezvous implements Rendezvous {
-  /** Poll back-off: first sleep and ceiling. The ceiling bounds last-arrival-to-ready latency. */
-  private static final long FIRST_SLEEP_NANOS = 200_000L;
-  private static final long MAX_SLEEP_NANOS = 5_000_000L;
+  /**
+   * Poll back-off. Peers of a barrier stage usually arrive within tens of milliseconds, so the
+   * first 50 ms poll every millisecond at most (this ceiling bounds the last-arrival-to-ready
+   * latency); longer waits (a slow or missing rank) back off to keep the driver's RPC threads free.
+   */
+  private static final long FIRST_SLEEP_NANOS = 100_000L;
+  private static final long SHORT_WAIT_NANOS = 50_000_000L;
+  private static final long SHORT_WAIT_MAX_SLEEP_NANOS = 1_000_000L;
+  private static final long LONG_WAIT_MAX_SLEEP_NANOS = 10_000_000L;
 
   private final RpcChannel channel;
   private final String groupId;
@@ -67,7 +73,7 @@ final class PluginRpcRendezvous implements Rendezvous {
     long start = System.nanoTime();
     long deadline = start + timeout.toNanos();
     RoundState state = ask(new Arrive(RpcMessages.VERSION, groupId, round, rank, size, payload,
-        timeout.toMillis()), round);
+        timeout.toMillis(), false), round);
     long sleep = FIRST_SLEEP_NANOS;
     while (!state.complete() && state.failure() == null) {
       long now = System.nanoTime();
@@ -86,27 +92,46 @@ final class PluginRpcRendezvous implements Rendezvous {
         throw new CollectiveException(rank, null, "interrupted while waiting for ranks "
             + state.missingRanks() + " at rendezvous round " + round + " of group " + groupId);
       }
-      sleep = Math.min(sleep * 2, MAX_SLEEP_NANOS);
+      sleep = Math.min(sleep * 2, now - start < SHORT_WAIT_NANOS
+          ? SHORT_WAIT_MAX_SLEEP_NANOS : LONG_WAIT_MAX_SLEEP_NANOS);
       state = ask(new Poll(RpcMessages.VERSION, groupId, round, rank), round);
     }
     if (state.failure() != null) {
-      List<Integer> missing = state.missingRanks();
-      if (missing.contains(rank)) {
-        throw new CollectiveTimeoutException(rank, null, missing, "rendezvous round " + round
-            + ": this rank arrived after the others stopped waiting for ranks " + missing + " ("
-            + state.failure() + ")");
-      } else if (!missing.isEmpty()) {
-        throw new CollectiveTimeoutException(rank, null, missing, "rendezvous round " + round
-            + ": ranks " + missing + " did not arrive in time (" + state.failure() + ")");
-      }
-      throw new CollectiveException(rank, null, "rendezvous round " + round + " failed: "
-          + state.failure());
+      throw failure(state, round);
     }
     if (state.payloads().size() != size) {
       throw new CollectiveException(rank, null, "rendezvous round " + round + " of group "
           + groupId + " returned " + state.payloads().size() + " payloads for " + size + " ranks");
     }
     return state.payloads();
+  }
+
+  /**
+   * Takes part in the next round without waiting for its outcome: for a rank whose decision does
+   * not depend on the others' payloads (it has no cached communicator to offer, so the group
+   * cannot reuse one). The others still see this rank's payload.
+   */
+  public synchronized void contribute(byte[] payload, Duration timeout) {
+    long round = nextRound++;
+    RoundState state = ask(new Arrive(RpcMessages.VERSION, groupId, round, rank, size, payload,
+        timeout.toMillis(), true), round);
+    if (state.failure() != null) {
+      throw failure(state, round);
+    }
+  }
+
+  private CollectiveException failure(RoundState state, long round) {
+    List<Integer> missing = state.missingRanks();
+    if (missing.contains(rank)) {
+      return new CollectiveTimeoutException(rank, null, missing, "rendezvous round " + round
+          + ": this rank arrived after the others stopped waiting for ranks " + missing + " ("
+          + state.failure() + ")");
+    } else if (!missing.isEmpty()) {
+      return new CollectiveTimeoutException(rank, null, missing, "rendezvous round " + round
+          + ": ranks " + missing + " did not arrive in time (" + state.failure() + ")");
+    }
+    return new CollectiveException(rank, null, "rendezvous round " + round + " failed: "
+        + state.failure());
   }
 
   private RoundState ask(Object message, long round) {

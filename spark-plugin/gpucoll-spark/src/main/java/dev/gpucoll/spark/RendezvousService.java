@@ -71,6 +71,10 @@ final class RendezvousService {
           }
         }
       }
+      if (m.noResult() && round.failure == null) {
+        markFetched(round, m.rank());
+        return new RoundState(null, List.of(), null);
+      }
       return stateFor(round, m.rank());
     }
   }
@@ -122,14 +126,19 @@ final class RendezvousService {
     if (round.arrived < round.size) {
       return new RoundState(null, round.missing(), null);
     }
+    markFetched(round, rank);
+    return new RoundState(List.of(round.payloads), List.of(), null);
+  }
+
+  /** Once every rank has its result (or declined it) the round is dropped. */
+  private void markFetched(Round round, int rank) {
     if (!round.fetched[rank]) {
       round.fetched[rank] = true;
       round.fetchedCount++;
-      if (round.fetchedCount == round.size) {
+      if (round.fetchedCount == round.size && round.arrived == round.size) {
         rounds.remove(key(round.groupId, round.number), round);
       }
     }
-    return new RoundState(List.of(round.payloads), List.of(), null);
   }
 
   private void sweep() {

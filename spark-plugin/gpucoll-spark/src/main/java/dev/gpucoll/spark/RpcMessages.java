@@ -13,9 +13,12 @@ final class RpcMessages {
 
   private RpcMessages() {}
 
-  /** A rank contributes its payload to round {@code round} of {@code groupId}. */
+  /**
+   * A rank contributes its payload to round {@code round} of {@code groupId}. With
+   * {@code noResult} the rank will not fetch the outcome (it already knows what it needs).
+   */
   record Arrive(int version, String groupId, long round, int rank, int size, byte[] payload,
-      long timeoutMillis) implements Serializable {}
+      long timeoutMillis, boolean noResult) implements Serializable {}
 
   /** A rank asks whether the round is complete. */
   record Poll(int version, String groupId, long round, int rank) implements Serializable {}

@@ -98,9 +98,9 @@ class PluginRpcRendezvousTest {
 
   @Test
   void ranksDisagreeingOnTheGroupSizeFail() {
-    assertEquals(null, service.arrive(new Arrive(RpcMessages.VERSION, "s", 0, 0, 2, new byte[1], 1000))
+    assertEquals(null, service.arrive(new Arrive(RpcMessages.VERSION, "s", 0, 0, 2, new byte[1], 1000, false))
         .failure());
-    String failure = service.arrive(new Arrive(RpcMessages.VERSION, "s", 0, 1, 3, new byte[1], 1000))
+    String failure = service.arrive(new Arrive(RpcMessages.VERSION, "s", 0, 1, 3, new byte[1], 1000, false))
         .failure();
     assertTrue(failure.contains("rank 1 says group s has 3 ranks, rank 0 said 2"), failure);
     CollectiveException e = assertThrows(CollectiveException.class,
@@ -111,11 +111,35 @@ class PluginRpcRendezvousTest {
   @Test
   void oversizedPayloadAndForeignVersionAreRejected() {
     String failure = service.arrive(new Arrive(RpcMessages.VERSION, "big", 0, 0, 2,
-        new byte[RendezvousService.MAX_PAYLOAD_BYTES + 1], 1000)).failure();
+        new byte[RendezvousService.MAX_PAYLOAD_BYTES + 1], 1000, false)).failure();
     assertTrue(failure.contains("limit"), failure);
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> service.arrive(new Arrive(99, "v", 0, 0, 1, new byte[1], 1000)));
+        () -> service.arrive(new Arrive(99, "v", 0, 0, 1, new byte[1], 1000, false)));
     assertTrue(e.getMessage().contains("same gpucoll jar"), e.getMessage());
+  }
+
+  @Test
+  void aRankCanContributeWithoutWaitingAndTheRoundIsStillDroppedAtTheEnd() throws Exception {
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      PluginRpcRendezvous r0 = rank("nowait", 0, 2);
+      Future<List<byte[]>> waiter = pool.submit(
+          () -> r0.allGather(new byte[] {1}, Duration.ofSeconds(10)));
+      PluginRpcRendezvous contributor = rank("nowait", 1, 2);
+      contributor.contribute(new byte[] {2}, Duration.ofSeconds(10));
+      List<byte[]> seen = waiter.get();
+      assertArrayEquals(new byte[] {2}, seen.get(1));
+      // Both go on to round 1 (rank 0 without waiting this time, rank 1 waiting), then round 2.
+      r0.contribute(new byte[] {0}, Duration.ofSeconds(10));
+      assertArrayEquals(new byte[] {0},
+          contributor.allGather(new byte[] {5}, Duration.ofSeconds(10)).get(0));
+      Future<List<byte[]>> next = pool.submit(() -> r0.allGather(new byte[] {3}, Duration.ofSeconds(10)));
+      assertArrayEquals(new byte[] {3}, contributor.allGather(new byte[] {4}, Duration.ofSeconds(10)).get(0));
+      assertArrayEquals(new byte[] {4}, next.get().get(1));
+    } finally {
+      pool.shutdownNow();
+    }
+    assertEquals(0, service.openRounds(), "finished rounds are dropped");
   }
 
   @Test
