@@ -91,6 +91,7 @@ public final class GpuSuite {
         section(n, v);
       }
     }
+    hostArraysAndUserStream(3);
     backToBack(quick ? 2 : 4, 1000);
     plantedMissingRank(3);
     twoProcesses();
@@ -512,6 +513,90 @@ public final class GpuSuite {
         failures.add(key + ": " + bad);
       }
       notes.add(key + ": " + calls + " launches (epochs 1.." + epoch + "), results checked after the last");
+    } catch (RuntimeException e) {
+      record(key, 1, 1, 0);
+      failures.add(key + ": " + e);
+    }
+  }
+
+  /**
+   * The Java-array entry points (what a Spark job passes: float[] etc., staged through device
+   * scratch) and a caller-provided stream via setStream, each checked.
+   */
+  private void hostArraysAndUserStream(int n) {
+    String key = "host arrays + setStream / auto / " + n;
+    if (System.nanoTime() > deadline) {
+      notRun.add(key + " (suite time budget spent)");
+      return;
+    }
+    try (RankGroup g = RankGroup.create(n, device, null, Duration.ofSeconds(5), 1 << 20)) {
+      long seed = seeds.incrementAndGet();
+      List<List<String>> problems = g.onAll(Duration.ofSeconds(60), r -> {
+        List<String> bad = new ArrayList<>();
+        int count = 1009;
+        // float[] in place, SUM: every rank fills from the same seeds, so each can compute the expectation.
+        float[][] all = new float[n][count];
+        for (int q = 0; q < n; q++) {
+          SplittableRandom rnd = new SplittableRandom(seed + q);
+          for (int i = 0; i < count; i++) {
+            all[q][i] = (float) rnd.nextDouble(-1, 1);
+          }
+        }
+        float[] mine = all[r.rank].clone();
+        r.comm.allReduce(mine, ReduceOp.SUM);
+        for (int i = 0; i < count && bad.size() < 3; i++) {
+          float expect = all[0][i];
+          for (int q = 1; q < n; q++) {
+            expect += all[q][i];
+          }
+          if (Float.floatToIntBits(expect) != Float.floatToIntBits(mine[i])) {
+            bad.add("rank " + r.rank + " float[] allReduce [" + i + "]: " + mine[i] + " != " + expect);
+          }
+        }
+        // long[] allGather through CommBuffer.of(long[])
+        long[] in = {r.rank * 1000L + 7, -r.rank};
+        long[] out = new long[2 * n];
+        java.util.Arrays.fill(out, Long.MIN_VALUE);
+        r.comm.allGather(CommBuffer.of(in), CommBuffer.of(out), 2, DataType.INT64);
+        for (int q = 0; q < n; q++) {
+          if (out[2 * q] != q * 1000L + 7 || out[2 * q + 1] != -q) {
+            bad.add("rank " + r.rank + " long[] allGather block " + q + ": " + out[2 * q] + "," + out[2 * q + 1]);
+          }
+        }
+        // A caller-provided stream: device buffers, then synchronize().
+        long own = r.comm.stream();
+        long user = CudaNative.streamCreateNonBlocking();
+        try {
+          r.comm.setStream(user);
+          java.nio.ByteBuffer v = r.hostIn;
+          for (int i = 0; i < 64; i++) {
+            v.putInt(4 * i, r.rank + i);
+          }
+          r.upload(256, 256); // on comm.stream(), which is now the caller's stream
+          r.comm.allReduce(CommBuffer.device(r.send, 256), CommBuffer.device(r.recv, 256), 64, DataType.INT32,
+              ReduceOp.MAX);
+          r.download(256);
+          for (int i = 0; i < 64; i++) {
+            if (r.hostOut.getInt(4 * i) != n - 1 + i) {
+              bad.add("rank " + r.rank + " allReduce on setStream stream [" + i + "]: " + r.hostOut.getInt(4 * i));
+              break;
+            }
+          }
+        } finally {
+          r.comm.setStream(own);
+          CudaNative.streamDestroy(user);
+        }
+        if (!r.comm.observedPaths().toString().contains("gpu-")) {
+          bad.add("rank " + r.rank + " observed " + r.comm.observedPaths());
+        }
+        return bad;
+      });
+      List<String> bad = new ArrayList<>();
+      problems.forEach(bad::addAll);
+      record(key, 1, bad.isEmpty() ? 0 : 1, 0);
+      if (!bad.isEmpty()) {
+        failures.add(key + ": " + bad);
+      }
     } catch (RuntimeException e) {
       record(key, 1, 1, 0);
       failures.add(key + ": " + e);
