@@ -113,7 +113,10 @@ class LocalClusterCollectivesTest {
     GroupReport secondReport = awaitReport("stage " + second.get(0).split(" ")[3] + ".0");
     assertEquals(firstReport.groupId(), secondReport.groupId(),
         "the second stage ran on the group formed by the first");
-    assertEquals(Map.of("host-ll-oneshot", (long) EXECUTORS), secondReport.paths("allReduce"));
+    Map<String, Long> paths = secondReport.paths("allReduce");
+    assertEquals(1, paths.size(), secondReport::summaryLine);
+    assertTrue(paths.keySet().iterator().next().contains("oneshot"), secondReport::summaryLine);
+    assertEquals((long) EXECUTORS, paths.values().iterator().next(), "one call per rank");
     data.unpersist(true);
   }
 
