@@ -16,6 +16,7 @@ import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.report.ReportingCommunicator;
 import dev.gpucoll.core.spi.CommunicatorBackend;
 import dev.gpucoll.core.spi.GroupContext;
+import dev.gpucoll.core.spi.MemberInfo;
 import dev.gpucoll.cuda.eligibility.BufferRegistration;
 import dev.gpucoll.cuda.eligibility.GroupFacts;
 import dev.gpucoll.cuda.nccl.NcclCommunicator;
@@ -48,6 +49,8 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   static final String STAGED_PATH = "gpu-staged-host";
 
   private final GroupContext group;
+  private final KernelVariant forced;
+  private int splits;
   private final int rank;
   private final int size;
   private final int device;
@@ -82,6 +85,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
 
   private CudaCommunicator(GroupContext group, KernelVariant forced) {
     this.group = group;
+    this.forced = forced;
     this.rank = group.rank();
     this.size = group.size();
     this.device = CudaNative.currentDevice();
@@ -635,9 +639,46 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
         group.rendezvous().kind(), predicted, observed, f);
   }
 
+  /**
+   * Like ncclCommSplit: one round of the parent's rendezvous gathers every rank's (color, key); each
+   * color forms a new gpu communicator (own workspace, IPC exchange, NCCL when eligible) over a
+   * {@link SplitRendezvous}; a negative color returns null. The children's formation rounds share the
+   * parent's rendezvous, so a child cannot be split again.
+   */
   @Override
   public GpuCommunicator split(int color, int key) {
-    throw new CollectiveException(rank, null, "split is not supported by the gpu backend yet");
+    ensureOpen(null);
+    List<byte[]> all = group.rendezvous().allGather(ByteBuffer.allocate(8).putInt(color).putInt(key).array(),
+        timeout);
+    List<int[]> mine = new ArrayList<>(); // {key, parent rank}
+    for (int r = 0; r < all.size(); r++) {
+      ByteBuffer b = ByteBuffer.wrap(all.get(r));
+      int c = b.getInt();
+      int k = b.getInt();
+      if (color >= 0 && c == color) {
+        mine.add(new int[] {k, r});
+      }
+    }
+    mine.sort((x, y) -> x[0] != y[0] ? Integer.compare(x[0], y[0]) : Integer.compare(x[1], y[1]));
+    int[] members = mine.stream().mapToInt(x -> x[1]).toArray();
+    splits++;
+    SplitRendezvous child = new SplitRendezvous(group.rendezvous(),
+        group.rendezvous().groupId() + "/split" + splits + "(" + color + ")", members);
+    CudaCommunicator out = null;
+    try {
+      if (color >= 0) {
+        List<MemberInfo> childMembers = new ArrayList<>();
+        for (int i = 0; i < members.length; i++) {
+          MemberInfo m = group.members().get(members[i]);
+          childMembers.add(new MemberInfo(i, m.host(), m.processId(), m.facts()));
+        }
+        CudaNative.setDevice(device);
+        out = new CudaCommunicator(new GroupContext(child, childMembers, group.conf()), forced);
+      }
+    } finally {
+      child.finish(timeout); // also when forming failed, so the other colors are not left waiting
+    }
+    return out;
   }
 
   @Override

@@ -92,6 +92,7 @@ public final class GpuSuite {
       }
     }
     hostArraysAndUserStream(3);
+    split(5);
     backToBack(quick ? 2 : 4, 1000);
     plantedMissingRank(3);
     twoProcesses();
@@ -588,6 +589,77 @@ public final class GpuSuite {
         }
         if (!r.comm.observedPaths().toString().contains("gpu-")) {
           bad.add("rank " + r.rank + " observed " + r.comm.observedPaths());
+        }
+        return bad;
+      });
+      List<String> bad = new ArrayList<>();
+      problems.forEach(bad::addAll);
+      record(key, 1, bad.isEmpty() ? 0 : 1, 0);
+      if (!bad.isEmpty()) {
+        failures.add(key + ": " + bad);
+      }
+    } catch (RuntimeException e) {
+      record(key, 1, 1, 0);
+      failures.add(key + ": " + e);
+    }
+  }
+
+  /**
+   * split(color = rank % 2, key = -rank) with the last rank opting out (color -1): each child
+   * allReduces its members' values, the opted-out rank gets null, and the parent still works.
+   */
+  private void split(int n) {
+    String key = "split into 2 colors + 1 opted out / auto / " + n;
+    if (System.nanoTime() > deadline) {
+      notRun.add(key + " (suite time budget spent)");
+      return;
+    }
+    try (RankGroup g = RankGroup.create(n, device, null, Duration.ofSeconds(5), 1 << 20)) {
+      List<List<String>> problems = g.onAll(Duration.ofSeconds(60), r -> {
+        List<String> bad = new ArrayList<>();
+        int color = r.rank == n - 1 ? -1 : r.rank % 2;
+        GpuCommunicator child = r.comm.split(color, -r.rank);
+        if (color < 0) {
+          if (child != null) {
+            bad.add("rank " + r.rank + " opted out but got a communicator");
+          }
+          r.comm.barrier();
+        } else {
+          try (GpuCommunicator c = child) {
+            List<Integer> members = new ArrayList<>();
+            for (int q = n - 2; q >= 0; q--) {
+              if (q % 2 == color) {
+                members.add(q); // keys -q: higher parent rank first
+              }
+            }
+            if (c.size() != members.size() || c.rank() != members.indexOf(r.rank)) {
+              bad.add("rank " + r.rank + ": child rank/size " + c.rank() + "/" + c.size() + ", expected "
+                  + members.indexOf(r.rank) + "/" + members.size());
+            }
+            int[] v = new int[64];
+            for (int i = 0; i < v.length; i++) {
+              v[i] = r.rank * 100 + i;
+            }
+            c.allReduce(v, ReduceOp.SUM);
+            for (int i = 0; i < v.length; i++) {
+              int expect = 0;
+              for (int q : members) {
+                expect += q * 100 + i;
+              }
+              if (v[i] != expect) {
+                bad.add("rank " + r.rank + " child allReduce [" + i + "] = " + v[i] + ", expected " + expect);
+                break;
+              }
+            }
+            // Close only when no rank of any child still has a kernel in flight: cudaFree waits for the
+            // whole device, and a kernel of the other child could be waiting on a rank stuck behind it.
+            r.comm.barrier();
+          }
+        }
+        int[] w = {1};
+        r.comm.allReduce(w, ReduceOp.SUM);
+        if (w[0] != n) {
+          bad.add("rank " + r.rank + ": parent allReduce after split = " + w[0]);
         }
         return bad;
       });
