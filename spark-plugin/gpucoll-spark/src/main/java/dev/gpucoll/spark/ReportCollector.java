@@ -19,7 +19,12 @@ final class ReportCollector {
   /** Merged reports kept for {@link GpuCollectivesPlugin#driverReports()}; oldest dropped first. */
   private static final int KEEP = 1000;
 
-  private final Map<String, RankReportMessage[]> pending = new ConcurrentHashMap<>();
+  /** A group whose ranks have not all reported after this long (a failed task) is dropped. */
+  private static final long PENDING_NANOS = 10L * 60 * 1_000_000_000L;
+
+  private record Pending(long since, RankReportMessage[] slots) {}
+
+  private final Map<String, Pending> pending = new ConcurrentHashMap<>();
   private final List<GroupReport> merged = new CopyOnWriteArrayList<>();
   private final Consumer<GroupReport> log;
 
@@ -34,7 +39,10 @@ final class ReportCollector {
     }
     String key = m.groupId() + "@" + m.stage();
     GroupReport done = null;
-    RankReportMessage[] slots = pending.computeIfAbsent(key, k -> new RankReportMessage[m.size()]);
+    long now = System.nanoTime();
+    pending.values().removeIf(p -> now - p.since() > PENDING_NANOS);
+    RankReportMessage[] slots = pending.computeIfAbsent(key,
+        k -> new Pending(now, new RankReportMessage[m.size()])).slots();
     synchronized (slots) {
       if (slots.length != m.size() || slots[m.rank()] != null) {
         return; // a retried task or a foreign size: the first complete set wins
