@@ -61,7 +61,7 @@ public record GroupReport(
         .append(", paths ");
     List<String> parts = new ArrayList<>();
     new TreeMap<>(paths).forEach((collective, byAlg) -> parts.add(collective + "="
-        + byAlg.entrySet().stream().map(e -> e.getKey() + "x" + e.getValue())
+        + new TreeMap<>(byAlg).entrySet().stream().map(e -> e.getKey() + "x" + e.getValue())
             .collect(Collectors.joining("+"))));
     sb.append(parts.isEmpty() ? "(no collectives ran)" : String.join(", ", parts));
     return sb.toString();

@@ -21,16 +21,13 @@ class ConfigDocsTest {
             + " docs/configs.md");
   }
 
-  /** The top-most folder with a pom.xml above the module's working directory. */
+  /** The repository root: the first folder above the working directory with pom.xml and spark-plugin/. */
   static Path repoRoot() {
-    Path dir = Path.of("").toAbsolutePath();
-    Path root = dir;
-    while (dir != null) {
-      if (Files.exists(dir.resolve("pom.xml"))) {
-        root = dir;
+    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+      if (Files.exists(dir.resolve("pom.xml")) && Files.isDirectory(dir.resolve("spark-plugin"))) {
+        return dir;
       }
-      dir = dir.getParent();
     }
-    return root;
+    throw new IllegalStateException("no repository root above " + Path.of("").toAbsolutePath());
   }
 }
