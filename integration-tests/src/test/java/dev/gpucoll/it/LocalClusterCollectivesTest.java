@@ -186,7 +186,7 @@ class LocalClusterCollectivesTest {
     }
   }
 
-  /** Ranks 0 and 1 ask for the communicator at once, rank 2 after 3 s; each reports its error. */
+  /** Ranks 0 and 1 ask for the communicator at once, rank 2 after 5 s; each reports its error. */
   static final class LateRank
       extends AbstractFunction1<scala.collection.Iterator<Integer>, scala.collection.Iterator<String>>
       implements Serializable {
@@ -196,7 +196,7 @@ class LocalClusterCollectivesTest {
       String line;
       try {
         if (rank == 2) {
-          Thread.sleep(3000);
+          Thread.sleep(5000); // well past the others giving up, even with a slow task launch
         }
         long start = System.nanoTime();
         try {
@@ -211,6 +211,38 @@ class LocalClusterCollectivesTest {
       }
       return CollectionConverters.asScala(List.of(line).iterator());
     }
+  }
+
+  @Test
+  void aClosedCommunicatorFailsClearlyAndTheNextStageFormsANewOne() {
+    List<String> out = GpuCollectives.barrierMapPartitions(oneRowPerRank(), (comm, rows) -> {
+      comm.close();
+      String again;
+      try {
+        GpuCollectives.communicator();
+        again = "no error";
+      } catch (IllegalStateException e) {
+        again = e.getMessage();
+      }
+      String use;
+      try {
+        comm.allReduce(new int[] {1}, ReduceOp.SUM);
+        use = "no error";
+      } catch (RuntimeException e) {
+        use = e.getClass().getSimpleName() + ": " + e.getMessage();
+      }
+      return List.of(again + " | " + use).iterator();
+    }).collect();
+    for (String line : out) {
+      assertTrue(line.contains("was closed earlier in this task"), line);
+      assertTrue(!line.endsWith("no error") && line.contains("closed"), line);
+    }
+    assertEquals(List.of(3, 3, 3), GpuCollectives.barrierMapPartitions(oneRowPerRank(),
+        (comm, rows) -> {
+          int[] v = {1};
+          comm.allReduce(v, ReduceOp.SUM);
+          return List.of(v[0]).iterator();
+        }).collect());
   }
 
   @Test

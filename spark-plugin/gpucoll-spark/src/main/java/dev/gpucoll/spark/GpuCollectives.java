@@ -78,7 +78,12 @@ public final class GpuCollectives {
           + " or from Java GpuCollectives.barrierMapPartitions(rdd, (comm, rows) -> ...)");
     }
     Communicator existing = BY_TASK.get(task.taskAttemptId());
-    if (existing != null && !existing.isClosed()) {
+    if (existing != null) {
+      if (existing.isClosed()) {
+        throw new IllegalStateException("the communicator of partition " + task.partitionId()
+            + " in stage " + task.stageId() + " was closed earlier in this task; a stage forms"
+            + " one group, a later stage forms a new one");
+      }
       return existing;
     }
     Communicator c = form(barrier);
