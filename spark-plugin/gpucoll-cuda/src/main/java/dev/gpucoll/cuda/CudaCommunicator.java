@@ -161,6 +161,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
           : staged != null ? "staged path" : forced != null ? "kernel variant forced to " + forced.abiName()
           : "no selector"));
     }
+    DeviceMemoryReaper.opened(device);
   }
 
   private static int parseInt(String s) {
@@ -714,14 +715,12 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       if (nccl != null) {
         nccl.close();
       }
-      workspace.close();
       CudaNative.streamDestroy(ownStream);
-      for (long p : retired) {
-        CudaNative.free(p);
-      }
-      CudaNative.free(scratchDevice);
-      CudaNative.freeHost(hostStageHost);
-      control.close();
+      List<Long> scratch = new ArrayList<>(retired);
+      scratch.add(scratchDevice);
+      long stage = hostStageHost;
+      DeviceMemoryReaper.closed(device, List.of(workspace::close, () -> scratch.forEach(CudaNative::free),
+          () -> CudaNative.freeHost(stage), control::close));
     }
   }
 
