@@ -39,6 +39,9 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   private String lastAlgorithm;
   private long[] lastCounter;
   private volatile boolean closed;
+  private volatile boolean busy;
+  private final java.util.concurrent.atomic.AtomicBoolean released =
+      new java.util.concurrent.atomic.AtomicBoolean();
   /** Set when the group can no longer run collectives (timeout, a peer gone); then every call fails. */
   protected volatile String brokenReason;
 
@@ -93,50 +96,66 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final void allReduce(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {
     Collective c = Collective.ALL_REDUCE;
     long t0 = begin(c);
-    Args a = new Args(type, count);
-    a.op(op);
-    Buffer s = a.buffer(send, "send", count);
-    Buffer r = a.buffer(recv, "recv", count);
-    String algo = runAllReduce(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
-        op, t0 + timeoutNanos);
-    finish(c, algo, a.bytes(count), t0);
+    try {
+      Args a = new Args(type, count);
+      a.op(op);
+      Buffer s = a.buffer(send, "send", count);
+      Buffer r = a.buffer(recv, "recv", count);
+      String algo = runAllReduce(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
+          op, t0 + timeoutNanos);
+      finish(c, algo, a.bytes(count), t0);
+    } finally {
+      exit();
+    }
   }
 
   @Override
   public final void allGather(CommBuffer send, CommBuffer recv, long count, DataType type) {
     Collective c = Collective.ALL_GATHER;
     long t0 = begin(c);
-    Args a = new Args(type, count);
-    Buffer s = a.buffer(send, "send", count);
-    Buffer r = a.buffer(recv, "recv", count * size);
-    String algo = runAllGather(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type,
-        t0 + timeoutNanos);
-    finish(c, algo, a.bytes(count * size), t0);
+    try {
+      Args a = new Args(type, count);
+      Buffer s = a.buffer(send, "send", count);
+      Buffer r = a.buffer(recv, "recv", count * size);
+      String algo = runAllGather(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type,
+          t0 + timeoutNanos);
+      finish(c, algo, a.bytes(count * size), t0);
+    } finally {
+      exit();
+    }
   }
 
   @Override
   public final void reduceScatter(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {
     Collective c = Collective.REDUCE_SCATTER;
     long t0 = begin(c);
-    Args a = new Args(type, count);
-    a.op(op);
-    Buffer s = a.buffer(send, "send", count * size);
-    Buffer r = a.buffer(recv, "recv", count);
-    String algo = runReduceScatter(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
-        op, t0 + timeoutNanos);
-    finish(c, algo, a.bytes(count * size), t0);
+    try {
+      Args a = new Args(type, count);
+      a.op(op);
+      Buffer s = a.buffer(send, "send", count * size);
+      Buffer r = a.buffer(recv, "recv", count);
+      String algo = runReduceScatter(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
+          op, t0 + timeoutNanos);
+      finish(c, algo, a.bytes(count * size), t0);
+    } finally {
+      exit();
+    }
   }
 
   @Override
   public final void allToAll(CommBuffer send, CommBuffer recv, long count, DataType type) {
     Collective c = Collective.ALL_TO_ALL;
     long t0 = begin(c);
-    Args a = new Args(type, count);
-    Buffer s = a.buffer(send, "send", count * size);
-    Buffer r = a.buffer(recv, "recv", count * size);
-    String algo = runAllToAll(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type,
-        t0 + timeoutNanos);
-    finish(c, algo, a.bytes(count * size), t0);
+    try {
+      Args a = new Args(type, count);
+      Buffer s = a.buffer(send, "send", count * size);
+      Buffer r = a.buffer(recv, "recv", count * size);
+      String algo = runAllToAll(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type,
+          t0 + timeoutNanos);
+      finish(c, algo, a.bytes(count * size), t0);
+    } finally {
+      exit();
+    }
   }
 
   @Override
@@ -144,45 +163,57 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       long[] recvCounts, long[] recvDispls, DataType type) {
     Collective c = Collective.ALL_TO_ALLV;
     long t0 = begin(c);
-    Args a = new Args(type, 0);
-    int[] sc = a.counts(sendCounts, "sendCounts");
-    int[] sd = a.counts(sendDispls, "sendDispls");
-    int[] rc = a.counts(recvCounts, "recvCounts");
-    int[] rd = a.counts(recvDispls, "recvDispls");
-    Buffer s = a.buffer(send, "send", a.extent(sc, sd, "send"));
-    Buffer r = a.buffer(recv, "recv", a.extent(rc, rd, "recv"));
-    long total = 0;
-    if (sc != null) {
-      for (int v : sc) {
-        total += v;
+    try {
+      Args a = new Args(type, 0);
+      int[] sc = a.counts(sendCounts, "sendCounts");
+      int[] sd = a.counts(sendDispls, "sendDispls");
+      int[] rc = a.counts(recvCounts, "recvCounts");
+      int[] rd = a.counts(recvDispls, "recvDispls");
+      Buffer s = a.buffer(send, "send", a.extent(sc, sd, "send"));
+      Buffer r = a.buffer(recv, "recv", a.extent(rc, rd, "recv"));
+      long total = 0;
+      if (sc != null) {
+        for (int v : sc) {
+          total += v;
+        }
       }
+      String algo = runAllToAllv(Signature.of(c, 0, type, null, -1), a.problem, s, sc, sd, r, rc, rd, type,
+          t0 + timeoutNanos);
+      finish(c, algo, a.bytes(total), t0);
+    } finally {
+      exit();
     }
-    String algo = runAllToAllv(Signature.of(c, 0, type, null, -1), a.problem, s, sc, sd, r, rc, rd, type,
-        t0 + timeoutNanos);
-    finish(c, algo, a.bytes(total), t0);
   }
 
   @Override
   public final void broadcast(CommBuffer send, CommBuffer recv, long count, DataType type, int root) {
     Collective c = Collective.BROADCAST;
     long t0 = begin(c);
-    Args a = new Args(type, count);
-    if (root < 0 || root >= size) {
-      a.fail("root " + root + " is not a rank of this group of " + size);
+    try {
+      Args a = new Args(type, count);
+      if (root < 0 || root >= size) {
+        a.fail("root " + root + " is not a rank of this group of " + size);
+      }
+      Buffer s = rank == root ? a.buffer(send, "send", count) : null;
+      Buffer r = a.buffer(recv, "recv", count);
+      String algo = runBroadcast(Signature.of(c, count, type, null, root), a.problem, s, r, a.count(), type,
+          root, t0 + timeoutNanos);
+      finish(c, algo, a.bytes(count), t0);
+    } finally {
+      exit();
     }
-    Buffer s = rank == root ? a.buffer(send, "send", count) : null;
-    Buffer r = a.buffer(recv, "recv", count);
-    String algo = runBroadcast(Signature.of(c, count, type, null, root), a.problem, s, r, a.count(), type,
-        root, t0 + timeoutNanos);
-    finish(c, algo, a.bytes(count), t0);
   }
 
   @Override
   public final void barrier() {
     Collective c = Collective.BARRIER;
     long t0 = begin(c);
-    String algo = runBarrier(Signature.of(c, 0, null, null, -1), t0 + timeoutNanos);
-    finish(c, algo, 0, t0);
+    try {
+      String algo = runBarrier(Signature.of(c, 0, null, null, -1), t0 + timeoutNanos);
+      finish(c, algo, 0, t0);
+    } finally {
+      exit();
+    }
   }
 
   @Override
@@ -197,10 +228,22 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     return closed;
   }
 
+  /**
+   * Closes the communicator. Safe from another thread while a call runs there: the memory is then
+   * released when that call returns, never under it.
+   */
   @Override
   public final void close() {
     if (!closed) {
       closed = true;
+      if (!busy) {
+        release();
+      }
+    }
+  }
+
+  private void release() {
+    if (released.compareAndSet(false, true)) {
       closeTransport();
     }
   }
@@ -250,17 +293,33 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
 
   // ---- helpers ----
 
-  /** Fails at once on a closed or broken communicator; peers see the closed state in the segment. */
+  /**
+   * Enters a call; every call then ends with {@link #exit()}. Fails at once on a closed or broken
+   * communicator; peers see the closed state in the segment.
+   */
   final long begin(Collective c) {
+    // busy is written before closed is read, and close() does the reverse, so either this call
+    // sees the close or close() sees the call and leaves the release to exit().
+    busy = true;
     if (closed) {
+      exit();
       throw new CollectiveException(rank, c, "the communicator is closed");
     }
     String broken = brokenReason;
     if (broken != null) {
+      exit();
       throw new CollectiveException(rank, c, "the communicator is unusable after an earlier failure: "
           + broken);
     }
     return System.nanoTime();
+  }
+
+  /** Leaves a call; releases the transport if close() came in meanwhile. */
+  final void exit() {
+    busy = false;
+    if (closed) {
+      release();
+    }
   }
 
   private void finish(Collective c, String algorithm, long bytes, long t0) {

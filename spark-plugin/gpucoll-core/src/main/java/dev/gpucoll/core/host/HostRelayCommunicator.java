@@ -182,7 +182,14 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
   @Override
   public Communicator split(int color, int key) {
     long t0 = begin(null);
-    long deadline = t0 + timeoutNanos;
+    try {
+      return splitGroup(color, key, t0 + timeoutNanos);
+    } finally {
+      exit();
+    }
+  }
+
+  private Communicator splitGroup(int color, int key, long deadline) {
     Signature sig = Signature.setup(1);
     ByteBuffer mine = ByteBuffer.allocate(8).putInt(color).putInt(key);
     List<byte[]> all = exchange(null, sig, null, mine.array(), deadline);

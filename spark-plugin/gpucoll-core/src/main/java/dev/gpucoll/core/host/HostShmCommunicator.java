@@ -493,7 +493,14 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   @Override
   public Communicator split(int color, int key) {
     long t0 = begin(null);
-    long deadline = t0 + timeoutNanos;
+    try {
+      return splitGroup(color, key, t0 + timeoutNanos);
+    } finally {
+      exit();
+    }
+  }
+
+  private Communicator splitGroup(int color, int key, long deadline) {
     // Round 0: colors and keys.
     ByteBuffer mine = ByteBuffer.allocate(8).putInt(color).putInt(key);
     List<byte[]> all = exchangeBytes(Signature.setup(1), mine.array(), deadline);
@@ -702,6 +709,10 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       if (v > e) {
         fail(c, new CollectiveException(rank, c, "rank " + p + " is at step " + v + ", ahead of step " + e
             + ": the ranks' call sequences diverged"));
+      }
+      if (b.slowCheckDue() && isClosed()) {
+        fail(c, new CollectiveException(rank, c, "the communicator was closed while this rank waited for rank "
+            + p + " in step " + e));
       }
       if (b.slowCheckDue() && p != rank) {
         long state = seg.state(p);

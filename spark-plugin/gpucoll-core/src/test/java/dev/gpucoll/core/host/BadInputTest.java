@@ -245,6 +245,39 @@ class BadInputTest {
     }
   }
 
+  /** close() from another thread while a call waits: the call fails promptly, nothing is unmapped under it. */
+  @org.junit.jupiter.api.Test
+  void closeFromAnotherThreadWhileWaiting() {
+    List<Ranks.Outcome<String>> out = Ranks.run(2, Ranks.conf("timeout", "30s"), comm -> {
+      if (comm.rank() == 1) {
+        Thread.sleep(1500); // never joins the call below
+        return "idle";
+      }
+      Thread closer = new Thread(() -> {
+        try {
+          Thread.sleep(300);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        comm.close();
+      });
+      closer.start();
+      long t0 = System.nanoTime();
+      try {
+        comm.allReduce(new float[1000], ReduceOp.SUM);
+        return "no error";
+      } catch (CollectiveException e) {
+        assertTrue(System.nanoTime() - t0 < 5_000_000_000L, "took too long");
+        closer.join();
+        assertTrue(comm.isClosed());
+        return e.getMessage();
+      }
+    });
+    String msg = out.get(0).get();
+    assertTrue(msg.startsWith("rank 0, allReduce: the communicator was closed while this rank waited for rank 1"),
+        msg);
+  }
+
   @ParameterizedTest(name = "{0}")
   @MethodSource("backends")
   void rankThatNeverArrives(String backend, IntFunction<String> hosts) {
