@@ -3,7 +3,8 @@ package dev.gpucoll.spark;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.core.rendezvous.Rendezvous;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -40,7 +41,15 @@ final class CommunicatorCache {
     }
   }
 
-  private final Map<String, Entry> entries = new HashMap<>();
+  /**
+   * Idle communicators kept per executor. Each holds shared memory (or GPU buffers); groups whose
+   * ranks land on other executors in later stages form new keys, so the least recently used idle
+   * ones are closed beyond this many.
+   */
+  static final int MAX_CACHED = 8;
+
+  /** In access order: the first idle entry is the least recently used. */
+  private final Map<String, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
 
   /** The idle cached entry for {@code key}, now lent to the caller; null if none. */
   synchronized Entry acquire(String key) {
@@ -68,6 +77,19 @@ final class CommunicatorCache {
     }
     entries.put(e.key, e);
     e.cached = true;
+    Iterator<Entry> lru = entries.values().iterator();
+    while (entries.size() > MAX_CACHED && lru.hasNext()) {
+      Entry idle = lru.next();
+      if (!idle.inUse) {
+        lru.remove();
+        idle.cached = false;
+        closeQuietly(idle);
+      }
+    }
+  }
+
+  synchronized int size() {
+    return entries.size();
   }
 
   /** The task is done with the entry; an uncached one is closed. */
