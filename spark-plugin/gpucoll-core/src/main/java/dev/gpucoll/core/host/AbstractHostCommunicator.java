@@ -12,6 +12,7 @@ import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.report.ReportingCommunicator;
 import java.nio.Buffer;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -284,6 +285,24 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   }
 
   abstract List<String> findings();
+
+  /**
+   * The parent ranks of this rank's new group, ordered by key then parent rank (MPI_Comm_split),
+   * from every rank's (color, key) payload; empty for a negative color.
+   */
+  static int[] splitMembers(List<byte[]> colorKeys, int color) {
+    List<int[]> group = new ArrayList<>(); // {key, parent rank}
+    for (int p = 0; p < colorKeys.size(); p++) {
+      ByteBuffer b = ByteBuffer.wrap(colorKeys.get(p));
+      int pc = b.getInt();
+      int pk = b.getInt();
+      if (color >= 0 && pc == color) {
+        group.add(new int[] {pk, p});
+      }
+    }
+    group.sort((a, b) -> a[0] != b[0] ? Integer.compare(a[0], b[0]) : Integer.compare(a[1], b[1]));
+    return group.stream().mapToInt(m -> m[1]).toArray();
+  }
 
   @Override
   public final RankReport report() {

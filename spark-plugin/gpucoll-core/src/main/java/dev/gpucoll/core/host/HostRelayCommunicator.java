@@ -21,6 +21,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * The host backend for a group that spans hosts: every collective moves whole payloads through the
@@ -193,24 +197,14 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
     Signature sig = Signature.setup(1);
     ByteBuffer mine = ByteBuffer.allocate(8).putInt(color).putInt(key);
     List<byte[]> all = exchange(null, sig, null, mine.array(), deadline);
-    List<int[]> group = new ArrayList<>();
-    for (int p = 0; p < size; p++) {
-      ByteBuffer b = ByteBuffer.wrap(all.get(p));
-      int pc = b.getInt();
-      int pk = b.getInt();
-      if (color >= 0 && pc == color) {
-        group.add(new int[] {pk, p});
-      }
-    }
-    group.sort((a, b) -> a[0] != b[0] ? Integer.compare(a[0], b[0]) : Integer.compare(a[1], b[1]));
-    int[] members = group.stream().mapToInt(m -> m[1]).toArray();
+    int[] members = splitMembers(all, color);
     // Every rank learns whether every new group fits on one host, so all fail or go on alike.
     List<String> spanning = new ArrayList<>();
-    java.util.Map<Integer, java.util.Set<String>> hostsByColor = new java.util.TreeMap<>();
+    Map<Integer, Set<String>> hostsByColor = new TreeMap<>();
     for (int p = 0; p < size; p++) {
       int pc = ByteBuffer.wrap(all.get(p)).getInt();
       if (pc >= 0) {
-        hostsByColor.computeIfAbsent(pc, k -> new java.util.TreeSet<>()).add(hosts.get(p));
+        hostsByColor.computeIfAbsent(pc, k -> new TreeSet<>()).add(hosts.get(p));
       }
     }
     hostsByColor.forEach((col, hs) -> {
@@ -223,8 +217,7 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
           + " is not supported (" + String.join("; ", spanning) + "); form such groups with a new rendezvous");
     }
     ShmSegment child = SegmentSetup.establish(p -> exchange(null, Signature.setup(2), null, p, deadline), rank,
-        members, Path.of(conf.get(GpuCollConf.SHM_DIR)), Math.min(HostShmCommunicator.LL_MAX_BYTES,
-            (int) Math.max(8, conf.get(GpuCollConf.HOST_ONE_SHOT_MAX_BYTES) / 8 * 8)),
+        members, Path.of(conf.get(GpuCollConf.SHM_DIR)), HostShmCommunicator.llBytesFor(conf),
         HostShmCommunicator.BULK_BYTES);
     if (child == null) {
       return null;

@@ -12,7 +12,6 @@ import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.spi.GroupContext;
 import java.nio.Buffer;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.LongBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -128,7 +127,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     }
   }
 
-  private static int llBytesFor(GpuCollConf conf) {
+  static int llBytesFor(GpuCollConf conf) {
     long oneShot = conf.get(GpuCollConf.HOST_ONE_SHOT_MAX_BYTES);
     long capped = Math.min(Math.max(oneShot, 8), LL_MAX_BYTES);
     return (int) ((capped + 7) / 8 * 8);
@@ -504,17 +503,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     // Round 0: colors and keys.
     ByteBuffer mine = ByteBuffer.allocate(8).putInt(color).putInt(key);
     List<byte[]> all = exchangeBytes(Signature.setup(1), mine.array(), deadline);
-    List<int[]> group = new ArrayList<>(); // {key, parent rank}
-    for (int p = 0; p < size; p++) {
-      ByteBuffer b = ByteBuffer.wrap(all.get(p));
-      int pc = b.getInt();
-      int pk = b.getInt();
-      if (color >= 0 && pc == color) {
-        group.add(new int[] {pk, p});
-      }
-    }
-    group.sort((a, b) -> a[0] != b[0] ? Integer.compare(a[0], b[0]) : Integer.compare(a[1], b[1]));
-    int[] members = group.stream().mapToInt(m -> m[1]).toArray();
+    int[] members = splitMembers(all, color);
     ShmSegment child = SegmentSetup.establish(p -> exchangeBytes(Signature.setup(2), p, deadline), rank,
         members, seg.path.getParent(), ll, bulk);
     if (child == null) {
