@@ -130,7 +130,6 @@ public final class GpuCollectives {
   private static Communicator form(BarrierTaskContext task) {
     BarrierTaskInfo[] infos = task.getTaskInfos();
     int rank = task.partitionId();
-    int size = infos.length;
     String host = hostOf(infos[rank].address());
     String groupId = sanitize(SparkEnv.get().conf().getAppId()) + "-stage" + task.stageId() + "."
         + task.stageAttemptNumber();
@@ -139,59 +138,25 @@ public final class GpuCollectives {
     long taskId = task.taskAttemptId();
     useTaskGpu(task);
 
-    if (plugin == null || conf.get(GpuCollConf.RENDEZVOUS).equals("allgather")) {
-      if (rank == 0 && plugin == null) {
-        LOG.warn("gpucoll: {} is not enabled (spark.plugins), so stage {} forms its communicator"
-            + " with one BarrierTaskContext.allGather round, which costs about 1 s (Spark polls"
-            + " it with a 1 s sleep), and cannot cache it for later stages; enable the plugin for"
-            + " a rendezvous in milliseconds", GpuCollectivesPlugin.class.getName(), task.stageId());
-      }
-      Rendezvous rdv = new BarrierAllGatherRendezvous(task, groupId);
-      Communicator c = CommunicatorFactory.create(rdv, conf, host);
-      c.addListener(new CollectiveMetrics(null));
-      task.addTaskCompletionListener(ctx -> {
-        BY_TASK.remove(taskId);
-        c.close();
-      });
-      return c;
-    }
-
-    long startNanos = System.nanoTime();
-    PluginRpcRendezvous rdv = new PluginRpcRendezvous(plugin.context()::ask, groupId, rank, size);
     StringBuilder signature = new StringBuilder();
     for (BarrierTaskInfo info : infos) {
       signature.append(info.address()).append(',');
     }
     String key = signature + "#" + rank;
     CommunicatorCache cache = CommunicatorCache.INSTANCE;
-    CommunicatorCache.Entry entry = cache.acquire(key);
-    // Reuse only if every rank offers the same cached communicator. A rank with none knows the
-    // answer already: it posts its vote without waiting and goes on to form a new group.
-    boolean reuse = entry != null;
-    if (entry == null) {
-      rdv.contribute(NO_COMMUNICATOR.getBytes(StandardCharsets.UTF_8), conf.get(GpuCollConf.TIMEOUT));
+    CommunicatorCache.Entry entry;
+    if (plugin == null || conf.get(GpuCollConf.RENDEZVOUS).equals("allgather")) {
+      if (rank == 0 && plugin == null) {
+        LOG.warn("gpucoll: {} is not enabled (spark.plugins), so stage {} forms its communicator"
+            + " with BarrierTaskContext.allGather rounds, which cost about 1 s each (Spark polls"
+            + " them with a 1 s sleep), and cannot cache it for later stages; enable the plugin for"
+            + " a rendezvous in milliseconds", GpuCollectivesPlugin.class.getName(), task.stageId());
+      }
+      // Lives for this task only: the rendezvous cannot outlive the barrier stage.
+      Rendezvous rdv = new BarrierAllGatherRendezvous(task, groupId);
+      entry = newEntry(key, rdv, conf, host, plugin); // not cached: closed when the task ends
     } else {
-      String vote = entry.id();
-      for (byte[] v : rdv.allGather(vote.getBytes(StandardCharsets.UTF_8), conf.get(GpuCollConf.TIMEOUT))) {
-        reuse &= vote.equals(new String(v, StandardCharsets.UTF_8));
-      }
-    }
-    long votedNanos = System.nanoTime();
-    if (!reuse) {
-      if (entry != null) {
-        cache.evict(entry);
-      }
-      Communicator c = CommunicatorFactory.create(rdv, conf, host);
-      CollectiveMetrics metrics = new CollectiveMetrics(plugin.context().metricRegistry());
-      c.addListener(metrics);
-      entry = new CommunicatorCache.Entry(key, c, rdv, metrics);
-      cache.putLent(entry);
-    }
-    if (LOG.isDebugEnabled()) {
-      long now = System.nanoTime();
-      LOG.debug("gpucoll: rank {} of {} {} communicator {} in {} us (reuse vote {} us)", rank,
-          size, reuse ? "reused" : "formed", entry.id(), (now - startNanos) / 1000,
-          (votedNanos - startNanos) / 1000);
+      entry = joinWithPluginRpc(task, cache, key, groupId, conf, host, plugin);
     }
     entry.metrics.resetTask();
     CommunicatorCache.Entry lent = entry;
@@ -202,14 +167,72 @@ public final class GpuCollectives {
         cache.evict(lent);
         return;
       }
-      try {
-        plugin.context().send(reportOf(lent, stage, host, plugin));
-      } catch (Exception e) {
-        LOG.warn("gpucoll: could not send the path report of {} to the driver", lent.id(), e);
+      if (plugin != null) {
+        try {
+          plugin.context().send(reportOf(lent, stage, host, plugin));
+        } catch (Exception e) {
+          LOG.warn("gpucoll: could not send the path report of {} to the driver", lent.id(), e);
+        }
       }
       cache.release(lent);
     });
     return entry.communicator;
+  }
+
+  /**
+   * Meets the other ranks through the driver. Reuses this executor's cached communicator when
+   * every rank offers the same one, else forms a new group (and caches it).
+   */
+  private static CommunicatorCache.Entry joinWithPluginRpc(BarrierTaskContext task,
+      CommunicatorCache cache, String key, String groupId, GpuCollConf conf, String host,
+      GpuCollExecutorPlugin.ExecutorState plugin) {
+    long startNanos = System.nanoTime();
+    PluginRpcRendezvous rdv = new PluginRpcRendezvous(plugin.context()::ask, groupId,
+        task.partitionId(), task.getTaskInfos().length);
+    CommunicatorCache.Entry cached = cache.acquire(key);
+    try {
+      // Reuse only if every rank offers the same cached communicator. A rank with none knows the
+      // answer already: it posts its vote without waiting and goes on to form a new group.
+      boolean reuse = cached != null;
+      if (cached == null) {
+        rdv.contribute(NO_COMMUNICATOR.getBytes(StandardCharsets.UTF_8), conf.get(GpuCollConf.TIMEOUT));
+      } else {
+        String vote = cached.id();
+        for (byte[] v : rdv.allGather(vote.getBytes(StandardCharsets.UTF_8), conf.get(GpuCollConf.TIMEOUT))) {
+          reuse &= vote.equals(new String(v, StandardCharsets.UTF_8));
+        }
+      }
+      long votedNanos = System.nanoTime();
+      CommunicatorCache.Entry entry = cached;
+      if (!reuse) {
+        if (cached != null) {
+          cache.evict(cached);
+          cached = null;
+        }
+        entry = newEntry(key, rdv, conf, host, plugin);
+        cache.putLent(entry);
+      }
+      if (LOG.isDebugEnabled()) {
+        LOG.debug("gpucoll: rank {} {} communicator {} in {} us (reuse vote {} us)",
+            task.partitionId(), reuse ? "reused" : "formed", entry.id(),
+            (System.nanoTime() - startNanos) / 1000, (votedNanos - startNanos) / 1000);
+      }
+      return entry;
+    } catch (RuntimeException | Error e) {
+      if (cached != null) {
+        cache.evict(cached); // the group's state is unknown after a failed rendezvous
+      }
+      throw e;
+    }
+  }
+
+  private static CommunicatorCache.Entry newEntry(String key, Rendezvous rdv, GpuCollConf conf,
+      String host, GpuCollExecutorPlugin.ExecutorState plugin) {
+    Communicator c = CommunicatorFactory.create(rdv, conf, host);
+    CollectiveMetrics metrics = new CollectiveMetrics(
+        plugin == null ? null : plugin.context().metricRegistry());
+    c.addListener(metrics);
+    return new CommunicatorCache.Entry(key, c, rdv, metrics);
   }
 
   private static RankReportMessage reportOf(CommunicatorCache.Entry e, String stage, String host,
