@@ -240,6 +240,9 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   public void synchronize() {
     ensureOpen(null);
     waitStream(null);
+    if (nccl != null) {
+      nccl.checkAsyncError();
+    }
   }
 
   @Override
@@ -576,6 +579,10 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       }
       if (System.nanoTime() > deadline) {
         control.abort();
+        if (nccl != null) {
+          nccl.abort(); // an NCCL call waiting for a dead peer never returns on its own
+          broken = "NCCL aborted after a timeout";
+        }
         throw new CollectiveTimeoutException(rank, c, List.of(), "the GPU stream did not finish within "
             + timeout + " (+5 s); kernels aborted");
       }

@@ -43,7 +43,7 @@ public final class CudaNative {
         "cudaGetDevice", "cudaSetDevice", "cudaFree", "cudaMalloc", "cudaHostAlloc", "cudaHostGetDevicePointer",
         "cudaFreeHost", "cudaMemcpyAsync", "cudaMemsetAsync", "cudaStreamCreateWithFlags", "cudaStreamSynchronize",
         "cudaStreamQuery", "cudaStreamDestroy", "cudaEventCreate", "cudaEventCreateWithFlags", "cudaEventRecord",
-        "cudaEventSynchronize", "cudaEventElapsedTime", "cudaEventDestroy", "cudaStreamWaitEvent",
+        "cudaEventSynchronize", "cudaEventElapsedTime", "cudaEventDestroy",
         "cudaIpcGetMemHandle", "cudaIpcOpenMemHandle", "cudaIpcCloseMemHandle", "cudaDeviceGetAttribute",
         "cudaDeviceGetPCIBusId", "cudaGetErrorString", "cudaGetErrorName", "cudaGetLastError",
         "cudaDeviceSynchronize", "cudaDeviceCanAccessPeer", "cudaDeviceEnablePeerAccess"}) {
@@ -61,7 +61,6 @@ public final class CudaNative {
     m.put("cuModuleGetFunction", 2000);
     m.put("cuLaunchKernel", 4000);
     m.put("cuMemsetD32Async", 3020);
-    m.put("cuFuncGetAttribute", 2020);
     m.put("cuGetErrorString", 6000);
     m.put("ncclGetVersion", 0);
     return Map.copyOf(m);
@@ -299,10 +298,6 @@ public final class CudaNative {
     }
   }
 
-  public static void streamWaitEvent(long stream, long event) {
-    check(cudaStreamWaitEvent(stream(stream), new CUevent_st(ptr(event)), 0), "cudaStreamWaitEvent");
-  }
-
   public static void beginCapture(long stream) {
     check(cudaStreamBeginCapture(stream(stream), cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
   }
@@ -373,16 +368,6 @@ public final class CudaNative {
     CUfunc_st f = new CUfunc_st();
     checkDriver(cuModuleGetFunction(f, new CUmod_st(ptr(module)), name), "cuModuleGetFunction(" + name + ")");
     return f.address();
-  }
-
-  public static int functionAttribute(long function, int attribute) {
-    int[] v = new int[1];
-    checkDriver(cuFuncGetAttribute(v, attribute, new CUfunc_st(ptr(function))), "cuFuncGetAttribute");
-    return v[0];
-  }
-
-  public static int maxThreadsPerBlock(long function) {
-    return functionAttribute(function, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
   }
 
   /**

@@ -119,7 +119,9 @@ public final class LaunchPlanner {
     KernelVariant v;
     if (forced != null) {
       v = forced;
-      if (why != null) why.add("variant forced to " + v.abiName());
+      if (why != null) {
+        why.add("variant forced to " + v.abiName());
+      }
       switch (v) {
         case LL -> requireAtMost(c, v, bytes, KernelAbi.LL_MAX_BYTES);
         case SENTINEL -> requireAtMost(c, v, bytes, KernelAbi.SENT_MAX_BYTES);
@@ -137,18 +139,26 @@ public final class LaunchPlanner {
     } else if (nranks >= ll128MinRanks && (op == ReduceOp.SUM || op == ReduceOp.AVG) && bytes <= twoShotMax
         && count <= KernelAbi.ll128MaxCount(t)) {
       v = KernelVariant.LL128;
-      if (why != null) why.add(nranks + " ranks >= gpu.ll128MinRanks " + ll128MinRanks + ", " + op + ", " + bytes + " B <= "
-          + twoShotMax + " B: LL128-atomic reduce-scatter + all-gather (float sums in arrival order:"
-          + " identical on all ranks, last bits may vary between runs)");
+      if (why != null) {
+        why.add(nranks + " ranks >= gpu.ll128MinRanks " + ll128MinRanks + ", " + op + ", " + bytes + " B <= "
+            + twoShotMax + " B: LL128-atomic reduce-scatter + all-gather (float sums in arrival order:"
+            + " identical on all ranks, last bits may vary between runs)");
+      }
     } else if (bytes <= oneShotMax) {
       v = KernelVariant.LL;
-      if (why != null) why.add(bytes + " B <= " + oneShotMax + " B: one-shot over LL slots, barrier-free");
+      if (why != null) {
+        why.add(bytes + " B <= " + oneShotMax + " B: one-shot over LL slots, barrier-free");
+      }
     } else if (bytes <= twoShotMax) {
       v = KernelVariant.SENTINEL;
-      if (why != null) why.add(bytes + " B <= " + twoShotMax + " B: two-shot with sentinel prefill, double-buffered");
+      if (why != null) {
+        why.add(bytes + " B <= " + twoShotMax + " B: two-shot with sentinel prefill, double-buffered");
+      }
     } else {
       v = KernelVariant.PIPE;
-      if (why != null) why.add(bytes + " B > " + twoShotMax + " B: reduce-scatter + all-gather through the credit pipe");
+      if (why != null) {
+        why.add(bytes + " B > " + twoShotMax + " B: reduce-scatter + all-gather through the credit pipe");
+      }
     }
     return new LaunchPlan(c, v, kernelName(c, v, t), grid(v, bytes), bytes, algorithmName(c, v), why);
   }
@@ -160,17 +170,23 @@ public final class LaunchPlanner {
         throw new CollectiveException(rank, c, "variant " + forced.abiName() + " exists for allReduce only; "
             + c.apiName() + " has ll and pipe");
       }
-      if (why != null) why.add("variant forced to " + forced.abiName());
+      if (why != null) {
+        why.add("variant forced to " + forced.abiName());
+      }
       if (forced == KernelVariant.LL) {
         requireAtMost(c, forced, perPeerBytes, KernelAbi.LL_MAX_BYTES);
       }
       return forced;
     }
     if (perPeerBytes <= KernelAbi.LL_MAX_BYTES) {
-      if (why != null) why.add(perPeerBytes + " B per peer <= " + KernelAbi.LL_MAX_BYTES + " B: LL slots, barrier-free");
+      if (why != null) {
+        why.add(perPeerBytes + " B per peer <= " + KernelAbi.LL_MAX_BYTES + " B: LL slots, barrier-free");
+      }
       return KernelVariant.LL;
     }
-    if (why != null) why.add(perPeerBytes + " B per peer > " + KernelAbi.LL_MAX_BYTES + " B: credit pipe");
+    if (why != null) {
+      why.add(perPeerBytes + " B per peer > " + KernelAbi.LL_MAX_BYTES + " B: credit pipe");
+    }
     return KernelVariant.PIPE;
   }
 
