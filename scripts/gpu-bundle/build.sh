@@ -9,7 +9,11 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUNDLE="$ROOT/.gpu-bundle"
 LIMIT_BYTES=$((60 * 1024 * 1024))
+# Offline first (the dependencies are normally in ~/.m2 already); online when something is missing.
 MVN=(mvn -B -q -o -f "$ROOT/pom.xml")
+if ! mvn -B -q -o -f "$ROOT/pom.xml" -pl spark-plugin/gpucoll-cuda dependency:resolve >/dev/null 2>&1; then
+  MVN=(mvn -B -q -f "$ROOT/pom.xml")
+fi
 
 if ! command -v jlink >/dev/null; then
   echo "build.sh: jlink not found: a JDK 17 with jmods is needed" >&2
