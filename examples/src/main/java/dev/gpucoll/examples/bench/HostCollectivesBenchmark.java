@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -97,6 +98,9 @@ public final class HostCollectivesBenchmark {
       if (!p.waitFor(30, TimeUnit.MINUTES) || p.exitValue() != 0) {
         failed++;
       }
+    }
+    try (var files = Files.walk(dir)) {
+      files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
     }
     if (failed > 0) {
       System.err.println(failed + " benchmark rank(s) failed");
