@@ -56,6 +56,10 @@ else
   echo "build.sh: no nvcc or no native-kernels/test/gc_bench.cu: the bundle has no C++ launcher" >&2
 fi
 
+# The GPU machine may have no unzip: record here which optional mains the bundle holds.
+unzip -l "$BUNDLE"/lib/gpucoll-cuda-*.jar | awk '{print $4}' | grep -E '(Check|Suite|Bench|Rank)\.class$' \
+  | sed 's/\.class$//; s#/#.#g' > "$BUNDLE/MAINS"
+
 cp "$ROOT/scripts/gpu-bundle/run.sh" "$BUNDLE/run.sh"
 chmod +x "$BUNDLE/run.sh"
 git -C "$ROOT" rev-parse HEAD > "$BUNDLE/COMMIT" 2>/dev/null || echo unknown > "$BUNDLE/COMMIT"

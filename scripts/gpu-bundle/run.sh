@@ -41,7 +41,7 @@ if [ "$WHAT" != bench ]; then
   "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.check.GpuSuite $QUICK --budget-seconds "${SUITE_BUDGET_S:-240}" \
     2>&1 | tee "$LOGS/suite.log"
   RC=${PIPESTATUS[0]}
-  if unzip -l "$BUNDLE"/lib/gpucoll-cuda-*.jar 2>/dev/null | grep -q 'dev/gpucoll/cuda/nccl/NcclSelfCheck.class'; then
+  if grep -qx 'dev.gpucoll.cuda.nccl.NcclSelfCheck' "$BUNDLE/MAINS" 2>/dev/null; then
     "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.nccl.NcclSelfCheck 2>&1 | tee "$LOGS/nccl-selfcheck.log"
   else
     echo "(no dev.gpucoll.cuda.nccl.NcclSelfCheck in this bundle)"
