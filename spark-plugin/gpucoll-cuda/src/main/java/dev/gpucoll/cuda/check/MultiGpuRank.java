@@ -15,7 +15,12 @@ import dev.gpucoll.core.rendezvous.FileRendezvous;
 import dev.gpucoll.core.rendezvous.Rendezvous;
 import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.report.ReportingCommunicator;
+import dev.gpucoll.core.spi.GroupContext;
+import dev.gpucoll.core.spi.MemberInfo;
+import dev.gpucoll.core.spi.MemberInfoCodec;
 import dev.gpucoll.cuda.CudaNative;
+import dev.gpucoll.cuda.GpuBackend;
+import dev.gpucoll.cuda.KernelVariant;
 import dev.gpucoll.cuda.nccl.NcclCommunicator;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -105,6 +110,7 @@ public final class MultiGpuRank {
         System.out.println("== correctness: " + cases + " cases on rank 0, " + failures.size() + " failures");
       }
       latency(g, conf, send, recv, cap);
+      variants(dir, conf, send, recv, cap);
       c.close();
       missingPeer(dir, send, recv);
     } catch (RuntimeException e) {
@@ -352,6 +358,70 @@ public final class MultiGpuRank {
           "ours gr", "nccl ev", "nccl gr", "zeroCTA gr", "nccl/ours");
       rows.forEach(System.out::println);
     }
+  }
+
+  /** allReduce fp32 SUM under graph replay for each kernel variant, forced, on the same ranks. */
+  private void variants(Path dir, GpuCollConf conf, long send, long recv, long cap) {
+    KernelVariant[] vs = KernelVariant.values();
+    long maxBytes = Math.min(cap - 4096, (quick ? 1 : 64) * MB);
+    List<Long> sizes = new ArrayList<>();
+    for (long b = 8; b <= maxBytes; b *= 8) {
+      sizes.add(b);
+    }
+    double[][] us = new double[vs.length][sizes.size()];
+    for (int vi = 0; vi < vs.length; vi++) {
+      KernelVariant v = vs[vi];
+      try (GpuCommunicator vc = formVariant(dir, conf, v)) {
+        for (int si = 0; si < sizes.size(); si++) {
+          long count = sizes.get(si) / 4 == 0 ? 1 : sizes.get(si) / 4;
+          CommBuffer s = CommBuffer.device(send, cap);
+          CommBuffer d = CommBuffer.device(recv, cap);
+          try {
+            vc.allReduce(s, d, count, DataType.FLOAT32, ReduceOp.SUM); // a variant's capacity error comes here
+          } catch (CollectiveException e) {
+            us[vi][si] = Double.NaN;
+            continue;
+          }
+          int k = sizes.get(si) <= 64 << 10 ? 200 : sizes.get(si) <= MB ? 50 : 5;
+          us[vi][si] = time(vc.stream(), k, quick ? 3 : 5,
+              () -> vc.allReduce(s, d, count, DataType.FLOAT32, ReduceOp.SUM), true)[1];
+        }
+        vc.synchronize();
+      } catch (RuntimeException e) {
+        failures.add("variant " + v.abiName() + ": " + e);
+        return;
+      }
+    }
+    if (rank == 0) {
+      System.out.println();
+      System.out.println("== allReduce fp32 SUM per kernel variant (forced), " + size + " GPU(s): us per call, one"
+          + " replay of a graph of K calls, rank that started last; '-' = above the variant's capacity");
+      StringBuilder h = new StringBuilder(String.format("%10s", "bytes"));
+      for (KernelVariant v : vs) {
+        h.append(String.format(" %10s", v.abiName()));
+      }
+      System.out.println(h);
+      for (int si = 0; si < sizes.size(); si++) {
+        StringBuilder row = new StringBuilder(String.format("%10d", sizes.get(si)));
+        for (int vi = 0; vi < vs.length; vi++) {
+          row.append(Double.isNaN(us[vi][si]) ? String.format(" %10s", "-") : String.format(" %10.2f", us[vi][si]));
+        }
+        System.out.println(row);
+      }
+    }
+  }
+
+  /** A communicator of the same processes whose every collective runs {@code v}. */
+  private GpuCommunicator formVariant(Path dir, GpuCollConf conf, KernelVariant v) {
+    FileRendezvous r2 = new FileRendezvous(dir, "multi-gpu-" + v.abiName(), rank, size);
+    GpuBackend backend = new GpuBackend();
+    MemberInfo self = new MemberInfo(rank, "localhost", ProcessHandle.current().pid() + "@localhost",
+        backend.localFacts());
+    List<MemberInfo> members = new ArrayList<>();
+    for (byte[] p : r2.allGather(MemberInfoCodec.encode(self), Duration.ofSeconds(60))) {
+      members.add(MemberInfoCodec.decode(p));
+    }
+    return backend.create(new GroupContext(r2, members, conf), v);
   }
 
   private static void ncclCall(NcclCommunicator nc, Collective coll, long send, long recv, long count, long stream) {
