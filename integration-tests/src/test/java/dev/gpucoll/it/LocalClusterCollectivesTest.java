@@ -246,6 +246,24 @@ class LocalClusterCollectivesTest {
   }
 
   @Test
+  void theAllGatherRendezvousAlsoFormsAGroupAcrossExecutorJvms() {
+    sc.setLocalProperty("spark.gpucoll.rendezvous", "allgather");
+    try {
+      List<String> out = GpuCollectives.barrierMapPartitions(oneRowPerRank(), (comm, rows) -> {
+        long[] v = {comm.rank() + 1};
+        comm.allReduce(v, ReduceOp.PROD);
+        check(v[0] == 6, comm, "allReduce PROD " + v[0]);
+        return List.of(ProcessHandle.current().pid() + " " + TaskContext.get().stageId()).iterator();
+      }).collect();
+      assertEquals(EXECUTORS, out.stream().map(l -> l.split(" ")[0]).distinct().count(), out::toString);
+      GroupReport report = awaitReport("stage " + out.get(0).split(" ")[1] + ".0");
+      assertEquals("barrier-allgather", report.rendezvous(), report::summaryLine);
+    } finally {
+      sc.setLocalProperty("spark.gpucoll.rendezvous", null);
+    }
+  }
+
+  @Test
   void callingOutsideABarrierStageIsAClearError() {
     IllegalStateException onDriver = assertThrows(IllegalStateException.class,
         GpuCollectives::communicator);
