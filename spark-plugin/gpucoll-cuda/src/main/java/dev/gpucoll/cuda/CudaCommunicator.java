@@ -74,6 +74,8 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   private final AlgorithmSelector selector;
   /** NCCL for large messages; null when NCCL is not loadable everywhere or two ranks share a GPU. */
   private final NcclCommunicator nccl;
+  /** True when our kernels cannot serve the group (several hosts, > 16 ranks): NCCL runs everything. */
+  private final boolean ncclOnly;
   private final EpochCounter epochs = new EpochCounter();
   private long hostStageBytes;
   private long hostStageHost;
@@ -96,14 +98,21 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     if (!topology.problems().isEmpty()) {
       throw new CollectiveException(rank, null, "the gpu backend cannot serve this group: " + topology.problems());
     }
-    if (!topology.singleHost()) {
-      throw new CollectiveException(rank, null, "the gpu backend's kernels serve ranks of one host; this group spans "
-          + group.members().stream().map(m -> m.host()).distinct().toList());
+    boolean ncclEverywhere = group.members().stream()
+        .allMatch(m -> parseInt(m.facts().get("nccl.version")) > 0);
+    boolean distinctGpus = topology.gpuCount() == size;
+    // Our kernels serve up to 16 ranks of one host; larger or multi-host groups run every collective on NCCL.
+    String kernelsOff = !topology.singleHost()
+        ? "the group spans hosts " + group.members().stream().map(m -> m.host()).distinct().toList()
+            + " and our kernels serve ranks of one host"
+        : size > KernelAbi.MAX_RANKS ? "our kernels serve at most " + KernelAbi.MAX_RANKS + " ranks; this group has "
+            + size : null;
+    if (kernelsOff != null && (!ncclEverywhere || !distinctGpus || forced != null)) {
+      throw new CollectiveException(rank, null, "the gpu backend cannot serve this group: " + kernelsOff + ", and "
+          + (forced != null ? "kernel variant " + forced.abiName() + " is forced"
+          : !ncclEverywhere ? "NCCL is not loadable on every rank" : "ranks share a GPU (NCCL refuses that)"));
     }
-    if (size > KernelAbi.MAX_RANKS) {
-      throw new CollectiveException(rank, null, "the gpu kernels serve at most " + KernelAbi.MAX_RANKS
-          + " ranks; this group has " + size);
-    }
+    this.ncclOnly = kernelsOff != null;
     String algorithm = group.conf().get(GpuCollConf.ALGORITHM);
     if (forced == null && !algorithm.equals("auto") && LaunchPlanner.fromAlgorithmSetting(algorithm) == null) {
       throw new CollectiveException(rank, null, GpuCollConf.ALGORITHM.key() + "=" + algorithm
@@ -117,12 +126,13 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
           + " ranks)");
       ll128MinRanks = Integer.MAX_VALUE;
     }
-    this.planner = new LaunchPlanner(rank, size, forced != null ? forced : LaunchPlanner.fromAlgorithmSetting(algorithm),
+    this.planner = ncclOnly ? null : new LaunchPlanner(rank, size,
+        forced != null ? forced : LaunchPlanner.fromAlgorithmSetting(algorithm),
         group.conf().get(GpuCollConf.GPU_ONE_SHOT_MAX_BYTES), group.conf().get(GpuCollConf.GPU_TWO_SHOT_MAX_BYTES),
         ll128MinRanks);
     this.ownStream = CudaNative.streamCreateNonBlocking();
     this.stream = ownStream;
-    this.image = KernelImage.forDevice(device);
+    this.image = ncclOnly ? null : KernelImage.forDevice(device);
     this.launcher = new CudaNative.Launcher(KernelAbi.ARGS_SIZE);
     this.control = new ControlBlock();
     findings.add("topology: " + topology.describe());
@@ -130,16 +140,18 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       findings.add("spin kernels disabled: " + String.join("; ", topology.crossProcessSharedGpus())
           + " (kernels of different processes on one GPU time-slice); collectives take " + STAGED_PATH);
     }
-    // Every rank maps every peer's workspace, also on the staged path: the handle exchange is checked either way.
-    this.workspace = GpuWorkspace.exchange(group, topology, device, timeout, ownStream);
-    findings.add("workspace: " + workspace.describe());
-    KernelAbi.writeGroup(launcher.args(), rank, size, timeout.toNanos(), control.abortWordDevice(),
-        control.deviceAddress(), workspace.peers());
+    if (ncclOnly) {
+      this.workspace = null;
+      findings.add("our kernels are off: " + kernelsOff + "; every collective runs on NCCL");
+    } else {
+      // Every rank maps every peer's workspace, also on the staged path: the handle exchange is checked either way.
+      this.workspace = GpuWorkspace.exchange(group, topology, device, timeout, ownStream);
+      findings.add("workspace: " + workspace.describe());
+      KernelAbi.writeGroup(launcher.args(), rank, size, timeout.toNanos(), control.abortWordDevice(),
+          control.deviceAddress(), workspace.peers());
+    }
     this.staged = topology.mustNotSpin() ? hostCommunicator(group) : null;
     AlgorithmSelector sel = null;
-    boolean ncclEverywhere = group.members().stream()
-        .allMatch(m -> parseInt(m.facts().get("nccl.version")) > 0);
-    boolean distinctGpus = topology.gpuCount() == size;
     try {
       sel = new AlgorithmSelector(GroupFacts.of(group.members()), group.conf(), ncclEverywhere && distinctGpus,
           AlgorithmSelector.DEFAULT_KERNEL_COLLECTIVES);
@@ -150,9 +162,9 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     if (sel != null && staged == null) {
       sel.summary().forEach(line -> findings.add("selector: " + line));
     }
-    if (staged == null && sel != null && ncclEverywhere && distinctGpus && forced == null) {
+    if (ncclOnly || (staged == null && sel != null && ncclEverywhere && distinctGpus && forced == null)) {
       // Every rank reaches this from the same gathered facts, so all create NCCL or none does.
-      this.nccl = NcclCommunicator.create(group.rendezvous(), device, sel.ctaPolicy(), timeout);
+      this.nccl = NcclCommunicator.create(group.rendezvous(), device, sel != null ? sel.ctaPolicy() : 0, timeout);
       findings.add("NCCL communicator formed for large messages (CTA policy " + sel.ctaPolicy() + ")");
     } else {
       this.nccl = null;
@@ -308,6 +320,15 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     if (staged != null) {
       throw new CollectiveException(rank, c, "allToAllv is not offered on " + STAGED_PATH);
     }
+    if (ncclOnly) {
+      if (!(send instanceof CommBuffer.Device sd) || !(recv instanceof CommBuffer.Device rd)) {
+        throw new CollectiveException(rank, c, "allToAllv over NCCL takes device buffers");
+      }
+      long start = System.nanoTime();
+      nccl.allToAllv(sd.address(), sendCounts, sendDispls, rd.address(), recvCounts, recvDispls, type, stream);
+      observed(c, "nccl", Math.max(sendBytes, recvBytes), start);
+      return;
+    }
     LaunchPlan plan = planner.planAllToAllv(type, sendCounts, recvCounts);
     runKernel(c, plan, send, sendBytes, recv, recvBytes, 0, type, ReduceOp.SUM, 0, table);
   }
@@ -357,6 +378,14 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     } else {
       String viaNccl = nccl == null ? null : ncclChoice(c, count * type.byteSize(), registration(send, sendBytes,
           recv, recvBytes));
+      if (ncclOnly) {
+        if (c == Collective.BARRIER) {
+          ncclBarrier();
+          observed(c, "nccl-barrier", 0, start);
+          return;
+        }
+        viaNccl = viaNccl == null ? "nccl" : viaNccl;
+      }
       if (viaNccl != null) {
         runNccl(c, viaNccl, send, sendBytes, recv, recvBytes, count, type, op, root);
         return;
@@ -401,6 +430,13 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       waitStream(c);
     }
     observed(c, plan.algorithm(), plan.bytes(), start);
+  }
+
+  /** A barrier on NCCL alone: a 1-element allReduce, then wait. */
+  private void ncclBarrier() {
+    ensureScratch(8);
+    nccl.allReduce(scratchDevice, scratchDevice, 1, DataType.INT32, ReduceOp.SUM, stream);
+    waitStream(Collective.BARRIER);
   }
 
   private BufferRegistration registration(CommBuffer send, long sendBytes, CommBuffer recv, long recvBytes) {
@@ -616,6 +652,10 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     if (viaNccl != null) {
       return selector.explain(collective, bytes);
     }
+    if (ncclOnly) {
+      return new PathChoice(collective, bytes, "nccl", List.of(findings.stream()
+          .filter(f -> f.startsWith("our kernels are off")).findFirst().orElse("our kernels are off")));
+    }
     return planner.explain(collective, bytes);
   }
 
@@ -726,8 +766,12 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       List<Long> scratch = new ArrayList<>(retired);
       scratch.add(scratchDevice);
       long stage = hostStageHost;
-      DeviceMemoryReaper.closed(device, List.of(workspace::close, () -> scratch.forEach(CudaNative::free),
-          () -> CudaNative.freeHost(stage), control::close));
+      GpuWorkspace ws = workspace;
+      DeviceMemoryReaper.closed(device, List.of(() -> {
+        if (ws != null) {
+          ws.close();
+        }
+      }, () -> scratch.forEach(CudaNative::free), () -> CudaNative.freeHost(stage), control::close));
     }
   }
 
