@@ -74,8 +74,10 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   private final AlgorithmSelector selector;
   /** NCCL for large messages; null when NCCL is not loadable everywhere or two ranks share a GPU. */
   private final NcclCommunicator nccl;
-  /** True when our kernels cannot serve the group (several hosts, > 16 ranks): NCCL runs everything. */
+  /** True when our kernels cannot serve the group (several hosts, > 16 ranks) or NCCL is forced. */
   private final boolean ncclOnly;
+  /** spark.gpucoll.algorithm names an NCCL algorithm: a call it cannot run is an error, not a fallback. */
+  private final boolean ncclForced;
   private final EpochCounter epochs = new EpochCounter();
   private long hostStageBytes;
   private long hostStageHost;
@@ -101,22 +103,27 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     boolean ncclEverywhere = group.members().stream()
         .allMatch(m -> parseInt(m.facts().get("nccl.version")) > 0);
     boolean distinctGpus = topology.gpuCount() == size;
-    // Our kernels serve up to 16 ranks of one host; larger or multi-host groups run every collective on NCCL.
+    String algorithm = group.conf().get(GpuCollConf.ALGORITHM);
+    boolean ncclForced = forced == null && algorithm.startsWith("nccl");
+    // Our kernels serve up to 16 ranks of one host; larger or multi-host groups, and spark.gpucoll.algorithm
+    // set to an NCCL algorithm, run every collective on NCCL.
     String kernelsOff = !topology.singleHost()
         ? "the group spans hosts " + group.members().stream().map(m -> m.host()).distinct().toList()
             + " and our kernels serve ranks of one host"
         : size > KernelAbi.MAX_RANKS ? "our kernels serve at most " + KernelAbi.MAX_RANKS + " ranks; this group has "
-            + size : null;
+            + size
+        : ncclForced ? GpuCollConf.ALGORITHM.key() + "=" + algorithm : null;
     if (kernelsOff != null && (!ncclEverywhere || !distinctGpus || forced != null)) {
       throw new CollectiveException(rank, null, "the gpu backend cannot serve this group: " + kernelsOff + ", and "
           + (forced != null ? "kernel variant " + forced.abiName() + " is forced"
           : !ncclEverywhere ? "NCCL is not loadable on every rank" : "ranks share a GPU (NCCL refuses that)"));
     }
     this.ncclOnly = kernelsOff != null;
-    String algorithm = group.conf().get(GpuCollConf.ALGORITHM);
-    if (forced == null && !algorithm.equals("auto") && LaunchPlanner.fromAlgorithmSetting(algorithm) == null) {
+    this.ncclForced = ncclForced;
+    if (forced == null && !ncclOnly && !algorithm.equals("auto") && LaunchPlanner.fromAlgorithmSetting(algorithm) == null) {
       throw new CollectiveException(rank, null, GpuCollConf.ALGORITHM.key() + "=" + algorithm
-          + " is not served by the gpu backend's kernels in this build (it runs oneshot, twoshot, ll128)");
+          + " is not served by the gpu backend in this build (it runs auto, oneshot, twoshot, ll128, nccl,"
+          + " nccl-symmetric, nccl-zero-cta)");
     }
     int ll128MinRanks = group.conf().get(GpuCollConf.GPU_LL128_MIN_RANKS);
     if (topology.gpuCount() < size) {
@@ -195,7 +202,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
 
   /** As above, for buffers whose NCCL window registration is known (the name then says the real path). */
   private String ncclChoice(Collective c, long bytes, BufferRegistration buffers) {
-    if (nccl == null || c == Collective.BARRIER) {
+    if (nccl == null || selector == null || c == Collective.BARRIER) {
       return null;
     }
     long key = (bytes * 8 + c.ordinal()) * 8 + buffers.ordinal();
@@ -205,6 +212,9 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
         String alg = selector.explain(c, bytes, buffers).algorithm();
         a = alg.startsWith("nccl") ? alg : KERNELS;
       } catch (IllegalArgumentException e) {
+        if (ncclForced) {
+          throw new CollectiveException(rank, c, e.getMessage());
+        }
         a = KERNELS;
       }
       if (ncclChoices.size() > 4096) {

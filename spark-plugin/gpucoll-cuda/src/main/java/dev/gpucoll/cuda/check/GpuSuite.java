@@ -93,6 +93,7 @@ public final class GpuSuite {
     }
     hostArraysAndUserStream(3);
     split(5);
+    forcedNccl();
     backToBack(quick ? 2 : 4, 1000);
     plantedMissingRank(3);
     twoProcesses();
@@ -661,6 +662,51 @@ public final class GpuSuite {
         if (w[0] != n) {
           bad.add("rank " + r.rank + ": parent allReduce after split = " + w[0]);
         }
+        return bad;
+      });
+      List<String> bad = new ArrayList<>();
+      problems.forEach(bad::addAll);
+      record(key, 1, bad.isEmpty() ? 0 : 1, 0);
+      if (!bad.isEmpty()) {
+        failures.add(key + ": " + bad);
+      }
+    } catch (RuntimeException e) {
+      record(key, 1, 1, 0);
+      failures.add(key + ": " + e);
+    }
+  }
+
+  /** spark.gpucoll.algorithm=nccl on a 1-rank group (NCCL refuses two ranks on one GPU): NCCL runs every call. */
+  private void forcedNccl() {
+    String key = "algorithm=nccl, every call on NCCL / nccl / 1";
+    if (System.nanoTime() > deadline) {
+      notRun.add(key + " (suite time budget spent)");
+      return;
+    }
+    try (RankGroup g = RankGroup.create(1, device, null, Duration.ofSeconds(5), 1 << 20,
+        java.util.Map.of("spark.gpucoll.algorithm", "nccl"))) {
+      List<List<String>> problems = g.onAll(Duration.ofSeconds(60), r -> {
+        List<String> bad = new ArrayList<>();
+        float[] v = {1.5f, -2f, 3.25f};
+        r.comm.allReduce(v, ReduceOp.SUM);
+        if (v[0] != 1.5f || v[1] != -2f || v[2] != 3.25f) {
+          bad.add("1-rank allReduce changed the data: " + java.util.Arrays.toString(v));
+        }
+        r.comm.barrier();
+        long[] in = {7, 8};
+        long[] out = new long[2];
+        r.comm.allGather(CommBuffer.of(in), CommBuffer.of(out), 2, DataType.INT64);
+        if (out[0] != 7 || out[1] != 8) {
+          bad.add("allGather " + java.util.Arrays.toString(out));
+        }
+        if (r.comm.ncclComm() == 0) {
+          bad.add("ncclComm() is 0");
+        }
+        List<String> paths = r.comm.observedPaths();
+        if (paths.isEmpty() || !paths.stream().allMatch(p -> p.startsWith("nccl"))) {
+          bad.add("observed " + paths + ", expected NCCL paths only");
+        }
+        notes.add(key + ": observed " + paths);
         return bad;
       });
       List<String> bad = new ArrayList<>();

@@ -93,9 +93,17 @@ final class RankGroup implements AutoCloseable {
    * facts as the factory does, and builds its communicator with the given variant (null = by size).
    */
   static RankGroup create(int size, int device, KernelVariant variant, Duration timeout, long capacity) {
+    return create(size, device, variant, timeout, capacity, Map.of());
+  }
+
+  /** As above, with more spark.gpucoll settings (e.g. spark.gpucoll.algorithm). */
+  static RankGroup create(int size, int device, KernelVariant variant, Duration timeout, long capacity,
+      Map<String, String> settings) {
     String id = "suite-" + GROUPS.incrementAndGet() + "-n" + size + "-" + (variant == null ? "auto" : variant.abiName());
     RankGroup g = new RankGroup(size, id, variant);
-    GpuCollConf conf = GpuCollConf.of(Map.of(GpuCollConf.TIMEOUT.key(), timeout.toMillis() + "ms"));
+    Map<String, String> all = new java.util.HashMap<>(settings);
+    all.put(GpuCollConf.TIMEOUT.key(), timeout.toMillis() + "ms");
+    GpuCollConf conf = GpuCollConf.of(all);
     GpuBackend backend = new GpuBackend();
     String process = ProcessHandle.current().pid() + "@localhost";
     try {
