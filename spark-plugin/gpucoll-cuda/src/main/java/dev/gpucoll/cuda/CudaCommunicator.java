@@ -328,7 +328,17 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     requireCapacity(c, "recv", recv, recvBytes);
     long[][] table = {sendCounts.clone(), sendDispls.clone(), recvCounts.clone(), recvDispls.clone()};
     if (staged != null) {
-      throw new CollectiveException(rank, c, "allToAllv is not offered on " + STAGED_PATH);
+      long start = System.nanoTime();
+      ensureHostStage(align(sendBytes) + recvBytes + 1);
+      ByteBuffer in = hostView(hostStageHost, Math.max(sendBytes, 1)).limit((int) sendBytes);
+      ByteBuffer out = hostView(hostStageHost + align(sendBytes), Math.max(recvBytes, 1)).limit((int) recvBytes);
+      copyToHost(send, hostStageHost, in, sendBytes);
+      waitStream(c);
+      staged.allToAllv(CommBuffer.of(in), sendCounts, sendDispls, CommBuffer.of(out), recvCounts, recvDispls, type);
+      copyFromHost(hostStageHost + align(sendBytes), out, recv, recvBytes);
+      waitStream(c);
+      observed(c, STAGED_PATH, Math.max(sendBytes, recvBytes), start);
+      return;
     }
     if (ncclOnly) {
       if (!(send instanceof CommBuffer.Device sd) || !(recv instanceof CommBuffer.Device rd)) {

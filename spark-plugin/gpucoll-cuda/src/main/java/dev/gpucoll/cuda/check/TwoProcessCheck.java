@@ -139,6 +139,43 @@ final class TwoProcessCheck {
       ok &= gathered;
       System.out.println("RESULT " + (gathered ? "" : "FAIL ") + "rank " + rank + ": allGather across processes "
           + (gathered ? "exact" : "WRONG"));
+      // allToAllv: rank q sends (q + 1) * (k + 2) int32 to rank k, value q * 1_000_000 + index in q's buffer.
+      long[] sc = new long[2];
+      long[] sd = new long[2];
+      long[] rcn = new long[2];
+      long[] rd = new long[2];
+      long sAt = 0;
+      long rAt = 0;
+      for (int k = 0; k < 2; k++) {
+        sc[k] = (rank + 1L) * (k + 2);
+        sd[k] = sAt;
+        sAt += sc[k];
+        rcn[k] = (k + 1L) * (rank + 2);
+        rd[k] = rAt;
+        rAt += rcn[k];
+      }
+      for (long i = 0; i < sAt; i++) {
+        hb.putInt((int) (4 * i), (int) (rank * 1_000_000 + i));
+      }
+      CudaNative.memcpyAsync(send, host, 4 * sAt, g.stream());
+      CudaNative.memsetAsync(recv, 0xA5, 4 * rAt, g.stream());
+      g.allToAllv(CommBuffer.device(send, bytes), sc, sd, CommBuffer.device(recv, bytes), rcn, rd, DataType.INT32);
+      CudaNative.memcpyAsync(host, recv, 4 * rAt, g.stream());
+      g.synchronize();
+      int a2avWrong = 0;
+      for (int q = 0; q < 2; q++) {
+        // q's send displacement to `rank`: q's counts to the ranks before it, (q + 1) * (k + 2) for k < rank.
+        long qDispl = rank == 0 ? 0 : (q + 1L) * 2;
+        for (long i = 0; i < rcn[q]; i++) {
+          int expect = (int) (q * 1_000_000 + qDispl + i);
+          if (hb.getInt((int) (4 * (rd[q] + i))) != expect) {
+            a2avWrong++;
+          }
+        }
+      }
+      ok &= a2avWrong == 0;
+      System.out.println("RESULT " + (a2avWrong == 0 ? "" : "FAIL ") + "rank " + rank + ": allToAllv across processes "
+          + (a2avWrong == 0 ? "exact" : a2avWrong + " wrong elements"));
       if (c instanceof ReportingCommunicator rc) {
         for (String f : rc.report().findings()) {
           System.out.println("RESULT rank " + rank + " report: " + f);
