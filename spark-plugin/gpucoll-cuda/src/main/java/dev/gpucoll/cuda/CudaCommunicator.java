@@ -20,7 +20,9 @@ import dev.gpucoll.core.spi.MemberInfo;
 import dev.gpucoll.cuda.eligibility.BufferRegistration;
 import dev.gpucoll.cuda.eligibility.GroupFacts;
 import dev.gpucoll.cuda.nccl.NcclCommunicator;
+import dev.gpucoll.cuda.nccl.PathProof;
 import dev.gpucoll.cuda.select.AlgorithmSelector;
+import dev.gpucoll.cuda.select.GpuPathReport;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
@@ -691,20 +693,27 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     listeners.add(listener);
   }
 
+  /**
+   * Predicted path per collective and size (this communicator's own {@link #explain}), what ran (our
+   * kernels' call counts, and the NCCL paths NCCL's own log confirms), and findings: topology, the
+   * Zero-CTA verdict with every reason, and any prediction the log contradicts.
+   */
   @Override
   public RankReport report() {
-    List<PathChoice> predicted = new ArrayList<>();
-    for (Collective c : List.of(Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.REDUCE_SCATTER,
-        Collective.ALL_TO_ALL, Collective.BROADCAST)) {
-      for (long bytes : new long[] {8, 64 << 10, 1 << 20, 64 << 20}) {
-        predicted.add(explain(c, bytes));
-      }
+    GroupFacts groupFacts = GroupFacts.of(group.members());
+    PathProof proof = null;
+    if (nccl != null) {
+      nccl.proveFromLog(groupFacts);
+      proof = nccl.pathProof();
     }
     List<String> f = new ArrayList<>(findings);
     f.add("device " + device + ": " + facts.name() + " " + facts.uuid() + " (" + facts.pciBusId() + ", sm_"
         + facts.computeCapability() + ")");
-    return new RankReport(group.rendezvous().groupId(), rank, size, group.self().host(), backend(),
-        group.rendezvous().kind(), predicted, observed, f);
+    RankReport r = GpuPathReport.build(group.rendezvous().groupId(), rank, group.self().host(),
+        group.rendezvous().kind(), groupFacts, this::explain, selector != null ? selector.ctaPolicy() : 0, f,
+        observed, proof);
+    return new RankReport(r.groupId(), r.rank(), r.size(), r.host(), backend(), r.rendezvous(), r.predicted(),
+        r.observed(), r.findings());
   }
 
   /**

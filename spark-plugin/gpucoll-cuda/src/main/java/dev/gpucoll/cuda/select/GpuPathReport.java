@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.BiFunction;
 
 /**
  * One GPU rank's path report, in {@link RankReport}'s fields: the chosen algorithm per collective
@@ -26,20 +27,25 @@ public final class GpuPathReport {
   private GpuPathReport() {}
 
   /**
-   * @param kernelCalls our kernels' call counts by algorithm name ("gpu-oneshot"), from the backend
-   * @param proof       the NCCL communicator's proof, or null when the group has none
+   * @param explain      the communicator's own answer per collective and size (our kernel variant or
+   *                     the NCCL algorithm, with reasons)
+   * @param ctaPolicy    the CTA policy the NCCL communicator was (or would be) created with
+   * @param backendFindings what the backend found while forming the group (workspace, selector...)
+   * @param kernelCalls  our kernels' call counts by algorithm name ("gpu-oneshot"), from the backend
+   * @param proof        the NCCL communicator's proof, or null when the group has none
    */
   public static RankReport build(String groupId, int rank, String host, String rendezvousKind,
-      GroupFacts facts, AlgorithmSelector selector, Map<String, Long> kernelCalls, PathProof proof) {
+      GroupFacts facts, BiFunction<Collective, Long, PathChoice> explain, int ctaPolicy,
+      List<String> backendFindings, Map<String, Long> kernelCalls, PathProof proof) {
     List<PathChoice> predicted = new ArrayList<>();
     for (Collective c : Collective.values()) {
       String last = null;
       for (long bytes : PROBE_SIZES) {
         PathChoice p;
         try {
-          p = selector.explain(c, bytes);
-        } catch (IllegalArgumentException e) {
-          p = new PathChoice(c, bytes, "error", List.of(e.getMessage()));
+          p = explain.apply(c, bytes);
+        } catch (RuntimeException e) {
+          p = new PathChoice(c, bytes, "error", List.of(String.valueOf(e.getMessage())));
         }
         if (!p.algorithm().equals(last)) {
           predicted.add(p);
@@ -50,11 +56,13 @@ public final class GpuPathReport {
         }
       }
     }
-    List<String> findings = new ArrayList<>();
-    facts.describe().forEach(l -> findings.add("topology: " + l));
+    List<String> findings = new ArrayList<>(backendFindings);
+    if (backendFindings.stream().noneMatch(f -> f.startsWith("topology:"))) {
+      facts.describe().forEach(l -> findings.add("topology: " + l));
+    }
     for (Collective c : List.of(Collective.ALL_GATHER, Collective.ALL_TO_ALL, Collective.ALL_REDUCE,
         Collective.REDUCE_SCATTER, Collective.BROADCAST)) {
-      Verdict v = ZeroCtaDetector.evaluate(facts, selector.ctaPolicy(), c);
+      Verdict v = ZeroCtaDetector.evaluate(facts, ctaPolicy, c);
       v.findings().stream().filter(f -> f.startsWith("zero-cta")).forEach(findings::add);
     }
     Map<String, Long> observed = new TreeMap<>(kernelCalls);
@@ -65,6 +73,8 @@ public final class GpuPathReport {
       if (contradictions > 0) {
         findings.add("contradictions: " + contradictions + " prediction(s) refuted by NCCL's log (see above)");
       }
+    } else {
+      findings.add("nccl path proof: none (this group has no NCCL communicator)");
     }
     return new RankReport(groupId, rank, facts.size(), host, "gpu", rendezvousKind, predicted, observed, findings);
   }

@@ -21,9 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
 class GpuPathReportTest {
   private static final GroupFacts NODE = GroupFacts.of(AlgorithmSelectorTest.cluster(1, 2, true));
 
-  private static AlgorithmSelector selector() {
-    return new AlgorithmSelector(NODE, GpuCollConf.defaults(), true, AlgorithmSelector.DEFAULT_KERNEL_COLLECTIVES);
-  }
+  private static final AlgorithmSelector SEL =
+      new AlgorithmSelector(NODE, GpuCollConf.defaults(), true, AlgorithmSelector.DEFAULT_KERNEL_COLLECTIVES);
 
   /** A process whose NCCL log is the real 2-H200 recording with NCCL_CTA_POLICY=ZERO (read as 0). */
   private static PathProof proofAgainstEnvZeroLog(Path dir, NcclPath predicted) throws IOException {
@@ -41,8 +40,8 @@ class GpuPathReportTest {
   @Test
   void reportCarriesPredictionsEligibilityAndTheProof(@TempDir Path dir) throws IOException {
     PathProof proof = proofAgainstEnvZeroLog(dir, NcclPath.ZERO_CTA);
-    RankReport r = GpuPathReport.build("g1", 0, "host-0", "spark-plugin-rpc", NODE, selector(),
-        Map.of("gpu-oneshot", 10L), proof);
+    RankReport r = GpuPathReport.build("g1", 0, "host-0", "spark-plugin-rpc", NODE, SEL::explain,
+        SEL.ctaPolicy(), List.of(), Map.of("gpu-oneshot", 10L), proof);
     assertEquals("gpu", r.backend());
     assertEquals(2, r.size());
     assertTrue(r.predicted().stream().anyMatch(p -> p.collective() == Collective.ALL_REDUCE
@@ -67,7 +66,7 @@ class GpuPathReportTest {
 
   @Test
   void agreeingProofHasNoContradiction(@TempDir Path dir) throws IOException {
-    RankReport r = GpuPathReport.build("g1", 0, "host-0", "local", NODE, selector(), Map.of(),
+    RankReport r = GpuPathReport.build("g1", 0, "host-0", "local", NODE, SEL::explain, SEL.ctaPolicy(), List.of(), Map.of(),
         proofAgainstEnvZeroLog(dir, NcclPath.SYMMETRIC));
     assertTrue(r.findings().stream().noneMatch(f -> f.contains("CONTRADICTION")), r.findings().toString());
     assertTrue(r.findings().stream().anyMatch(f -> f.startsWith("observed allGather: nccl-symmetric")));
@@ -80,7 +79,7 @@ class GpuPathReportTest {
     List<String> f = proof.checkLog(Map.of(), 1, true);
     assertEquals(1, f.size());
     assertTrue(f.get(0).startsWith("runtime proof unavailable: NCCL_DEBUG is '', not INFO"), f.get(0));
-    RankReport r = GpuPathReport.build("g", 0, "h", "local", NODE, selector(), Map.of(), proof);
+    RankReport r = GpuPathReport.build("g", 0, "h", "local", NODE, SEL::explain, SEL.ctaPolicy(), List.of(), Map.of(), proof);
     assertTrue(r.findings().contains(f.get(0)));
     assertEquals(Map.of("nccl-unconfirmed", 1L), r.observed());
   }
