@@ -89,6 +89,15 @@ public final class GpuCollConf {
           + " overrides it (on NCCL 2.28 only as a number: NCCL_CTA_POLICY=ZERO there means 0).",
       "default", "efficiency", "zero");
 
+  public static final ConfigEntry<Boolean> NCCL_BLOCKING = entry("nccl.blocking", "false",
+      "Create the group's NCCL communicators in blocking mode. Default non-blocking: every NCCL call"
+          + " is bounded by spark.gpucoll.timeout and a stuck communicator is aborted. NCCL 2.28.3"
+          + " fails to deregister symmetric windows (ncclCommWindowDeregister: 'Could not find handle')"
+          + " on non-blocking communicators and not on blocking ones (H200 runs, docs/zero-cta.md): set"
+          + " true when you register and release windows repeatedly; a rank that dies during NCCL"
+          + " initialisation can then stall its peers.",
+      GpuCollConf::parseBoolean);
+
   public static final ConfigEntry<String> NCCL_LOG_DIR = entry("nccl.logDir", "",
       "Directory of NCCL's own per-process log, used to confirm which NCCL path ran. Empty: use"
           + " NCCL_DEBUG_FILE from the executor environment if set. NCCL reads its environment"
@@ -198,6 +207,14 @@ public final class GpuCollConf {
       throw new IllegalArgumentException("duration must be positive: " + v);
     }
     return d;
+  }
+
+  static boolean parseBoolean(String v) {
+    return switch (v.trim().toLowerCase(Locale.ROOT)) {
+      case "true" -> true;
+      case "false" -> false;
+      default -> throw new IllegalArgumentException("expected true or false");
+    };
   }
 
   static long parseBytes(String v) {

@@ -53,6 +53,7 @@ public final class NcclCommunicator implements AutoCloseable {
   private final int size;
   private final int device;
   private final int ctaPolicy;
+  private final boolean blocking;
   private final Duration timeout;
   private final PathProof proof;
   private final List<Window> windows = new ArrayList<>();
@@ -99,8 +100,9 @@ public final class NcclCommunicator implements AutoCloseable {
   }
 
   private NcclCommunicator(NcclLibrary lib, ncclComm comm, int rank, int size, int device, int ctaPolicy,
-      Duration timeout, String groupId) {
+      boolean blocking, Duration timeout, String groupId) {
     this.lib = lib;
+    this.blocking = blocking;
     this.comm = comm;
     this.rank = rank;
     this.size = size;
@@ -117,12 +119,14 @@ public final class NcclCommunicator implements AutoCloseable {
 
   /**
    * Creates this rank's communicator: rank 0 makes the unique id, one rendezvous round gives it to
-   * every rank, then ncclCommInitRankConfig with {@code ctaPolicy} (NCCL_CTA_POLICY_* bits).
+   * every rank, then ncclCommInitRankConfig with {@code ctaPolicy} (NCCL_CTA_POLICY_* bits),
+   * non-blocking unless {@code blocking} (see GpuCollConf.NCCL_BLOCKING for the trade-off).
    *
    * @throws NcclUnavailableException when NCCL cannot be loaded here
    * @throws CollectiveException      naming the rank when NCCL fails or peers do not come in time
    */
-  public static NcclCommunicator create(Rendezvous rendezvous, int device, int ctaPolicy, Duration timeout) {
+  public static NcclCommunicator create(Rendezvous rendezvous, int device, int ctaPolicy, boolean blocking,
+      Duration timeout) {
     NcclLibrary lib = requireLibrary();
     int rank = rendezvous.rank();
     int size = rendezvous.size();
@@ -141,23 +145,23 @@ public final class NcclCommunicator implements AutoCloseable {
     ncclUniqueId id = new ncclUniqueId();
     id.internal().put(idBytes);
     checkCuda(rank, cudart.cudaSetDevice(device), "cudaSetDevice(" + device + ")");
-    ncclConfig_t config = config(lib, ctaPolicy);
+    ncclConfig_t config = config(lib, ctaPolicy, blocking);
     PointerPointer<ncclComm> out = new PointerPointer<>(1);
     int rc = nccl.ncclCommInitRankConfig(out, size, id, rank, config);
     ncclComm comm = new ncclComm(out.get(0));
-    NcclCommunicator c = new NcclCommunicator(lib, comm, rank, size, device, ctaPolicy, timeout,
+    NcclCommunicator c = new NcclCommunicator(lib, comm, rank, size, device, ctaPolicy, blocking, timeout,
         rendezvous.groupId());
     c.await(rc, "ncclCommInitRankConfig(" + size + " ranks, CTA policy " + ctaPolicy + ")", null);
     return c;
   }
 
-  /** ncclConfig_t as NCCL_CONFIG_INITIALIZER builds it, non-blocking, with the CTA policy. */
-  private static ncclConfig_t config(NcclLibrary lib, int ctaPolicy) {
+  /** ncclConfig_t as NCCL_CONFIG_INITIALIZER builds it, with the blocking mode and the CTA policy. */
+  private static ncclConfig_t config(NcclLibrary lib, int ctaPolicy, boolean blocking) {
     ncclConfig_t c = new ncclConfig_t();
     // The bindings' struct is 2.29's; NCCL copies min(size, its own sizeof) bytes, so an older
     // library simply ignores the fields it does not know.
     c.size(Loader.sizeof(ncclConfig_t.class)).magic(CONFIG_MAGIC).version(lib.version())
-        .blocking(0).cgaClusterSize(UNDEF).minCTAs(UNDEF).maxCTAs(UNDEF).netName(null).splitShare(UNDEF)
+        .blocking(blocking ? 1 : 0).cgaClusterSize(UNDEF).minCTAs(UNDEF).maxCTAs(UNDEF).netName(null).splitShare(UNDEF)
         .trafficClass(UNDEF).commName(null).collnetEnable(UNDEF).CTAPolicy(UNDEF).shrinkShare(UNDEF)
         .nvlsCTAs(UNDEF).nChannelsPerNetPeer(UNDEF).nvlinkCentricSched(UNDEF).graphUsageMode(UNDEF)
         .numRmaCtx(UNDEF);
@@ -179,7 +183,7 @@ public final class NcclCommunicator implements AutoCloseable {
     lib.require(NcclCapability.COMM_SPLIT);
     checkCuda(rank, cudart.cudaSetDevice(device), "cudaSetDevice(" + device + ")");
     PointerPointer<ncclComm> out = new PointerPointer<>(1);
-    int rc = nccl.ncclCommSplit(comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, out, config(lib, ctaPolicy));
+    int rc = nccl.ncclCommSplit(comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, out, config(lib, ctaPolicy, blocking));
     String what = "ncclCommSplit(color " + color + ", key " + key + ")";
     // Non-blocking: NCCL writes the new handle from its init thread, after the call returned
     // ncclInProgress (seen on 2.28.3: reading it at once gave NULL). Wait for the parent first.
@@ -195,13 +199,13 @@ public final class NcclCommunicator implements AutoCloseable {
       LockSupport.parkNanos(50_000);
     }
     NcclCommunicator sub = new NcclCommunicator(lib, new ncclComm(out.get(0)), rank, size, device, ctaPolicy,
-        timeout, "split(" + color + "," + key + ") of rank " + rank);
+        blocking, timeout, "split(" + color + "," + key + ") of rank " + rank);
     sub.await(ncclInProgress, what, null);
     int[] n = new int[1];
     int[] r = new int[1];
     check(rank, null, nccl.ncclCommCount(sub.comm, n), "ncclCommCount");
     check(rank, null, nccl.ncclCommUserRank(sub.comm, r), "ncclCommUserRank");
-    return new NcclCommunicator(lib, sub.comm, r[0], n[0], device, ctaPolicy, timeout,
+    return new NcclCommunicator(lib, sub.comm, r[0], n[0], device, ctaPolicy, blocking, timeout,
         "split(" + color + "," + key + ") of rank " + rank);
   }
 
