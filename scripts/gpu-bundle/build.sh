@@ -67,7 +67,7 @@ if ! git -C "$ROOT" diff --quiet HEAD -- spark-plugin native-kernels 2>/dev/null
   echo "+uncommitted changes" >> "$BUNDLE/COMMIT"
 fi
 
-"$BUNDLE/jre/bin/java" -version 2>&1 | head -1
+"$BUNDLE/jre/bin/java" -version 2>&1 | sed -n 1p
 SIZE=$(du -sb "$BUNDLE" | cut -f1)
 printf 'bundle %s: %d bytes (%.1f MiB), limit 60 MiB\n' "$BUNDLE" "$SIZE" "$(echo "$SIZE / 1048576" | bc -l)"
 ls -la "$BUNDLE/lib"

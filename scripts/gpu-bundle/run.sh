@@ -26,7 +26,7 @@ done
 echo "== bundle commit $(tr '\n' ' ' < "$BUNDLE/COMMIT"); $(date -u +%FT%TZ)"
 nvidia-smi --query-gpu=index,name,driver_version,uuid,pci.bus_id --format=csv,noheader | tee "$LOGS/gpus.txt"
 nvidia-smi topo -m > "$LOGS/topo.txt" 2>&1 || true
-"$JAVA" -version 2>&1 | head -1
+"$JAVA" -version 2>&1 | sed -n 1p
 
 # H3's C++ benchmark (built into the bundle): its host cost per cuLaunchKernel of gc_allreduce_ll_f32 is
 # the reference for the Java launch path, measured in the same run.

@@ -15,7 +15,7 @@ rm -f "$cpfile"
 echo "## machine"
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)  commit: $(git rev-parse --short HEAD)  nproc: $(nproc)"
 lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket|L2|L3|Hypervisor)' || true
-java -version 2>&1 | head -1
+java -version 2>&1 | sed -n 1p
 for i in $(seq 1 "$rounds"); do
   echo
   echo "## round $i: Open MPI   (load average: $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -13,7 +13,7 @@ fi
 out="${TMPDIR:-/tmp}/gpucoll-mpi-anchor"
 mkdir -p "$out"
 mpicc -O2 -o "$out/collectives_bench" "$here/collectives_bench.c"
-mpirun --version | head -1 >&2
+mpirun --version | sed -n 1p >&2
 # Shared memory only (vader/sm BTL), as the host backend uses; root and oversubscription allowed
 # so it also runs in containers and on 2-core machines.
 exec mpirun --allow-run-as-root --oversubscribe -np "$ranks" \
