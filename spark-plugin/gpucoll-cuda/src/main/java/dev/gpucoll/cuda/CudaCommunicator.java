@@ -128,6 +128,11 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
           + " nccl-symmetric, nccl-zero-cta)");
     }
     int ll128MinRanks = group.conf().get(GpuCollConf.GPU_LL128_MIN_RANKS);
+    boolean acrossGpus = size > 1 && topology.gpuCount() == size;
+    if (acrossGpus) {
+      findings.add("data movement over LL slots up to " + LaunchPlanner.LL_MOVEMENT_MAX_ACROSS_GPUS
+          + " B per peer, the credit pipe above (LL measured slower from 64 KB per peer across GPUs)");
+    }
     if (topology.gpuCount() < size) {
       // Measured on one H200 (docs/gpu-results.md): with ranks sharing a GPU the LL128-atomic kernel is
       // slower than one-shot LL at every size, so it is chosen only when each rank has its own GPU.
@@ -138,7 +143,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     this.planner = ncclOnly ? null : new LaunchPlanner(rank, size,
         forced != null ? forced : LaunchPlanner.fromAlgorithmSetting(algorithm),
         group.conf().get(GpuCollConf.GPU_ONE_SHOT_MAX_BYTES), group.conf().get(GpuCollConf.GPU_TWO_SHOT_MAX_BYTES),
-        ll128MinRanks);
+        ll128MinRanks, acrossGpus ? LaunchPlanner.LL_MOVEMENT_MAX_ACROSS_GPUS : KernelAbi.LL_MAX_BYTES);
     this.ownStream = CudaNative.streamCreateNonBlocking();
     this.stream = ownStream;
     this.image = ncclOnly ? null : KernelImage.forDevice(device);

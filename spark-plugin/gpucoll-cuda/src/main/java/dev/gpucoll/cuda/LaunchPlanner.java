@@ -26,10 +26,18 @@ public final class LaunchPlanner {
   private final long oneShotMax;
   private final long twoShotMax;
   private final int ll128MinRanks;
+  private final long llMovementMax;
+
+  /**
+   * Largest per-peer payload that data movement sends over LL slots when every rank has its own GPU.
+   * Measured on 2 H200s over NVLink (docs/gpu-multi.md): LL allGather/allToAll took 5 us at 16 KB
+   * per peer but ~105 us at 64 KB per peer, while the pipe took 8 us at 256 KB per peer.
+   */
+  public static final long LL_MOVEMENT_MAX_ACROSS_GPUS = 16 << 10;
 
   /** Planner with the default thresholds (64 KB one-shot, 1 MB two-shot, LL128 from 8 ranks). */
   public LaunchPlanner(int rank, int nranks, KernelVariant forced) {
-    this(rank, nranks, forced, KernelAbi.LL_MAX_BYTES, KernelAbi.SENT_MAX_BYTES, 8);
+    this(rank, nranks, forced, KernelAbi.LL_MAX_BYTES, KernelAbi.SENT_MAX_BYTES, 8, KernelAbi.LL_MAX_BYTES);
   }
 
   /**
@@ -37,7 +45,7 @@ public final class LaunchPlanner {
    *               collective has it (pipe and LL exist for all; sentinel, ll128, barrier2 are allReduce's)
    */
   public LaunchPlanner(int rank, int nranks, KernelVariant forced, long oneShotMax, long twoShotMax,
-      int ll128MinRanks) {
+      int ll128MinRanks, long llMovementMax) {
     if (nranks < 1 || nranks > KernelAbi.MAX_RANKS) {
       throw new IllegalArgumentException("the gpu kernels serve 1.." + KernelAbi.MAX_RANKS + " ranks, not " + nranks);
     }
@@ -47,6 +55,7 @@ public final class LaunchPlanner {
     this.oneShotMax = Math.min(oneShotMax, KernelAbi.LL_MAX_BYTES);
     this.twoShotMax = Math.min(twoShotMax, KernelAbi.SENT_MAX_BYTES);
     this.ll128MinRanks = ll128MinRanks;
+    this.llMovementMax = Math.min(llMovementMax, KernelAbi.LL_MAX_BYTES);
   }
 
   /** The variant spark.gpucoll.algorithm asks for; null for auto, or when it names a non-kernel path. */
@@ -163,7 +172,7 @@ public final class LaunchPlanner {
     return new LaunchPlan(c, v, kernelName(c, v, t), grid(v, bytes), bytes, algorithmName(c, v), why);
   }
 
-  /** LL up to 64 KB per peer, else the pipe; only those two exist for the non-allReduce collectives. */
+  /** LL up to llMovementMax per peer, else the pipe; only those two exist for the non-allReduce collectives. */
   private KernelVariant movement(Collective c, long perPeerBytes, List<String> why) {
     if (forced != null) {
       if (forced != KernelVariant.LL && forced != KernelVariant.PIPE) {
@@ -178,14 +187,15 @@ public final class LaunchPlanner {
       }
       return forced;
     }
-    if (perPeerBytes <= KernelAbi.LL_MAX_BYTES) {
+    if (perPeerBytes <= llMovementMax) {
       if (why != null) {
-        why.add(perPeerBytes + " B per peer <= " + KernelAbi.LL_MAX_BYTES + " B: LL slots, barrier-free");
+        why.add(perPeerBytes + " B per peer <= " + llMovementMax + " B: LL slots, barrier-free");
       }
       return KernelVariant.LL;
     }
     if (why != null) {
-      why.add(perPeerBytes + " B per peer > " + KernelAbi.LL_MAX_BYTES + " B: credit pipe");
+      why.add(perPeerBytes + " B per peer > " + llMovementMax + " B: credit pipe"
+          + (llMovementMax < KernelAbi.LL_MAX_BYTES ? " (LL is slower from here across GPUs, measured)" : ""));
     }
     return KernelVariant.PIPE;
   }

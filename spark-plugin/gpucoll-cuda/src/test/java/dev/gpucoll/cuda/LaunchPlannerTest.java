@@ -49,10 +49,10 @@ class LaunchPlannerTest {
     assertEquals("gc_allreduce_pipe_f32", eight.plan(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, 1 << 20).kernel());
     // f64: 15 elements per line, 16384 lines -> 245760 elements; 1 MB of f64 is 131072: fits.
     assertEquals("gc_allreduce_ll128_f64", eight.plan(Collective.ALL_REDUCE, DataType.FLOAT64, ReduceOp.SUM, 131072).kernel());
-    LaunchPlanner tuned = new LaunchPlanner(0, 8, null, 4096, 1 << 20, 16);
+    LaunchPlanner tuned = new LaunchPlanner(0, 8, null, 4096, 1 << 20, 16, KernelAbi.LL_MAX_BYTES);
     assertEquals("gc_allreduce_sentinel_f32", tuned.plan(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, 1025).kernel());
     assertEquals("gc_allreduce_ll_f32", tuned.plan(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, 1024).kernel());
-    LaunchPlanner beyondCapacity = new LaunchPlanner(0, 2, null, 1 << 20, 1 << 30, 16);
+    LaunchPlanner beyondCapacity = new LaunchPlanner(0, 2, null, 1 << 20, 1 << 30, 16, KernelAbi.LL_MAX_BYTES);
     assertEquals("gc_allreduce_sentinel_f32",
         beyondCapacity.plan(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, 16385).kernel(), "capped at LL capacity");
     assertEquals("gc_allreduce_pipe_f32",
@@ -85,6 +85,19 @@ class LaunchPlannerTest {
     LaunchPlan b = auto.plan(Collective.BARRIER, DataType.INT32, ReduceOp.SUM, 0);
     assertEquals("gc_barrier", b.kernel());
     assertEquals(1, b.grid());
+  }
+
+  @Test
+  void acrossGpusDataMovementLeavesLlEarlierButAllReduceDoesNot() {
+    LaunchPlanner across = new LaunchPlanner(0, 2, null, KernelAbi.LL_MAX_BYTES, KernelAbi.SENT_MAX_BYTES, 8,
+        LaunchPlanner.LL_MOVEMENT_MAX_ACROSS_GPUS);
+    assertEquals("gc_allgather_ll", across.plan(Collective.ALL_GATHER, DataType.UINT8, ReduceOp.SUM, 16 << 10).kernel());
+    LaunchPlan over = across.plan(Collective.ALL_GATHER, DataType.UINT8, ReduceOp.SUM, (16 << 10) + 1, true);
+    assertEquals("gc_allgather_pipe", over.kernel());
+    assertTrue(over.reasons().stream().anyMatch(r -> r.contains("LL is slower from here across GPUs")), over.reasons().toString());
+    assertEquals("gc_alltoall_pipe", across.plan(Collective.ALL_TO_ALL, DataType.FLOAT32, ReduceOp.SUM, 16 << 10).kernel());
+    // allReduce keeps its own one-shot threshold (LL was fast up to 32 KB across two H200s).
+    assertEquals("gc_allreduce_ll_f32", across.plan(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, 16 << 10).kernel());
   }
 
   @Test
