@@ -15,18 +15,27 @@ import dev.gpucoll.examples.LocalCluster;
 import dev.gpucoll.spark.GpuCollectives;
 import dev.gpucoll.spark.GpuCollectivesPlugin;
 import dev.gpucoll.spark.GroupReport;
+import dev.gpucoll.spark.GroupReportEvent;
+import java.io.IOException;
 import java.io.Serializable;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerEvent;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -43,22 +52,41 @@ class LocalClusterCollectivesTest {
   static final int EXECUTORS = 3;
   static SparkContext sc;
   static JavaSparkContext jsc;
+  static final List<GroupReportEvent> EVENTS = new CopyOnWriteArrayList<>();
+  static Path eventLogDir;
 
   @BeforeAll
-  static void startCluster() {
+  static void startCluster() throws IOException {
+    eventLogDir = Files.createTempDirectory("gpucoll-eventlog");
     SparkConf conf = LocalCluster.conf("gpucoll-integration", EXECUTORS)
         .set("spark.gpucoll.timeout", "30s")
         .set("spark.gpucoll.report", "summary")
-        .set("spark.task.maxFailures", "1");
+        .set("spark.task.maxFailures", "1")
+        .set("spark.eventLog.enabled", "true")
+        .set("spark.eventLog.compress", "false")
+        .set("spark.eventLog.dir", eventLogDir.toUri().toString());
     sc = new SparkContext(conf);
+    sc.addSparkListener(new SparkListener() {
+      @Override
+      public void onOtherEvent(SparkListenerEvent event) {
+        if (event instanceof GroupReportEvent e) {
+          EVENTS.add(e);
+        }
+      }
+    });
     jsc = new JavaSparkContext(sc);
     LocalCluster.awaitExecutors(sc, EXECUTORS, Duration.ofSeconds(120));
   }
 
   @AfterAll
-  static void stopCluster() {
+  static void stopCluster() throws IOException {
     if (sc != null) {
       sc.stop();
+    }
+    if (eventLogDir != null) {
+      try (Stream<Path> files = Files.walk(eventLogDir)) {
+        files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+      }
     }
   }
 
@@ -96,6 +124,40 @@ class LocalClusterCollectivesTest {
     for (GroupReport.Member m : report.members()) {
       assertTrue(out.contains(m.rank() + " " + m.pid() + " " + m.executorId() + " " + stage),
           "report member " + m + " matches what rank " + m.rank() + " saw: " + out);
+    }
+    // The same report as a listener event, as JSON, and in the event log.
+    String json = report.toJson();
+    assertTrue(json.contains("\"groupId\":\"" + report.groupId() + "\"") && json.contains("\"allReduce\""), json);
+    awaitTrue(() -> EVENTS.stream().anyMatch(e -> e.report().equals(report)), "a GroupReportEvent for " + stage);
+    awaitTrue(() -> eventLogContains(GroupReportEvent.class.getName(), report.groupId()),
+        "the event log in " + eventLogDir + " holds the report of " + report.groupId());
+  }
+
+  static boolean eventLogContains(String... needles) {
+    try (Stream<Path> files = Files.walk(eventLogDir)) {
+      for (Path f : files.filter(Files::isRegularFile).toList()) {
+        String text = Files.readString(f);
+        if (Arrays.stream(needles).allMatch(text::contains)) {
+          return true;
+        }
+      }
+      return false;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  static void awaitTrue(java.util.function.BooleanSupplier condition, String what) {
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        fail("not seen within 10 s: " + what);
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        throw new AssertionError(e);
+      }
     }
   }
 

@@ -5,6 +5,7 @@ import dev.gpucoll.spark.RpcMessages.Arrive;
 import dev.gpucoll.spark.RpcMessages.GiveUp;
 import dev.gpucoll.spark.RpcMessages.Poll;
 import dev.gpucoll.spark.RpcMessages.RankReportMessage;
+import com.codahale.metrics.Counter;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,6 +24,8 @@ final class GpuCollDriverPlugin implements DriverPlugin {
 
   private final RendezvousService rendezvous = new RendezvousService();
   private volatile ReportCollector reports;
+  private final Counter groupReports = new Counter();
+  private final Counter contradictions = new Counter();
 
   @Override
   public Map<String, String> init(SparkContext sc, PluginContext ctx) {
@@ -34,6 +37,16 @@ final class GpuCollDriverPlugin implements DriverPlugin {
         case "verbose" -> LOG.info(report.verboseBlock());
         default -> { }
       }
+      long refuted = report.contradictions();
+      if (refuted > 0) {
+        LOG.warn("gpucoll group {} ({}): {} predicted path(s) refuted by NCCL's own log: {}", report.groupId(),
+            report.stage(), refuted, report.findings().stream().filter(f -> f.startsWith("CONTRADICTION")).toList());
+      }
+      groupReports.inc();
+      contradictions.inc(refuted);
+      // listenerBus is private[spark] in Scala, public in bytecode: the one way a plugin can post an
+      // event that listeners and the event log see.
+      sc.listenerBus().post(new GroupReportEvent(report));
     });
     active = this;
     LOG.info("gpucoll driver plugin ready; settings {}", conf.asMap());
@@ -68,6 +81,12 @@ final class GpuCollDriverPlugin implements DriverPlugin {
 
     }
     throw new IllegalArgumentException("gpucoll driver plugin got an unknown message: " + message);
+  }
+
+  @Override
+  public void registerMetrics(String appId, PluginContext ctx) {
+    ctx.metricRegistry().register("groupReports", groupReports);
+    ctx.metricRegistry().register("pathContradictions", contradictions);
   }
 
   List<GroupReport> reports() {

@@ -67,6 +67,23 @@ public record GroupReport(
     return sb.toString();
   }
 
+  /** Findings where NCCL's own log refuted the predicted path (never silent: WARN, metric, report). */
+  public long contradictions() {
+    return findings.stream().filter(f -> f.startsWith("CONTRADICTION")).count();
+  }
+
+  /** The report as JSON (the same form the event log keeps). */
+  public String toJson() {
+    try {
+      return JSON.writeValueAsString(this);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException("cannot render gpucoll group report " + groupId + " as JSON", e);
+    }
+  }
+
+  private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
+      new com.fasterxml.jackson.databind.ObjectMapper();
+
   /** The summary line, then members, predictions and findings, one per line. */
   public String verboseBlock() {
     StringBuilder sb = new StringBuilder(summaryLine());
