@@ -3,6 +3,10 @@ package dev.gpucoll.api;
 /**
  * A communicator over GPUs. Collectives on {@link CommBuffer.Device} buffers are enqueued on
  * {@link #stream()}; HPC users can reach the underlying NCCL communicator directly.
+ *
+ * <p>CUDA graphs: a collective captured into a graph may be replayed once. Each launch carries the
+ * communicator's next epoch as an argument, so a second replay would reuse an epoch the peers have
+ * already signalled and could read stale data. Capture again instead of replaying twice.
  */
 public interface GpuCommunicator extends Communicator {
 
