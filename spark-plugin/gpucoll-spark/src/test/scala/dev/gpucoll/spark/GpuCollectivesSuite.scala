@@ -94,6 +94,22 @@ class GpuCollectivesSuite extends AnyFunSuite {
     }
   }
 
+  test("without the plugin a task that never meets fails the others within spark.gpucoll.timeout") {
+    withContext(conf(plugin = false).set("spark.gpucoll.timeout", "3s").set("spark.task.maxFailures", "1")) { sc =>
+      val start = System.nanoTime()
+      val e = intercept[org.apache.spark.SparkException] {
+        sc.parallelize(0 until 3, 3).barrier().mapPartitions { it =>
+          if (org.apache.spark.TaskContext.getPartitionId() == 2) Thread.sleep(60000) // never meets in time
+          else GpuCollectives.communicator()
+          it
+        }.collect()
+      }
+      val seconds = (System.nanoTime() - start) / 1e9
+      assert(e.getMessage.contains("did not complete within PT3S"), e.getMessage)
+      assert(seconds < 30, s"took $seconds s")
+    }
+  }
+
   test("outside a barrier stage the error says how to use it") {
     val e = intercept[IllegalStateException](GpuCollectives.communicator())
     assert(e.getMessage.contains("rdd.barrier().mapPartitions"), e.getMessage)
