@@ -439,24 +439,9 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   private void runKernel(Collective c, LaunchPlan plan, CommBuffer send, long sendBytes, CommBuffer recv,
       long recvBytes, long count, DataType type, ReduceOp op, int root, long[][] a2av) {
     long start = System.nanoTime();
-    boolean hostBuffers = send instanceof CommBuffer.Host || recv instanceof CommBuffer.Host;
-    long sendPtr;
-    long recvPtr;
-    if (hostBuffers) {
-      ensureScratch(align(sendBytes) + recvBytes);
-      sendPtr = scratchDevice;
-      recvPtr = scratchDevice + align(sendBytes);
-      copyIn(send, sendPtr, sendBytes);
-    } else {
-      sendPtr = send == null ? 0 : ((CommBuffer.Device) send).address();
-      recvPtr = recv == null ? 0 : ((CommBuffer.Device) recv).address();
-      checkAliasing(c, sendPtr, sendBytes, recvPtr, recvBytes);
-    }
-    enqueue(plan, sendPtr, recvPtr, count, type, op, root, a2av);
-    if (hostBuffers) {
-      copyOut(recvPtr, recv, recvBytes);
-      waitStream(c);
-    }
+    CallPointers p = pointers(c, send, sendBytes, recv, recvBytes);
+    enqueue(plan, p.send(), p.recv(), count, type, op, root, a2av);
+    finishStaged(c, p, recv, recvBytes);
     observed(c, plan.algorithm(), plan.bytes(), start);
   }
 
@@ -478,19 +463,9 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   private void runNccl(Collective c, String algorithm, CommBuffer send, long sendBytes, CommBuffer recv,
       long recvBytes, long count, DataType type, ReduceOp op, int root) {
     long start = System.nanoTime();
-    boolean hostBuffers = send instanceof CommBuffer.Host || recv instanceof CommBuffer.Host;
-    long sendPtr;
-    long recvPtr;
-    if (hostBuffers) {
-      ensureScratch(align(sendBytes) + recvBytes);
-      sendPtr = scratchDevice;
-      recvPtr = scratchDevice + align(sendBytes);
-      copyIn(send, sendPtr, sendBytes);
-    } else {
-      sendPtr = ((CommBuffer.Device) send).address();
-      recvPtr = ((CommBuffer.Device) recv).address();
-      checkAliasing(c, sendPtr, sendBytes, recvPtr, recvBytes);
-    }
+    CallPointers p = pointers(c, send, sendBytes, recv, recvBytes);
+    long sendPtr = p.send();
+    long recvPtr = p.recv();
     switch (c) {
       case ALL_REDUCE -> nccl.allReduce(sendPtr, recvPtr, count, type, op, stream);
       case ALL_GATHER -> nccl.allGather(sendPtr, recvPtr, count, type, stream);
@@ -499,11 +474,32 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       case BROADCAST -> nccl.broadcast(sendPtr, recvPtr, count, type, root, stream);
       default -> throw new CollectiveException(rank, c, "not routed to NCCL");
     }
-    if (hostBuffers) {
-      copyOut(recvPtr, recv, recvBytes);
+    finishStaged(c, p, recv, recvBytes);
+    observed(c, algorithm, Math.max(sendBytes, recvBytes), start);
+  }
+
+  /** Device pointers of one call: the caller's, or device scratch holding staged host buffers. */
+  private record CallPointers(long send, long recv, boolean staged) {}
+
+  /** Host buffers are copied into device scratch (one way for kernels and NCCL alike). */
+  private CallPointers pointers(Collective c, CommBuffer send, long sendBytes, CommBuffer recv, long recvBytes) {
+    if (send instanceof CommBuffer.Host || recv instanceof CommBuffer.Host) {
+      ensureScratch(align(sendBytes) + recvBytes);
+      copyIn(send, scratchDevice, sendBytes);
+      return new CallPointers(scratchDevice, scratchDevice + align(sendBytes), true);
+    }
+    long sendPtr = send == null ? 0 : ((CommBuffer.Device) send).address();
+    long recvPtr = recv == null ? 0 : ((CommBuffer.Device) recv).address();
+    checkAliasing(c, sendPtr, sendBytes, recvPtr, recvBytes);
+    return new CallPointers(sendPtr, recvPtr, false);
+  }
+
+  /** Copies a staged result back to the host buffer and waits for it; nothing for device buffers. */
+  private void finishStaged(Collective c, CallPointers p, CommBuffer recv, long recvBytes) {
+    if (p.staged()) {
+      copyOut(p.recv(), recv, recvBytes);
       waitStream(c);
     }
-    observed(c, algorithm, Math.max(sendBytes, recvBytes), start);
   }
 
   private void checkAliasing(Collective c, long send, long sendBytes, long recv, long recvBytes) {

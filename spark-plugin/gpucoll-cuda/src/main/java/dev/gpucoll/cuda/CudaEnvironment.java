@@ -1,5 +1,6 @@
 package dev.gpucoll.cuda;
 
+import dev.gpucoll.cuda.nccl.NcclLibrary;
 import java.util.Optional;
 import java.util.logging.Logger;
 
@@ -66,12 +67,12 @@ public final class CudaEnvironment {
     int ncclVersion = 0;
     String ncclProblem = null;
     if (why == null) {
-      try {
-        ncclVersion = CudaNative.ncclVersion();
-      } catch (UnsatisfiedLinkError | NoClassDefFoundError | ExceptionInInitializerError e) {
-        ncclProblem = "NCCL cannot be loaded: " + rootMessage(e);
-      } catch (RuntimeException e) {
-        ncclProblem = "ncclGetVersion failed: " + e.getMessage();
+      // NCCL is loaded in one place, NcclLibrary, which also refuses versions too old to drive.
+      Optional<String> ncclWhy = NcclLibrary.unavailableReason();
+      if (ncclWhy.isPresent()) {
+        ncclProblem = ncclWhy.get();
+      } else {
+        ncclVersion = NcclLibrary.get().version();
       }
     } else {
       ncclProblem = "CUDA is not usable";

@@ -13,7 +13,6 @@ import org.bytedeco.cuda.cudart.CUmod_st;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.cudart.cudaDeviceProp;
 import org.bytedeco.cuda.cudart.cudaIpcMemHandle_t;
-import org.bytedeco.cuda.global.nccl;
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerPointer;
@@ -62,7 +61,6 @@ public final class CudaNative {
     m.put("cuLaunchKernel", 4000);
     m.put("cuMemsetD32Async", 3020);
     m.put("cuGetErrorString", 6000);
-    m.put("ncclGetVersion", 0);
     return Map.copyOf(m);
   }
 
@@ -112,15 +110,6 @@ public final class CudaNative {
     } else {
       check(rc, "cudaGetDeviceCount");
     }
-  }
-
-  static int ncclVersion() {
-    int[] v = new int[1];
-    int rc = nccl.ncclGetVersion(v);
-    if (rc != 0) {
-      throw new CudaException("ncclGetVersion returned " + rc);
-    }
-    return v[0];
   }
 
   // ---- devices ----
