@@ -10,6 +10,7 @@ import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.spi.MemberInfo;
 import dev.gpucoll.cuda.eligibility.BufferRegistration;
+import dev.gpucoll.cuda.eligibility.FactKeys;
 import dev.gpucoll.cuda.eligibility.GroupFacts;
 import dev.gpucoll.cuda.eligibility.GroupFacts.Link;
 import dev.gpucoll.cuda.eligibility.GroupFacts.Member;
@@ -127,7 +128,7 @@ final class GroupRoute {
     }
     this.oneShotMax = Math.min(oneShot, KernelAbi.LL_MAX_BYTES);
 
-    boolean ncclEverywhere = members.stream().allMatch(m -> version(m.facts().get("nccl.version")) > 0);
+    boolean ncclEverywhere = members.stream().allMatch(m -> version(m.facts().get(FactKeys.NCCL_VERSION)) > 0);
     boolean distinctGpus = topology.gpuCount() == size;
     boolean ncclForced = forced.map(Algorithm::isNccl).orElse(false);
     boolean kernelsForced = forcedVariant != null || forced.isPresent() && !ncclForced;

@@ -13,7 +13,6 @@ import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.spi.SplitOrder;
 import dev.gpucoll.core.report.ReportingCommunicator;
 import java.nio.Buffer;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
