@@ -67,16 +67,16 @@ class GpuCollectivesSuite extends AnyFunSuite {
     }
   }
 
-  test("a bad spark.gpucoll value fails SparkContext start and names the key") {
+  test("a bad spark.gpucoll value fails SparkContext start and names the key; an unknown key does not") {
     val e = intercept[IllegalArgumentException] {
       withContext(conf(plugin = true).set("spark.gpucoll.backend", "tpu"))(_ => ())
     }
     assert(e.getMessage.contains("spark.gpucoll.backend"), e.getMessage)
     assert(e.getMessage.contains("tpu"), e.getMessage)
-    val unknown = intercept[IllegalArgumentException] {
-      withContext(conf(plugin = true).set("spark.gpucoll.timeuot", "5s"))(_ => ())
+    // An unknown key (a typo, or a newer version's setting) is a WARN, as in Spark, not a failure.
+    withContext(conf(plugin = true).set("spark.gpucoll.timeuot", "5s")) { sc =>
+      assert(sc.parallelize(1 to 3, 3).count() == 3L)
     }
-    assert(unknown.getMessage.contains("unknown setting spark.gpucoll.timeuot"), unknown.getMessage)
   }
 
   test("without the plugin the ranks meet in one BarrierTaskContext.allGather round") {
