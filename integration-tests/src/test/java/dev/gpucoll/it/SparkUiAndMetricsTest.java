@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.cuda.CudaEnvironment;
 import dev.gpucoll.examples.LocalCluster;
 import dev.gpucoll.spark.GpuCollectives;
 import dev.gpucoll.spark.GpuCollectivesPlugin;
@@ -78,8 +79,17 @@ class SparkUiAndMetricsTest {
         assertEquals(List.of(3f, 3f), sums);
         report = awaitReport();
 
+        if (!CudaEnvironment.probe().available()) {
+          // Why the group is not on the GPU reaches the driver's report, per rank.
+          String reason = CudaEnvironment.probe().unavailableReason().orElseThrow();
+          assertTrue(report.otherFindings().stream().anyMatch(f ->
+              f.contains("is not usable on ranks [0, 1]") && f.contains(reason)), report::verboseBlock);
+        }
         String ui = sc.uiWebUrl().get();
-        assertTabShows(ui + "/gpucoll/", report);
+        String page = assertTabShows(ui + "/gpucoll/", report);
+        if (!CudaEnvironment.probe().available()) {
+          assertTrue(page.contains("is not usable on ranks [0, 1]"), page);
+        }
         String json = awaitPage(ui + "/gpucoll/json/", body -> body.contains(report.groupId()));
         assertTrue(json.replace(" ", "").contains("\"backend\":\"" + report.backend() + "\""), json);
 
@@ -119,7 +129,7 @@ class SparkUiAndMetricsTest {
     }
   }
 
-  private static void assertTabShows(String url, GroupReport report) throws Exception {
+  private static String assertTabShows(String url, GroupReport report) throws Exception {
     String page = awaitPage(url, body -> body.contains(report.groupId()));
     assertTrue(page.contains("GPU Collectives"), page);
     List<String> expected = new ArrayList<>(List.of(report.stage(), report.backend(),
@@ -131,6 +141,7 @@ class SparkUiAndMetricsTest {
       assertTrue(page.contains(s), url + " lacks '" + s + "'");
     }
     assertFalse(report.rendezvousMillis().isEmpty(), report::verboseBlock);
+    return page;
   }
 
   private static GroupReport awaitReport() throws InterruptedException {
