@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.LongAdder;
 final class CollectiveMetrics implements CollectiveListener {
   private final ExecutorMetrics executor;
   private final Map<String, LongAdder> taskPaths = new ConcurrentHashMap<>();
+  private volatile String taskRendezvous = "";
 
   /** @param executor the executor plugin's metrics, or null when the plugin is not active */
   CollectiveMetrics(ExecutorMetrics executor) {
@@ -39,8 +40,6 @@ final class CollectiveMetrics implements CollectiveListener {
     });
     return out;
   }
-
-  private volatile String taskRendezvous = "";
 
   /**
    * A task starts using the communicator: clears the task's path counts and records how long the

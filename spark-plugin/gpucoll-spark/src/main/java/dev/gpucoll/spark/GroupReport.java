@@ -3,9 +3,12 @@ package dev.gpucoll.spark;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
@@ -68,21 +71,21 @@ public record GroupReport(
   }
 
   private static final String RENDEZVOUS_PREFIX = "rendezvous: rank ";
-  private static final java.util.regex.Pattern RENDEZVOUS_FINDING = java.util.regex.Pattern.compile(
-      java.util.regex.Pattern.quote(RENDEZVOUS_PREFIX)
+  private static final Pattern RENDEZVOUS_FINDING = Pattern.compile(
+      Pattern.quote(RENDEZVOUS_PREFIX)
           + "(\\d+) (?:formed a new|reused the cached) communicator in ([0-9.]+) ms");
 
   /** The finding a rank reports about its task's rendezvous (the one place that writes it). */
   static String rendezvousFinding(int rank, long nanos, boolean reused) {
     return RENDEZVOUS_PREFIX + rank + (reused ? " reused the cached" : " formed a new")
-        + " communicator in " + String.format(java.util.Locale.ROOT, "%.3f", nanos / 1e6) + " ms";
+        + " communicator in " + String.format(Locale.ROOT, "%.3f", nanos / 1e6) + " ms";
   }
 
   /** Rank -> milliseconds its task waited for its communicator (rendezvous and setup). */
   public Map<Integer, Double> rendezvousMillis() {
     Map<Integer, Double> out = new TreeMap<>();
     for (String f : findings) {
-      java.util.regex.Matcher m = RENDEZVOUS_FINDING.matcher(f);
+      Matcher m = RENDEZVOUS_FINDING.matcher(f);
       if (m.matches()) {
         out.put(Integer.parseInt(m.group(1)), Double.parseDouble(m.group(2)));
       }
