@@ -41,7 +41,7 @@ private[spark] class GpuCollStatusListener(store: ElementTrackingStore) extends 
   override def onOtherEvent(event: SparkListenerEvent): Unit = event match {
     case e: GroupReportEvent =>
       sequence += 1
-      store.write(new GpuCollGroupData(e.report, sequence))
+      store.write(new GpuCollGroupData(e.report, sequence), checkTriggers = true)
     case _ =>
   }
 }
