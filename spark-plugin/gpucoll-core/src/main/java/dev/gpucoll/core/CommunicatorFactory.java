@@ -27,6 +27,11 @@ public final class CommunicatorFactory {
   private static final Logger LOG = Logger.getLogger(CommunicatorFactory.class.getName());
   /** Fact key listing the backends usable in the member's process, comma-separated. */
   public static final String FACT_BACKENDS = "backends";
+  /**
+   * Fact key prefix: {@code unusable.gpu} holds why the member cannot use the gpu backend, so the
+   * error and the report on every rank (and the driver) name each rank's reason.
+   */
+  public static final String FACT_UNUSABLE_PREFIX = "unusable.";
   private static final Map<String, Boolean> SAID_UNAVAILABLE = new ConcurrentHashMap<>();
 
   private CommunicatorFactory() {}
@@ -36,7 +41,7 @@ public final class CommunicatorFactory {
    * (the gpu backend builds its communicator on the calling thread's current CUDA device).
    */
   public static void useDevice(int ordinal) {
-    usableBackends().values().forEach(b -> b.useDevice(ordinal));
+    usableBackends(new LinkedHashMap<>()).values().forEach(b -> b.useDevice(ordinal));
   }
 
   /** Backends on the class path, by name. */
@@ -49,25 +54,48 @@ public final class CommunicatorFactory {
     return out;
   }
 
-  /** Usable backends in this process; the reason a backend is not is logged once per process. */
-  static Map<String, CommunicatorBackend> usableBackends() {
+  /**
+   * Usable backends in this process; the reason each other backend is not goes into
+   * {@code unusableReasons} (and the log, once per process).
+   */
+  static Map<String, CommunicatorBackend> usableBackends(Map<String, String> unusableReasons) {
     Map<String, CommunicatorBackend> usable = new LinkedHashMap<>();
     backends().forEach((name, b) -> {
       Optional<String> why = b.unavailableReason();
       if (why.isEmpty()) {
         usable.put(name, b);
-      } else if (SAID_UNAVAILABLE.putIfAbsent(name, true) == null) {
-        LOG.info("gpucoll backend '" + name + "' is not usable in this process: " + why.get());
+      } else {
+        unusableReasons.put(name, why.get());
+        if (SAID_UNAVAILABLE.putIfAbsent(name, true) == null) {
+          LOG.info("gpucoll backend '" + name + "' is not usable in this process: " + why.get());
+        }
       }
     });
     return usable;
   }
 
+  /**
+   * A rank's communicator and what the factory found while choosing its backend (why a preferred
+   * backend was skipped, per rank), for the path report.
+   */
+  public record Formed(Communicator communicator, List<String> findings) {
+    public Formed {
+      findings = List.copyOf(findings);
+    }
+  }
+
   public static Communicator create(Rendezvous rendezvous, GpuCollConf conf, String host) {
-    Map<String, CommunicatorBackend> usable = usableBackends();
+    return form(rendezvous, conf, host).communicator();
+  }
+
+  /** As {@link #create}, with the backend choice's findings. */
+  public static Formed form(Rendezvous rendezvous, GpuCollConf conf, String host) {
+    Map<String, String> unusable = new LinkedHashMap<>();
+    Map<String, CommunicatorBackend> usable = usableBackends(unusable);
     Map<String, String> facts = new HashMap<>();
     usable.values().forEach(b -> facts.putAll(b.localFacts()));
     facts.put(FACT_BACKENDS, String.join(",", usable.keySet()));
+    unusable.forEach((name, why) -> facts.put(FACT_UNUSABLE_PREFIX + name, clip(why)));
     MemberInfo self = new MemberInfo(rendezvous.rank(), host, processId(host), facts);
 
     List<byte[]> payloads = rendezvous.allGather(MemberInfoCodec.encode(self), conf.get(GpuCollConf.TIMEOUT));
@@ -81,33 +109,51 @@ public final class CommunicatorFactory {
             "rendezvous returned rank " + members.get(r).rank() + "'s info in slot " + r);
       }
     }
-    String chosen = chooseBackend(conf.get(GpuCollConf.BACKEND), members, rendezvous.rank());
-    CommunicatorBackend backend = usable.get(chosen);
-    return backend.create(new GroupContext(rendezvous, members, conf));
+    Choice chosen = chooseBackend(conf.get(GpuCollConf.BACKEND), members, rendezvous.rank());
+    CommunicatorBackend backend = usable.get(chosen.backend());
+    return new Formed(backend.create(new GroupContext(rendezvous, members, conf)), chosen.skipped());
   }
+
+  /** The backend to use and why each backend preferred to it was not. */
+  record Choice(String backend, List<String> skipped) {}
 
   /**
    * The backend every member can run. Computed from the gathered facts alone, so every rank
    * reaches the same answer without another exchange.
    */
-  static String chooseBackend(String requested, List<MemberInfo> members, int rank) {
+  static Choice chooseBackend(String requested, List<MemberInfo> members, int rank) {
     List<String> order = requested.equals("auto") ? List.of("gpu", "host") : List.of(requested);
     List<String> problems = new ArrayList<>();
     for (String name : order) {
       List<Integer> lacking = new ArrayList<>();
+      Map<String, List<Integer>> ranksByReason = new LinkedHashMap<>();
       for (MemberInfo m : members) {
         if (!List.of(m.facts().getOrDefault(FACT_BACKENDS, "").split(",")).contains(name)) {
           lacking.add(m.rank());
+          String why = m.facts().getOrDefault(FACT_UNUSABLE_PREFIX + name,
+              "no '" + name + "' backend on its class path");
+          ranksByReason.computeIfAbsent(why, k -> new ArrayList<>()).add(m.rank());
         }
       }
       if (lacking.isEmpty()) {
-        return name;
+        return new Choice(name, problems);
       }
-      problems.add("backend '" + name + "' is not usable on ranks " + lacking);
+      List<String> reasons = new ArrayList<>();
+      ranksByReason.forEach((why, ranks) ->
+          reasons.add((ranks.size() == 1 ? "rank " + ranks.get(0) : "ranks " + ranks) + ": " + why));
+      problems.add("backend '" + name + "' is not usable on ranks " + lacking + " ("
+          + String.join("; ", reasons) + ")");
     }
     throw new CollectiveException(rank, null, "no backend can serve this group ("
         + String.join("; ", problems) + "); spark.gpucoll.backend=" + requested);
   }
+
+  /** Keeps a reason within the member info's size limit (a backend may quote a long error). */
+  private static String clip(String why) {
+    return why.length() <= MAX_REASON_CHARS ? why : why.substring(0, MAX_REASON_CHARS) + "...";
+  }
+
+  private static final int MAX_REASON_CHARS = 1000;
 
   static String processId(String host) {
     return ProcessHandle.current().pid() + "@" + host + "/" + ManagementFactory.getRuntimeMXBean().getStartTime();

@@ -54,6 +54,8 @@ class FactoryFallbackTest {
       for (Future<Throwable> f : fs) {
         String m = f.get(60, TimeUnit.SECONDS).getMessage();
         assertTrue(m.contains("backend 'gpu' is not usable on ranks [0, 1]"), m);
+        // The reason each rank found (here the same on both) travels with the error.
+        assertTrue(m.contains(new GpuBackend().unavailableReason().orElseThrow()), m);
       }
     } finally {
       pool.shutdownNow();

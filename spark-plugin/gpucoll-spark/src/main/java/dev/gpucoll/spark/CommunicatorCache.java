@@ -25,14 +25,24 @@ final class CommunicatorCache {
     final Communicator communicator;
     final Rendezvous rendezvous;
     final CollectiveMetrics metrics;
+    /** What the factory found while choosing the backend, for the path report. */
+    final List<String> formationFindings;
     boolean inUse;
     boolean cached;
+    /** Set when the current task's rendezvous agreed to reuse this cached communicator. */
+    boolean reusedByTask;
 
-    Entry(String key, Communicator communicator, Rendezvous rendezvous, CollectiveMetrics metrics) {
+    Entry(String key, Communicator communicator, Rendezvous rendezvous, CollectiveMetrics metrics,
+        List<String> formationFindings) {
       this.key = key;
       this.communicator = communicator;
       this.rendezvous = rendezvous;
       this.metrics = metrics;
+      this.formationFindings = List.copyOf(formationFindings);
+    }
+
+    int rank() {
+      return communicator.rank();
     }
 
     /** Identifies the communicator: equal on all its ranks, different for every new group. */
@@ -62,6 +72,7 @@ final class CommunicatorCache {
       return null;
     }
     e.inUse = true;
+    e.reusedByTask = false;
     return e;
   }
 

@@ -12,6 +12,7 @@ import java.util.Map;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.plugin.DriverPlugin;
 import org.apache.spark.api.plugin.PluginContext;
+import org.apache.spark.gpucoll.GpuCollUi;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.Tuple2;
@@ -48,6 +49,8 @@ final class GpuCollDriverPlugin implements DriverPlugin {
       // event that listeners and the event log see.
       sc.listenerBus().post(new GroupReportEvent(report));
     });
+    // The "GPU Collectives" tab of the Spark UI, fed by the GroupReportEvents posted above.
+    GpuCollUi.attachLive(sc);
     active = this;
     LOG.info("gpucoll driver plugin ready; settings {}", conf.asMap());
     return conf.asMap();

@@ -14,7 +14,8 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
   private static final Logger LOG = LoggerFactory.getLogger(GpuCollectivesPlugin.class);
 
   /** What barrier tasks of this JVM need from the plugin. */
-  record ExecutorState(PluginContext context, GpuCollConf conf, List<String> gpus) {}
+  record ExecutorState(PluginContext context, GpuCollConf conf, List<String> gpus,
+      ExecutorMetrics metrics) {}
 
   /** Set while the executor plugin runs in this JVM; tasks read it. */
   static volatile ExecutorState active;
@@ -24,7 +25,8 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
     GpuCollConf conf = GpuCollConf.of(extraConf).validate();
     ResourceInformation gpu = ctx.resources().get("gpu");
     List<String> gpus = gpu == null ? List.of() : List.of(gpu.addresses());
-    active = new ExecutorState(ctx, conf, gpus);
+    // Every metric now, before init returns: Spark registers the plugin's registry only then.
+    active = new ExecutorState(ctx, conf, gpus, new ExecutorMetrics(ctx.metricRegistry()));
     // Not ctx.hostname(): it throws a NullPointerException in executors (Spark 4.x, client-mode RpcEnv).
     LOG.info("gpucoll executor plugin ready on executor {}, GPUs {}", ctx.executorID(),
         gpus.isEmpty() ? "none" : gpus);

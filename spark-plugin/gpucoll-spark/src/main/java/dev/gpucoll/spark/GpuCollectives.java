@@ -24,6 +24,7 @@ import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.resource.ResourceInformation;
+import org.apache.spark.util.TaskFailureListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.Tuple2;
@@ -85,7 +86,16 @@ public final class GpuCollectives {
       }
       return existing;
     }
-    Communicator c = form(barrier);
+    Communicator c;
+    try {
+      c = form(barrier);
+    } catch (RuntimeException | Error e) {
+      GpuCollExecutorPlugin.ExecutorState plugin = GpuCollExecutorPlugin.active;
+      if (plugin != null) {
+        plugin.metrics().failure(e);
+      }
+      throw e;
+    }
     BY_TASK.put(task.taskAttemptId(), c);
     return c;
   }
@@ -135,6 +145,7 @@ public final class GpuCollectives {
     GpuCollExecutorPlugin.ExecutorState plugin = GpuCollExecutorPlugin.active;
     GpuCollConf conf = confFor(task, plugin);
     long taskId = task.taskAttemptId();
+    long startNanos = System.nanoTime();
     useTaskGpu(task);
 
     StringBuilder signature = new StringBuilder();
@@ -157,9 +168,13 @@ public final class GpuCollectives {
     } else {
       entry = joinWithPluginRpc(task, cache, key, groupId, conf, host, plugin);
     }
-    entry.metrics.resetTask();
+    entry.metrics.startTask(entry.rank(), System.nanoTime() - startNanos, entry.reusedByTask);
     CommunicatorCache.Entry lent = entry;
     String stage = "stage " + task.stageId() + "." + task.stageAttemptNumber();
+    if (plugin != null) {
+      TaskFailureListener countFailure = (ctx, error) -> plugin.metrics().failure(error);
+      task.addTaskFailureListener(countFailure);
+    }
     task.addTaskCompletionListener(ctx -> {
       BY_TASK.remove(taskId);
       if (ctx.isFailed()) {
@@ -203,7 +218,9 @@ public final class GpuCollectives {
       }
       long votedNanos = System.nanoTime();
       CommunicatorCache.Entry entry = cached;
-      if (!reuse) {
+      if (reuse) {
+        cached.reusedByTask = true;
+      } else {
         if (cached != null) {
           cache.evict(cached);
           cached = null;
@@ -227,11 +244,11 @@ public final class GpuCollectives {
 
   private static CommunicatorCache.Entry newEntry(String key, Rendezvous rdv, GpuCollConf conf,
       String host, GpuCollExecutorPlugin.ExecutorState plugin) {
-    Communicator c = CommunicatorFactory.create(rdv, conf, host);
-    CollectiveMetrics metrics = new CollectiveMetrics(
-        plugin == null ? null : plugin.context().metricRegistry());
+    CommunicatorFactory.Formed formed = CommunicatorFactory.form(rdv, conf, host);
+    Communicator c = formed.communicator();
+    CollectiveMetrics metrics = new CollectiveMetrics(plugin == null ? null : plugin.metrics());
     c.addListener(metrics);
-    return new CommunicatorCache.Entry(key, c, rdv, metrics);
+    return new CommunicatorCache.Entry(key, c, rdv, metrics, formed.findings());
   }
 
   private static RankReportMessage reportOf(CommunicatorCache.Entry e, String stage, String host,
@@ -252,6 +269,8 @@ public final class GpuCollectives {
         }
       }
     }
+    findings.addAll(e.formationFindings);
+    findings.add(e.metrics.taskRendezvousFinding());
     if (!plugin.gpus().isEmpty()) {
       findings.add("executor GPUs " + plugin.gpus());
     }

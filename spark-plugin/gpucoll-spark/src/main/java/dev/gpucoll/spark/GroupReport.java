@@ -3,9 +3,12 @@ package dev.gpucoll.spark;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
@@ -65,6 +68,50 @@ public record GroupReport(
             .collect(Collectors.joining("+"))));
     sb.append(parts.isEmpty() ? "(no collectives ran)" : String.join(", ", parts));
     return sb.toString();
+  }
+
+  private static final String RENDEZVOUS_PREFIX = "rendezvous: rank ";
+  private static final Pattern RENDEZVOUS_FINDING = Pattern.compile(
+      Pattern.quote(RENDEZVOUS_PREFIX)
+          + "(\\d+) (?:formed a new|reused the cached) communicator in ([0-9.]+) ms");
+
+  /** The finding a rank reports about its task's rendezvous (the one place that writes it). */
+  static String rendezvousFinding(int rank, long nanos, boolean reused) {
+    return RENDEZVOUS_PREFIX + rank + (reused ? " reused the cached" : " formed a new")
+        + " communicator in " + String.format(Locale.ROOT, "%.3f", nanos / 1e6) + " ms";
+  }
+
+  /** Rank -> milliseconds its task waited for its communicator (rendezvous and setup). */
+  public Map<Integer, Double> rendezvousMillis() {
+    Map<Integer, Double> out = new TreeMap<>();
+    for (String f : findings) {
+      Matcher m = RENDEZVOUS_FINDING.matcher(f);
+      if (m.matches()) {
+        out.put(Integer.parseInt(m.group(1)), Double.parseDouble(m.group(2)));
+      }
+    }
+    return out;
+  }
+
+  /** The Zero-CTA verdict of every collective, with its reasons ("zero-cta allGather: ..."). */
+  public List<String> zeroCtaVerdicts() {
+    return findings.stream().filter(f -> f.startsWith("zero-cta")).toList();
+  }
+
+  /** What NCCL's own log proved or refuted about the paths (observed paths, contradictions). */
+  public List<String> ncclProof() {
+    return findings.stream().filter(GroupReport::isNcclProof).toList();
+  }
+
+  /** Findings that are neither Zero-CTA verdicts, NCCL proof nor rendezvous times. */
+  public List<String> otherFindings() {
+    return findings.stream().filter(f -> !f.startsWith("zero-cta") && !isNcclProof(f)
+        && !RENDEZVOUS_FINDING.matcher(f).matches()).toList();
+  }
+
+  private static boolean isNcclProof(String f) {
+    return f.startsWith("CONTRADICTION") || f.startsWith("observed ") || f.startsWith("nccl")
+        || f.startsWith("runtime proof") || f.startsWith("contradictions:");
   }
 
   /** Findings where NCCL's own log refuted the predicted path (never silent: WARN, metric, report). */

@@ -53,7 +53,7 @@ class CommunicatorCacheTest {
         return "test";
       }
     };
-    return new CommunicatorCache.Entry(key, fake(), rdv, new CollectiveMetrics(null));
+    return new CommunicatorCache.Entry(key, fake(), rdv, new CollectiveMetrics(null), List.of());
   }
 
   @Test

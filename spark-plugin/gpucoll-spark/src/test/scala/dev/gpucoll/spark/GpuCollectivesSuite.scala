@@ -56,27 +56,64 @@ class GpuCollectivesSuite extends AnyFunSuite {
       assert(report.size == 3)
       assert(report.paths("allReduce").values().stream().mapToLong(_.longValue).sum == 3L,
         report.summaryLine)
-      // The executor's Dropwizard registry counted the calls per collective and path.
+      // The executor's Dropwizard registry counted the calls per collective and per path.
       val registry = GpuCollExecutorPlugin.active.context().metricRegistry()
-      val calls = registry.getCounters.asScala.collect {
-        case (name, c) if name.startsWith("allReduce.") && name.endsWith(".calls") => c.getCount
+      val counters = registry.getCounters.asScala
+      assert(counters("collective.allReduce.calls").getCount == 3L, counters.keySet)
+      assert(counters("collective.allGather.calls").getCount == 3L, counters.keySet)
+      val pathCalls = counters.collect {
+        case (name, c) if name.startsWith("path.") && name.endsWith(".calls") => c.getCount
       }.sum
-      assert(calls == 3L, registry.getCounters.keySet())
-      assert(registry.getTimers.keySet().asScala.exists(_.startsWith("allGather.")),
-        registry.getTimers.keySet())
+      assert(pathCalls == 6L, counters.keySet)
+      assert(counters("path.other.calls").getCount == 0L, "a path outside the vocabulary ran")
+      assert(counters("cache.misses").getCount == 3L)
+      assert(registry.getTimers.get("rendezvous.time").getCount == 3L)
+      assert(registry.getTimers.get("collective.allGather.latency").getCount == 3L)
     }
   }
 
-  test("a bad spark.gpucoll value fails SparkContext start and names the key") {
+  test("every executor metric exists when the plugin's init returns (Spark registers only those)") {
+    withContext(conf(plugin = true)) { _ =>
+      val names = GpuCollExecutorPlugin.active.context().metricRegistry().getMetrics.keySet().asScala
+      for (c <- dev.gpucoll.api.Collective.values(); m <- Seq("calls", "bytes", "latency",
+          "messageBytes", "errors", "timeouts")) {
+        assert(names.contains(s"collective.${c.apiName}.$m"), names)
+      }
+      for (p <- ExecutorMetrics.PATHS.asScala :+ "other"; m <- Seq("calls", "bytes", "latency")) {
+        assert(names.contains(s"path.$p.$m"), names)
+      }
+      for (m <- Seq("rendezvous.time", "cache.hits", "cache.misses", "errors", "timeouts")) {
+        assert(names.contains(m), names)
+      }
+    }
+  }
+
+  test("backend=gpu on a machine without a usable GPU fails with each rank's reason") {
+    assume(dev.gpucoll.cuda.CudaEnvironment.probe().unavailableReason().isPresent,
+      "this machine has a usable GPU")
+    val reason = new dev.gpucoll.cuda.GpuBackend().unavailableReason().get
+    withContext(conf(plugin = true).set("spark.gpucoll.backend", "gpu")
+        .set("spark.task.maxFailures", "1")) { sc =>
+      val e = intercept[org.apache.spark.SparkException] {
+        sc.parallelize(1 to 2, 2).mapPartitionsWithCommunicator((comm, rows) => rows).collect()
+      }
+      assert(e.getMessage.contains("backend 'gpu' is not usable on ranks [0, 1]"), e.getMessage)
+      assert(e.getMessage.contains(reason), e.getMessage)
+      val errors = GpuCollExecutorPlugin.active.context().metricRegistry().getCounters.get("errors")
+      assert(errors.getCount >= 1L, "the failed setup counts as an error")
+    }
+  }
+
+  test("a bad spark.gpucoll value fails SparkContext start and names the key; an unknown key does not") {
     val e = intercept[IllegalArgumentException] {
       withContext(conf(plugin = true).set("spark.gpucoll.backend", "tpu"))(_ => ())
     }
     assert(e.getMessage.contains("spark.gpucoll.backend"), e.getMessage)
     assert(e.getMessage.contains("tpu"), e.getMessage)
-    val unknown = intercept[IllegalArgumentException] {
-      withContext(conf(plugin = true).set("spark.gpucoll.timeuot", "5s"))(_ => ())
+    // An unknown key (a typo, or a newer version's setting) is a WARN, as in Spark, not a failure.
+    withContext(conf(plugin = true).set("spark.gpucoll.timeuot", "5s")) { sc =>
+      assert(sc.parallelize(1 to 3, 3).count() == 3L)
     }
-    assert(unknown.getMessage.contains("unknown setting spark.gpucoll.timeuot"), unknown.getMessage)
   }
 
   test("without the plugin the ranks meet in one BarrierTaskContext.allGather round") {

@@ -9,8 +9,14 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.logging.Logger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Every {@code spark.gpucoll.*} setting, typed, with its documentation and default. Spark-free: the
@@ -20,6 +26,25 @@ import java.util.function.Function;
 public final class GpuCollConf {
   public static final String PREFIX = "spark.gpucoll.";
   private static final List<ConfigEntry<?>> ENTRIES = new ArrayList<>();
+  private static final Logger LOG = Logger.getLogger(GpuCollConf.class.getName());
+  /** Unknown keys already warned about in this JVM: one WARN per key, not one per task. */
+  private static final Set<String> WARNED_UNKNOWN = ConcurrentHashMap.newKeySet();
+  // The parsers' tables come before the entries: each entry parses its default when declared.
+  /** Spark's time suffixes (JavaUtils.timeStringAs): "m" is minutes, as in Spark. */
+  private static final Map<String, TimeUnit> TIME_SUFFIXES = Map.of(
+      "us", TimeUnit.MICROSECONDS, "ms", TimeUnit.MILLISECONDS, "s", TimeUnit.SECONDS,
+      "m", TimeUnit.MINUTES, "min", TimeUnit.MINUTES, "h", TimeUnit.HOURS, "d", TimeUnit.DAYS);
+  private static final Pattern NUMBER_AND_SUFFIX = Pattern.compile("(-?[0-9]+)([a-z]+)?");
+  private static final Pattern FRACTION_AND_SUFFIX = Pattern.compile("-?[0-9]+\\.[0-9]+([a-z]+)?");
+
+  /** Spark's size suffixes (JavaUtils.byteStringAs), powers of 1024. */
+  private static final Map<String, Integer> SIZE_SHIFTS = Map.ofEntries(
+      Map.entry("b", 0), Map.entry("k", 10), Map.entry("kb", 10), Map.entry("m", 20),
+      Map.entry("mb", 20), Map.entry("g", 30), Map.entry("gb", 30), Map.entry("t", 40),
+      Map.entry("tb", 40), Map.entry("p", 50), Map.entry("pb", 50));
+
+  private static final String SIZE_SYNTAX =
+      "Spark's size syntax: b, k or kb, m or mb, g or gb (powers of 1024); a plain number is bytes.";
 
   public static final ConfigEntry<String> BACKEND = choice("backend", "auto",
       "Which backend serves a group: 'gpu' (our CUDA kernels inside a node, NCCL for large messages"
@@ -29,8 +54,9 @@ public final class GpuCollConf {
 
   public static final ConfigEntry<Duration> TIMEOUT = entry("timeout", "120s",
       "How long a rank waits for its peers, at rendezvous and in every collective, before it fails"
-          + " with an error naming the ranks that did not arrive. Units: ms, s, min.",
-      GpuCollConf::parseDuration);
+          + " with an error naming the ranks that did not arrive. Spark's duration syntax: us, ms, s,"
+          + " m or min, h, d (500ms, 2m, 1h); a plain number is seconds.",
+      v -> parseDuration(v, TimeUnit.SECONDS));
 
   public static final ConfigEntry<Optional<Algorithm>> ALGORITHM = entry("algorithm", "auto",
       "Force one algorithm for every collective instead of choosing by size and topology (for"
@@ -62,17 +88,17 @@ public final class GpuCollConf {
   public static final ConfigEntry<Long> HOST_ONE_SHOT_MAX_BYTES = entry("host.oneShotMaxBytes",
       "65536",
       "Host backend: messages up to this size use one-shot (every rank reads every peer);"
-          + " larger ones use two-shot (reduce-scatter then all-gather).",
+          + " larger ones use two-shot (reduce-scatter then all-gather). " + SIZE_SYNTAX,
       GpuCollConf::parseBytes);
 
   public static final ConfigEntry<Long> GPU_ONE_SHOT_MAX_BYTES = entry("gpu.oneShotMaxBytes", "64k",
       "GPU backend: inside a node, messages up to this size use the one-shot barrier-free kernel"
-          + " (every rank reads every peer).",
+          + " (every rank reads every peer). " + SIZE_SYNTAX,
       GpuCollConf::parseBytes);
 
   public static final ConfigEntry<Long> GPU_TWO_SHOT_MAX_BYTES = entry("gpu.twoShotMaxBytes", "1m",
       "GPU backend: inside a node, messages above gpu.oneShotMaxBytes and up to this size use the"
-          + " two-shot kernel (reduce-scatter then all-gather); larger ones go to NCCL.",
+          + " two-shot kernel (reduce-scatter then all-gather); larger ones go to NCCL. " + SIZE_SYNTAX,
       GpuCollConf::parseBytes);
 
   public static final ConfigEntry<Integer> GPU_LL128_MIN_RANKS = entry("gpu.ll128MinRanks", "8",
@@ -133,21 +159,35 @@ public final class GpuCollConf {
     return entry.get(settings);
   }
 
-  /** Parses every known key (so a bad value fails early) and rejects unknown spark.gpucoll keys. */
+  /**
+   * Parses every known key, so a value that does not parse fails early with an error naming the key
+   * and the value. An unknown spark.gpucoll key (a typo, or a setting of a newer version) is not
+   * fatal, as in Spark: it gets one WARN per JVM naming it and the known keys, and is ignored.
+   */
   public GpuCollConf validate() {
-    for (String k : settings.keySet()) {
-      if (ENTRIES.stream().noneMatch(e -> e.key().equals(k))) {
-        throw new IllegalArgumentException("unknown setting " + k + "; known settings: "
-            + ENTRIES.stream().map(ConfigEntry::key).toList());
+    for (String k : unknownKeys()) {
+      if (WARNED_UNKNOWN.add(k)) {
+        LOG.warning("gpucoll: ignoring unknown setting " + k + " (a typo, or a setting of another"
+            + " gpucoll version); known settings: " + ENTRIES.stream().map(ConfigEntry::key).toList());
       }
     }
     ENTRIES.forEach(e -> e.get(settings));
     return this;
   }
 
-  /** The explicitly set keys, for shipping to executors. */
+  /** The spark.gpucoll keys set here that no entry declares. */
+  public List<String> unknownKeys() {
+    return settings.keySet().stream()
+        .filter(k -> ENTRIES.stream().noneMatch(e -> e.key().equals(k)))
+        .sorted()
+        .toList();
+  }
+
+  /** The explicitly set known keys, for shipping to executors (unknown ones stay behind). */
   public Map<String, String> asMap() {
-    return Collections.unmodifiableMap(new TreeMap<>(settings));
+    Map<String, String> known = new TreeMap<>(settings);
+    unknownKeys().forEach(known::remove);
+    return Collections.unmodifiableMap(known);
   }
 
   public static List<ConfigEntry<?>> entries() {
@@ -196,20 +236,37 @@ public final class GpuCollConf {
     return e;
   }
 
-  static Duration parseDuration(String v) {
+  /**
+   * A duration in Spark's grammar: an integer with one of us, ms, s, m, min, h, d, or a plain
+   * integer in {@code plainUnit}. Must be positive.
+   */
+  static Duration parseDuration(String v, TimeUnit plainUnit) {
     String s = v.trim().toLowerCase(Locale.ROOT);
-    long n;
-    if (s.endsWith("ms")) {
-      n = Long.parseLong(s.substring(0, s.length() - 2).trim());
-      return positive(Duration.ofMillis(n), v);
-    } else if (s.endsWith("min")) {
-      n = Long.parseLong(s.substring(0, s.length() - 3).trim());
-      return positive(Duration.ofMinutes(n), v);
-    } else if (s.endsWith("s")) {
-      n = Long.parseLong(s.substring(0, s.length() - 1).trim());
-      return positive(Duration.ofSeconds(n), v);
+    Matcher m = NUMBER_AND_SUFFIX.matcher(s);
+    if (!m.matches()) {
+      throw new IllegalArgumentException((FRACTION_AND_SUFFIX.matcher(s).matches()
+          ? "fractional durations are not supported; " : "") + "expected a duration such as"
+          + " 500us, 250ms, 30s, 2m, 1h or 1d (a plain number is " + unitName(plainUnit) + ")");
     }
-    throw new IllegalArgumentException("expected a duration such as 500ms, 30s or 2min");
+    TimeUnit unit = plainUnit;
+    if (m.group(2) != null) {
+      unit = TIME_SUFFIXES.get(m.group(2));
+      if (unit == null) {
+        throw new IllegalArgumentException("unknown time unit '" + m.group(2)
+            + "'; expected one of us, ms, s, m, min, h, d");
+      }
+    }
+    long n;
+    try {
+      n = Long.parseLong(m.group(1));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("duration is too large", e);
+    }
+    return positive(Duration.of(n, unit.toChronoUnit()), v);
+  }
+
+  private static String unitName(TimeUnit u) {
+    return u.name().toLowerCase(Locale.ROOT);
   }
 
   private static Duration positive(Duration d, String v) {
@@ -227,23 +284,36 @@ public final class GpuCollConf {
     };
   }
 
+  /** A size in Spark's grammar: an integer with b, k, kb, m, mb, g, gb, t, tb, p, pb, or plain bytes. */
   static long parseBytes(String v) {
     String s = v.trim().toLowerCase(Locale.ROOT);
-    long mult = 1;
-    if (s.endsWith("k")) {
-      mult = 1L << 10;
-    } else if (s.endsWith("m")) {
-      mult = 1L << 20;
-    } else if (s.endsWith("g")) {
-      mult = 1L << 30;
+    Matcher m = NUMBER_AND_SUFFIX.matcher(s);
+    if (!m.matches()) {
+      throw new IllegalArgumentException((FRACTION_AND_SUFFIX.matcher(s).matches()
+          ? "fractional sizes are not supported; " : "") + "expected a size such as 4096, 64k,"
+          + " 1m or 2g (a plain number is bytes)");
     }
-    if (mult != 1) {
-      s = s.substring(0, s.length() - 1);
+    int shift = 0;
+    if (m.group(2) != null) {
+      Integer known = SIZE_SHIFTS.get(m.group(2));
+      if (known == null) {
+        throw new IllegalArgumentException("unknown size unit '" + m.group(2)
+            + "'; expected one of b, k, kb, m, mb, g, gb, t, tb, p, pb");
+      }
+      shift = known;
     }
-    long n = Long.parseLong(s.trim()) * mult;
+    long n;
+    try {
+      n = Long.parseLong(m.group(1));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("size is too large", e);
+    }
     if (n < 0) {
-      throw new IllegalArgumentException("size must not be negative: " + v);
+      throw new IllegalArgumentException("size must not be negative");
     }
-    return n;
+    if (shift > 0 && n > (Long.MAX_VALUE >> shift)) {
+      throw new IllegalArgumentException("size is too large");
+    }
+    return n << shift;
   }
 }

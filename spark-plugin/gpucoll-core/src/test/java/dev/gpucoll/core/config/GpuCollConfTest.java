@@ -1,0 +1,117 @@
+package dev.gpucoll.core.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.Test;
+
+/** Spark's duration and size grammar, and Spark's leniency for unknown keys. */
+class GpuCollConfTest {
+
+  private static Duration timeout(String value) {
+    return GpuCollConf.of(Map.of("spark.gpucoll.timeout", value)).validate().get(GpuCollConf.TIMEOUT);
+  }
+
+  private static long oneShotMax(String value) {
+    return GpuCollConf.of(Map.of("spark.gpucoll.gpu.oneShotMaxBytes", value)).validate()
+        .get(GpuCollConf.GPU_ONE_SHOT_MAX_BYTES);
+  }
+
+  @Test
+  void durationsTakeEverySparkUnit() {
+    assertEquals(Duration.ofNanos(500_000), timeout("500us"));
+    assertEquals(Duration.ofMillis(250), timeout("250ms"));
+    assertEquals(Duration.ofSeconds(30), timeout("30s"));
+    assertEquals(Duration.ofMinutes(1), timeout("1m"));
+    assertEquals(Duration.ofMinutes(2), timeout("2min"));
+    assertEquals(Duration.ofHours(1), timeout("1h"));
+    assertEquals(Duration.ofDays(1), timeout("1d"));
+    assertEquals(Duration.ofMinutes(3), timeout(" 3M "));
+  }
+
+  @Test
+  void aPlainDurationIsInTheKeysUnit() {
+    assertEquals(Duration.ofSeconds(45), timeout("45"));
+    assertEquals(Duration.ofSeconds(120), GpuCollConf.defaults().get(GpuCollConf.TIMEOUT));
+  }
+
+  @Test
+  void sizesTakeEverySparkUnit() {
+    assertEquals(4096, oneShotMax("4096"));
+    assertEquals(100, oneShotMax("100b"));
+    assertEquals(64 << 10, oneShotMax("64k"));
+    assertEquals(64 << 10, oneShotMax("64KB"));
+    assertEquals(2 << 20, oneShotMax("2m"));
+    assertEquals(2 << 20, oneShotMax("2mb"));
+    assertEquals(1L << 30, oneShotMax("1g"));
+    assertEquals(3L << 30, oneShotMax("3gb"));
+    assertEquals(1L << 40, oneShotMax("1t"));
+  }
+
+  @Test
+  void aValueThatDoesNotParseNamesTheKeyAndTheValue() {
+    for (String bad : List.of("1.5s", "5 parsecs", "ten", "0s", "-3s", "99999999999999999999s", "1w")) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> timeout(bad));
+      assertTrue(e.getMessage().contains("spark.gpucoll.timeout"), e.getMessage());
+      assertTrue(e.getMessage().contains("'" + bad.trim() + "'"), e.getMessage());
+    }
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> timeout("1.5s")).getMessage()
+        .contains("fractional"));
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> timeout("1w")).getMessage()
+        .contains("unknown time unit 'w'"));
+    for (String bad : List.of("1.5k", "-1k", "64q", "k", "99999999p")) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> oneShotMax(bad));
+      assertTrue(e.getMessage().contains("spark.gpucoll.gpu.oneShotMaxBytes"), e.getMessage());
+      assertTrue(e.getMessage().contains("'" + bad + "'"), e.getMessage());
+    }
+  }
+
+  @Test
+  void anUnknownKeyWarnsOnceNamingItAndTheKnownKeysAndIsNotShipped() {
+    List<LogRecord> records = new CopyOnWriteArrayList<>();
+    Handler capture = new Handler() {
+      @Override
+      public void publish(LogRecord r) {
+        records.add(r);
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    Logger log = Logger.getLogger(GpuCollConf.class.getName());
+    log.addHandler(capture);
+    try {
+      Map<String, String> settings = Map.of("spark.gpucoll.timeuot", "5s",
+          "spark.gpucoll.timeout", "7s", "spark.other", "x");
+      GpuCollConf conf = GpuCollConf.of(settings).validate();
+      GpuCollConf.of(settings).validate(); // a second task in the same JVM: no second WARN
+      assertEquals(Duration.ofSeconds(7), conf.get(GpuCollConf.TIMEOUT));
+      assertEquals(List.of("spark.gpucoll.timeuot"), conf.unknownKeys());
+      assertEquals(Map.of("spark.gpucoll.timeout", "7s"), conf.asMap());
+      List<LogRecord> warnings = records.stream()
+          .filter(r -> r.getLevel() == Level.WARNING && r.getMessage().contains("timeuot")).toList();
+      assertEquals(1, warnings.size(), records.toString());
+      String text = warnings.get(0).getMessage();
+      assertTrue(text.contains("unknown setting spark.gpucoll.timeuot"), text);
+      for (ConfigEntry<?> e : GpuCollConf.entries()) {
+        assertTrue(text.contains(e.key()), text);
+      }
+      assertFalse(text.contains("spark.other"), text);
+    } finally {
+      log.removeHandler(capture);
+    }
+  }
+}

@@ -1,0 +1,138 @@
+package dev.gpucoll.spark;
+
+import com.codahale.metrics.Counter;
+import com.codahale.metrics.Histogram;
+import com.codahale.metrics.MetricRegistry;
+import com.codahale.metrics.Timer;
+import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CollectiveTimeoutException;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The executor's Dropwizard metrics, under {@code plugin.dev.gpucoll.spark.GpuCollectivesPlugin}.
+ * Every metric is created in the constructor, which the executor plugin's {@code init} calls: Spark
+ * copies the plugin's registry into its metrics system only when {@code init} returns, so a metric
+ * created later would reach no sink.
+ *
+ * <p>Names: {@code collective.<allReduce|...>.{calls,bytes,latency,messageBytes,errors,timeouts}},
+ * {@code path.<algorithm>.{calls,bytes,latency}} for every name in {@link #PATHS},
+ * {@code rendezvous.time}, {@code cache.hits}, {@code cache.misses}, {@code errors},
+ * {@code timeouts}.
+ */
+final class ExecutorMetrics {
+  private static final Logger LOG = LoggerFactory.getLogger(ExecutorMetrics.class);
+
+  /**
+   * The algorithm names the backends report (host backend, GPU kernels, NCCL variants). A name
+   * outside this list is counted under {@link #OTHER_PATH} and named once in a WARN.
+   */
+  static final List<String> PATHS = List.of(
+      "host-ll-oneshot", "host-oneshot", "host-twoshot", "host-ll", "host-bulk", "host-flags",
+      "host-relay",
+      "gpu-ll-oneshot", "gpu-sentinel-twoshot", "gpu-ll128-atomic", "gpu-ll", "gpu-pipe",
+      "gpu-barrier", "gpu-barrier2", "gpu-staged-host",
+      "nccl", "nccl-symmetric", "nccl-zero-cta", "nccl-one-rank", "hierarchical");
+  static final String OTHER_PATH = "other";
+
+  private record PerCollective(Counter calls, Counter bytes, Timer latency, Histogram messageBytes,
+      Counter errors, Counter timeouts) {}
+
+  private record PerPath(Counter calls, Counter bytes, Timer latency) {}
+
+  private final Map<Collective, PerCollective> collectives = new EnumMap<>(Collective.class);
+  private final Map<String, PerPath> paths = new LinkedHashMap<>();
+  private final Timer rendezvous;
+  private final Counter cacheHits;
+  private final Counter cacheMisses;
+  private final Counter errors;
+  private final Counter timeouts;
+  private final Set<String> warnedPaths = ConcurrentHashMap.newKeySet();
+
+  ExecutorMetrics(MetricRegistry registry) {
+    for (Collective c : Collective.values()) {
+      String base = MetricRegistry.name("collective", c.apiName());
+      collectives.put(c, new PerCollective(
+          registry.counter(MetricRegistry.name(base, "calls")),
+          registry.counter(MetricRegistry.name(base, "bytes")),
+          registry.timer(MetricRegistry.name(base, "latency")),
+          registry.histogram(MetricRegistry.name(base, "messageBytes")),
+          registry.counter(MetricRegistry.name(base, "errors")),
+          registry.counter(MetricRegistry.name(base, "timeouts"))));
+    }
+    for (String p : PATHS) {
+      paths.put(p, perPath(registry, p));
+    }
+    paths.put(OTHER_PATH, perPath(registry, OTHER_PATH));
+    rendezvous = registry.timer("rendezvous.time");
+    cacheHits = registry.counter("cache.hits");
+    cacheMisses = registry.counter("cache.misses");
+    errors = registry.counter("errors");
+    timeouts = registry.counter("timeouts");
+  }
+
+  private static PerPath perPath(MetricRegistry registry, String path) {
+    String base = MetricRegistry.name("path", path);
+    return new PerPath(registry.counter(MetricRegistry.name(base, "calls")),
+        registry.counter(MetricRegistry.name(base, "bytes")),
+        registry.timer(MetricRegistry.name(base, "latency")));
+  }
+
+  /** A collective completed on {@code algorithm}. */
+  void collective(Collective collective, String algorithm, long bytes, long nanos) {
+    PerCollective c = collectives.get(collective);
+    c.calls.inc();
+    c.bytes.inc(bytes);
+    c.latency.update(nanos, TimeUnit.NANOSECONDS);
+    c.messageBytes.update(bytes);
+    PerPath p = paths.get(algorithm);
+    if (p == null) {
+      p = paths.get(OTHER_PATH);
+      if (warnedPaths.add(algorithm)) {
+        LOG.warn("gpucoll: algorithm '{}' has no metric of its own; counted under path.{} (known: {})",
+            algorithm, OTHER_PATH, PATHS);
+      }
+    }
+    p.calls.inc();
+    p.bytes.inc(bytes);
+    p.latency.update(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** A task got its communicator after {@code nanos}: a cached one ({@code reused}) or a new one. */
+  void rendezvous(long nanos, boolean reused) {
+    rendezvous.update(nanos, TimeUnit.NANOSECONDS);
+    (reused ? cacheHits : cacheMisses).inc();
+  }
+
+  /**
+   * A task failed: counted when a collective or its setup caused it (a {@link CollectiveException}
+   * in the cause chain), per collective when known; timeouts also count as timeouts.
+   */
+  void failure(Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof CollectiveException ce) {
+        boolean timeout = ce instanceof CollectiveTimeoutException;
+        errors.inc();
+        if (timeout) {
+          timeouts.inc();
+        }
+        PerCollective c = ce.collective() == null ? null : collectives.get(ce.collective());
+        if (c != null) {
+          c.errors.inc();
+          if (timeout) {
+            c.timeouts.inc();
+          }
+        }
+        return;
+      }
+    }
+  }
+}
