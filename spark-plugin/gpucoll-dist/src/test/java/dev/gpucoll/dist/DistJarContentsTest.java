@@ -89,6 +89,34 @@ class DistJarContentsTest {
   }
 
   @Test
+  void holdsTheClassesOfThisBuildNotStaleOnes() throws IOException {
+    Path spark = Path.of(System.getProperty("gpucoll.spark.jar"));
+    List<String> differing = new ArrayList<>();
+    int compared = 0;
+    try (JarFile thin = new JarFile(spark.toFile()); JarFile dist = new JarFile(jar.toFile())) {
+      for (JarEntry e : thin.stream().filter(e -> e.getName().endsWith(".class")).toList()) {
+        JarEntry shaded = dist.getJarEntry(e.getName());
+        try (InputStream a = thin.getInputStream(e)) {
+          byte[] want = a.readAllBytes();
+          byte[] got = null;
+          if (shaded != null) {
+            try (InputStream b = dist.getInputStream(shaded)) {
+              got = b.readAllBytes();
+            }
+          }
+          if (!java.util.Arrays.equals(want, got)) {
+            differing.add(e.getName());
+          }
+          compared++;
+        }
+      }
+    }
+    assertTrue(compared > 10, "compared only " + compared + " classes of " + spark);
+    assertEquals(List.of(), differing, "classes of " + jar.getFileName() + " that differ from "
+        + spark.getFileName() + " of the same build");
+  }
+
+  @Test
   void servicesOfBothBackendsAreMerged() throws IOException {
     try (JarFile f = new JarFile(jar.toFile())) {
       JarEntry e = f.getJarEntry("META-INF/services/dev.gpucoll.core.spi.CommunicatorBackend");
