@@ -32,6 +32,7 @@ final class StandaloneCluster implements AutoCloseable {
   private static final String MASTER = "org.apache.spark.deploy.master.Master";
   private static final String WORKER = "org.apache.spark.deploy.worker.Worker";
   private static final String SUBMIT = "org.apache.spark.deploy.SparkSubmit";
+  private static final String HISTORY = "org.apache.spark.deploy.history.HistoryServer";
 
   private final Path dir;
   private final List<String> sparkClassPath;
@@ -125,6 +126,35 @@ final class StandaloneCluster implements AutoCloseable {
   }
 
   /**
+   * Starts a History Server on {@link #eventLogDir()} with {@code extraJars} on its class path (a
+   * History Server plugin is found there, not through --jars) and returns its URL once its REST
+   * API answers. {@link #close()} stops it with the rest.
+   */
+  String startHistoryServer(List<Path> extraJars, Duration timeout)
+      throws IOException, InterruptedException {
+    int port = freePort();
+    List<String> classPath = new ArrayList<>(sparkClassPath);
+    extraJars.forEach(j -> classPath.add(j.toString()));
+    launchJava("history-server", List.of("-Xmx512m",
+        "-Dspark.history.fs.logDirectory=" + eventLogDir().toUri(),
+        "-Dspark.history.ui.port=" + port, "-Dspark.history.fs.update.interval=1s", HISTORY), classPath);
+    String url = "http://127.0.0.1:" + port;
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      try {
+        fetch(url + "/api/v1/applications");
+        return url;
+      } catch (IOException notYet) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("the History Server did not answer within " + timeout
+              + ": " + notYet + diagnostics());
+        }
+      }
+      Thread.sleep(250);
+    }
+  }
+
+  /**
    * The body of an HTTP GET, for checks of the Master's, the driver's or a History Server's UI
    * and REST API; throws when the answer is not 200.
    */
@@ -175,14 +205,21 @@ final class StandaloneCluster implements AutoCloseable {
   }
 
   private Process launch(String name, String mainClass, String... args) throws IOException {
+    List<String> cmd = new ArrayList<>(List.of(
+        name.startsWith("master") || name.startsWith("worker") ? "-Xmx256m" : "-Xmx768m"));
+    cmd.add(mainClass);
+    cmd.addAll(List.of(args));
+    return launchJava(name, cmd, sparkClassPath);
+  }
+
+  /** Starts {@code java <Spark's flags> -cp <classPath> <javaArgs>} with this cluster's environment. */
+  private Process launchJava(String name, List<String> javaArgs, List<String> classPath) throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(jvmFlags);
-    cmd.add(name.startsWith("master") || name.startsWith("worker") ? "-Xmx256m" : "-Xmx768m");
     cmd.add("-cp");
-    cmd.add(String.join(java.io.File.pathSeparator, sparkClassPath));
-    cmd.add(mainClass);
-    cmd.addAll(List.of(args));
+    cmd.add(String.join(java.io.File.pathSeparator, classPath));
+    cmd.addAll(javaArgs);
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
         .redirectOutput(dir.resolve("logs/" + name + ".log").toFile());
     Map<String, String> env = pb.environment();

@@ -32,9 +32,10 @@ import org.junit.jupiter.api.Timeout;
  * {@code spark.executor.extraClassPath}: executors see Spark's jars and what Spark fetched for
  * them, nothing else.
  *
- * <p>Checks that run against this cluster later (driver UI, History Server on {@link #eventLogDir},
- * metrics sinks) can pass extra properties to {@link #submit} and fetch pages with
- * {@link StandaloneCluster#fetch}.
+ * <p>Further checks against this cluster (driver UI, History Server pages, metrics sinks) pass
+ * their properties to {@link #submit} (e.g. their own {@code spark.ui.port}, a sink), start a
+ * History Server with {@link StandaloneCluster#startHistoryServer} and fetch pages with
+ * {@link #awaitBody} or {@link StandaloneCluster#fetch}.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class StandaloneClusterIT {
@@ -85,6 +86,31 @@ class StandaloneClusterIT {
     String groupId = ok.group(1);
     assertTrue(eventLogContains("dev.gpucoll.spark.GroupReportEvent", groupId),
         () -> "the event log in " + eventLogDir + " lacks the report of group " + groupId);
+
+    // The event log as a History Server replays it, with the one jar on its class path.
+    String appId = groupId.substring(0, groupId.indexOf("-stage"));
+    String history = cluster.startHistoryServer(List.of(dist), Duration.ofSeconds(90));
+    String apps = awaitBody(history + "/api/v1/applications", appId, Duration.ofSeconds(60));
+    assertTrue(Pattern.compile("\"completed\"\\s*:\\s*true").matcher(apps).find(), apps);
+  }
+
+  /** Fetches {@code url} until its body contains {@code needle}. */
+  static String awaitBody(String url, String needle, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    String last = "";
+    while (System.nanoTime() < deadline) {
+      try {
+        last = StandaloneCluster.fetch(url);
+        if (last.contains(needle)) {
+          return last;
+        }
+      } catch (IOException notYet) {
+        last = notYet.toString();
+      }
+      Thread.sleep(500);
+    }
+    throw new AssertionError(url + " did not show " + needle + " within " + timeout + "; last: " + last
+        + cluster.diagnostics());
   }
 
   @Test
