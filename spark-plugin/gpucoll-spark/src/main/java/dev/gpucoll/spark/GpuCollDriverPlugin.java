@@ -72,18 +72,25 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   @Override
   public Object receive(Object message) {
     // Runs on Spark's shared RPC dispatch threads: every branch answers without waiting.
-    if (message instanceof Arrive m) {
-      return rendezvous.arrive(m);
-    } else if (message instanceof Poll m) {
-      return rendezvous.poll(m);
-    } else if (message instanceof GiveUp m) {
-      return rendezvous.giveUp(m);
-    } else if (message instanceof RankReportMessage m) {
-      reports.add(m);
-      return null; // sent one-way
-
+    // Messages are RpcMessages wire bytes both ways, never our classes (see RpcMessages).
+    if (!(message instanceof byte[] wire)) {
+      throw new IllegalArgumentException("gpucoll driver plugin got a "
+          + (message == null ? "null" : message.getClass().getName())
+          + " message; gpucoll executors send byte[]: are the driver and all executors on the same gpucoll jar?");
     }
-    throw new IllegalArgumentException("gpucoll driver plugin got an unknown message: " + message);
+    Object m = RpcMessages.decode(wire);
+    if (m instanceof Arrive a) {
+      return RpcMessages.encode(rendezvous.arrive(a));
+    } else if (m instanceof Poll p) {
+      return RpcMessages.encode(rendezvous.poll(p));
+    } else if (m instanceof GiveUp g) {
+      return RpcMessages.encode(rendezvous.giveUp(g));
+    } else if (m instanceof RankReportMessage r) {
+      reports.add(r);
+      return null; // sent one-way
+    }
+    throw new IllegalArgumentException("gpucoll driver plugin cannot serve a "
+        + m.getClass().getSimpleName() + " message");
   }
 
   @Override

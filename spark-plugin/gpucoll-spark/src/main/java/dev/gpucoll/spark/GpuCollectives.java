@@ -183,7 +183,7 @@ public final class GpuCollectives {
       }
       if (plugin != null) {
         try {
-          plugin.context().send(reportOf(lent, stage, host, plugin));
+          plugin.context().send(RpcMessages.encode(reportOf(lent, stage, host, plugin)));
         } catch (Exception e) {
           LOG.warn("gpucoll: could not send the path report of {} to the driver", lent.id(), e);
         }
@@ -274,7 +274,7 @@ public final class GpuCollectives {
     if (!plugin.gpus().isEmpty()) {
       findings.add("executor GPUs " + plugin.gpus());
     }
-    return new RankReportMessage(RpcMessages.VERSION, e.id(), stage, c.rank(), c.size(), host,
+    return new RankReportMessage(e.id(), stage, c.rank(), c.size(), host,
         plugin.context().executorID(), ProcessHandle.current().pid(), c.backend(),
         e.rendezvous.kind(), e.metrics.taskPaths(), predicted, findings);
   }

@@ -17,11 +17,13 @@ public final class GpuCollectivesPlugin implements SparkPlugin {
 
   @Override
   public DriverPlugin driverPlugin() {
+    ClassPathCheck.require(GpuCollectivesPlugin.class.getClassLoader(), "driver");
     return new GpuCollDriverPlugin();
   }
 
   @Override
   public ExecutorPlugin executorPlugin() {
+    ClassPathCheck.require(GpuCollectivesPlugin.class.getClassLoader(), "executor");
     return new GpuCollExecutorPlugin();
   }
 

@@ -3,6 +3,7 @@ package dev.gpucoll.spark;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.core.rendezvous.Rendezvous;
+import dev.gpucoll.core.rendezvous.RendezvousLimits;
 import dev.gpucoll.spark.RpcMessages.Arrive;
 import dev.gpucoll.spark.RpcMessages.GiveUp;
 import dev.gpucoll.spark.RpcMessages.Poll;
@@ -34,10 +35,13 @@ final class PluginRpcRendezvous implements Rendezvous {
   private final int size;
   private long nextRound;
 
-  /** The executor-to-driver ask(), abstracted so the protocol is testable without Spark. */
+  /**
+   * The executor-to-driver ask(), abstracted so the protocol is testable without Spark. Both
+   * ways carry {@link RpcMessages} wire bytes only (see there why).
+   */
   @FunctionalInterface
   interface RpcChannel {
-    Object ask(Object message) throws Exception;
+    Object ask(byte[] message) throws Exception;
   }
 
   PluginRpcRendezvous(RpcChannel channel, String groupId, int rank, int size) {
@@ -69,16 +73,17 @@ final class PluginRpcRendezvous implements Rendezvous {
 
   @Override
   public synchronized List<byte[]> allGather(byte[] payload, Duration timeout) {
+    RendezvousLimits.check(groupId, rank, payload);
     long round = nextRound++;
     long start = System.nanoTime();
     long deadline = start + timeout.toNanos();
-    RoundState state = ask(new Arrive(RpcMessages.VERSION, groupId, round, rank, size, payload,
+    RoundState state = ask(new Arrive(groupId, round, rank, size, payload,
         timeout.toMillis(), false), round);
     long sleep = FIRST_SLEEP_NANOS;
     while (!state.complete() && state.failure() == null) {
       long now = System.nanoTime();
       if (now >= deadline) {
-        state = ask(new GiveUp(RpcMessages.VERSION, groupId, round, rank,
+        state = ask(new GiveUp(groupId, round, rank,
             (now - start) / 1_000_000L), round);
         if (state.complete()) {
           break;
@@ -94,7 +99,7 @@ final class PluginRpcRendezvous implements Rendezvous {
       }
       sleep = Math.min(sleep * 2, now - start < SHORT_WAIT_NANOS
           ? SHORT_WAIT_MAX_SLEEP_NANOS : LONG_WAIT_MAX_SLEEP_NANOS);
-      state = ask(new Poll(RpcMessages.VERSION, groupId, round, rank), round);
+      state = ask(new Poll(groupId, round, rank), round);
     }
     if (state.failure() != null) {
       throw failure(state, round);
@@ -112,8 +117,9 @@ final class PluginRpcRendezvous implements Rendezvous {
    * cannot reuse one). The others still see this rank's payload.
    */
   public synchronized void contribute(byte[] payload, Duration timeout) {
+    RendezvousLimits.check(groupId, rank, payload);
     long round = nextRound++;
-    RoundState state = ask(new Arrive(RpcMessages.VERSION, groupId, round, rank, size, payload,
+    RoundState state = ask(new Arrive(groupId, round, rank, size, payload,
         timeout.toMillis(), true), round);
     if (state.failure() != null) {
       throw failure(state, round);
@@ -135,19 +141,25 @@ final class PluginRpcRendezvous implements Rendezvous {
   }
 
   private RoundState ask(Object message, long round) {
+    Object reply;
     try {
-      Object reply = channel.ask(message);
-      if (reply instanceof RoundState s) {
-        return s;
-      }
-      throw new CollectiveException(rank, null, "driver answered rendezvous round " + round
-          + " of group " + groupId + " with " + reply + "; is " + GpuCollectivesPlugin.class.getName()
-          + " the driver plugin?");
-    } catch (CollectiveException e) {
-      throw e;
+      reply = channel.ask(RpcMessages.encode(message));
     } catch (Exception e) {
       throw new CollectiveException(rank, null, "rendezvous round " + round + " of group "
           + groupId + ": RPC to the driver failed: " + e, e);
     }
+    if (reply instanceof byte[] wire) {
+      try {
+        if (RpcMessages.decode(wire) instanceof RoundState s) {
+          return s;
+        }
+      } catch (IllegalArgumentException e) {
+        throw new CollectiveException(rank, null, "rendezvous round " + round + " of group "
+            + groupId + ": unreadable answer from the driver: " + e.getMessage(), e);
+      }
+    }
+    throw new CollectiveException(rank, null, "driver answered rendezvous round " + round
+        + " of group " + groupId + " with " + (reply == null ? "nothing" : reply.getClass().getName())
+        + "; is " + GpuCollectivesPlugin.class.getName() + " the driver plugin?");
   }
 }

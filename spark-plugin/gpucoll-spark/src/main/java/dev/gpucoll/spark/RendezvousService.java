@@ -1,5 +1,6 @@
 package dev.gpucoll.spark;
 
+import dev.gpucoll.core.rendezvous.RendezvousLimits;
 import dev.gpucoll.spark.RpcMessages.Arrive;
 import dev.gpucoll.spark.RpcMessages.GiveUp;
 import dev.gpucoll.spark.RpcMessages.Poll;
@@ -9,6 +10,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
@@ -16,78 +18,131 @@ import java.util.function.LongSupplier;
  * dispatch threads are shared by all plugins and must never block here); ranks poll until their
  * round is complete. A round is identified by (group id, round number), where the group id names
  * the stage id, stage attempt and group. Rounds are dropped once every rank has fetched the
- * result, and swept when abandoned.
+ * result, and evicted when abandoned.
+ *
+ * <p>Requests come from executors and are checked before anything is allocated: group size,
+ * rank, group id and payload are bounded, and so are the bytes one round carries and the bytes
+ * all rounds retain, so no request can exhaust the driver's memory on Spark's RPC thread. Every
+ * refusal is a failed {@link RoundState} naming the limit, which the asking rank raises.
  */
 final class RendezvousService {
-  /** Largest payload one rank may register; the reply carries size of them. */
-  static final int MAX_PAYLOAD_BYTES = 16 << 20;
+  /** Largest group the driver serves. */
+  static final int MAX_RANKS = 4096;
+  /** Largest payload one rank may register (the core's limit for every rendezvous). */
+  static final int MAX_PAYLOAD_BYTES = RendezvousLimits.MAX_PAYLOAD_BYTES;
+  /** Largest sum of payloads in one round: the complete round's reply carries all of them. */
+  static final long MAX_ROUND_BYTES = 64L << 20;
+  /** Largest number of bytes all open rounds may retain together. */
+  static final long MAX_RETAINED_BYTES = 256L << 20;
+  static final int MAX_GROUP_ID_CHARS = 512;
+  /** Longest wait a rank may announce; it bounds how long an abandoned round is kept. */
+  static final long MAX_TIMEOUT_MILLIS = 24L * 3600 * 1000;
+  /** Bookkeeping bytes charged per round and per rank slot (arrays, flags, map entry). */
+  private static final long ROUND_OVERHEAD_BYTES = 256;
+  private static final long SLOT_OVERHEAD_BYTES = 24;
+
   private static final long SWEEP_EVERY_NANOS = 1_000_000_000L;
   /** Failed or abandoned rounds linger this long past their timeout so late ranks learn why. */
   private static final long LINGER_NANOS = 60_000_000_000L;
 
   private final Map<String, Round> rounds = new ConcurrentHashMap<>();
+  private final AtomicLong retainedBytes = new AtomicLong();
   private final LongSupplier clock;
+  private final long maxRetainedBytes;
   private volatile long lastSweep;
 
   RendezvousService() {
-    this(System::nanoTime);
+    this(System::nanoTime, MAX_RETAINED_BYTES);
   }
 
-  RendezvousService(LongSupplier clock) {
+  RendezvousService(LongSupplier clock, long maxRetainedBytes) {
     this.clock = clock;
+    this.maxRetainedBytes = maxRetainedBytes;
     this.lastSweep = clock.getAsLong();
   }
 
   RoundState arrive(Arrive m) {
-    checkVersion(m.version());
-    sweep();
-    if (m.size() <= 0 || m.rank() < 0 || m.rank() >= m.size()) {
-      return failed("rank " + m.rank() + " of group " + m.groupId() + " claims group size "
-          + m.size());
+    sweep(false);
+    String invalid = invalidArrival(m);
+    if (invalid != null) {
+      return failed(invalid);
     }
-    if (m.payload() == null || m.payload().length > MAX_PAYLOAD_BYTES) {
-      return failed("rank " + m.rank() + " sent a rendezvous payload of "
-          + (m.payload() == null ? "null" : m.payload().length + " bytes")
-          + " to group " + m.groupId() + "; limit " + MAX_PAYLOAD_BYTES + " bytes");
+    String key = key(m.groupId(), m.round());
+    Round round = rounds.get(key);
+    if (round == null) {
+      long charge = ROUND_OVERHEAD_BYTES + SLOT_OVERHEAD_BYTES * m.size();
+      String full = reserve(charge);
+      if (full != null) {
+        return failed("rank " + m.rank() + " cannot open round " + m.round() + " of group "
+            + m.groupId() + ": " + full);
+      }
+      Round fresh = new Round(m.groupId(), m.round(), m.size(), m.timeoutMillis(), charge,
+          clock.getAsLong());
+      round = rounds.putIfAbsent(key, fresh);
+      if (round == null) {
+        round = fresh;
+      } else {
+        retainedBytes.addAndGet(-charge); // another rank opened it first
+      }
     }
-    Round round = rounds.computeIfAbsent(key(m.groupId(), m.round()),
-        k -> new Round(m.groupId(), m.round(), m.size(), m.timeoutMillis(), clock.getAsLong()));
-    synchronized (round) {
-      if (round.failure == null) {
-        if (m.size() != round.size) {
-          round.failure = "rank " + m.rank() + " says group " + m.groupId() + " has " + m.size()
-              + " ranks, rank " + round.firstRank + " said " + round.size;
-        } else if (round.payloads[m.rank()] != null
-            && !Arrays.equals(round.payloads[m.rank()], m.payload())) {
-          round.failure = "rank " + m.rank() + " arrived twice at round " + m.round()
-              + " of group " + m.groupId() + " with different payloads";
-        } else {
-          if (round.payloads[m.rank()] == null) {
+    // Charged before taking the round's lock: freeing space may evict other rounds, whose locks
+    // must never be taken while holding this one.
+    String full = reserve(m.payload().length);
+    boolean stored = false;
+    try {
+      synchronized (round) {
+        if (round.failure == null) {
+          if (full != null) {
+            fail(round, "rank " + m.rank() + " cannot register its " + m.payload().length
+                + "-byte payload at round " + m.round() + " of group " + m.groupId() + ": " + full);
+          } else if (m.size() != round.size) {
+            fail(round, "rank " + m.rank() + " says group " + m.groupId() + " has " + m.size()
+                + " ranks, rank " + round.firstRank + " said " + round.size);
+          } else if (round.payloads[m.rank()] != null) {
+            if (!Arrays.equals(round.payloads[m.rank()], m.payload())) {
+              fail(round, "rank " + m.rank() + " arrived twice at round " + m.round()
+                  + " of group " + m.groupId() + " with different payloads");
+            }
+          } else if (round.bytes + m.payload().length > MAX_ROUND_BYTES) {
+            fail(round, "round " + m.round() + " of group " + m.groupId() + " would carry "
+                + (round.bytes + m.payload().length) + " bytes of payloads with rank "
+                + m.rank() + "'s; limit " + MAX_ROUND_BYTES + " bytes per round");
+          } else if (!round.removed) {
+            round.payloads[m.rank()] = m.payload();
+            round.bytes += m.payload().length;
+            round.charged += m.payload().length;
             round.arrived++;
-          }
-          round.payloads[m.rank()] = m.payload();
-          if (round.firstRank < 0) {
-            round.firstRank = m.rank();
+            stored = true;
+            if (round.firstRank < 0) {
+              round.firstRank = m.rank();
+            }
           }
         }
+        if (round.removed && !stored) {
+          return failed("round " + m.round() + " of group " + m.groupId()
+              + " was evicted after its timeout; rank " + m.rank() + " arrived too late");
+        }
+        if (m.noResult() && round.failure == null) {
+          markFetched(round, m.rank());
+          return new RoundState(null, List.of(), null);
+        }
+        return stateFor(round, m.rank());
       }
-      if (m.noResult() && round.failure == null) {
-        markFetched(round, m.rank());
-        return new RoundState(null, List.of(), null);
+    } finally {
+      if (full == null && !stored) {
+        retainedBytes.addAndGet(-m.payload().length);
       }
-      return stateFor(round, m.rank());
     }
   }
 
   RoundState poll(Poll m) {
-    checkVersion(m.version());
-    Round round = rounds.get(key(m.groupId(), m.round()));
+    Round round = m.groupId() == null ? null : rounds.get(key(m.groupId(), m.round()));
     if (round == null) {
       return failed("round " + m.round() + " of group " + m.groupId()
-          + " is unknown to the driver (never started, or already cleaned up)");
+          + " is unknown to the driver (never started, timed out and evicted, or already cleaned up)");
     }
     synchronized (round) {
-      if (m.rank() < 0 || m.rank() >= round.size || round.payloads[m.rank()] == null) {
+      if (m.rank() < 0 || m.rank() >= round.size || !round.hasArrived(m.rank())) {
         return failed("rank " + m.rank() + " polls round " + m.round() + " of group "
             + m.groupId() + " without having arrived");
       }
@@ -97,17 +152,21 @@ final class RendezvousService {
 
   /** The rank gave up waiting: fail the round for everyone, unless it completed meanwhile. */
   RoundState giveUp(GiveUp m) {
-    checkVersion(m.version());
-    Round round = rounds.get(key(m.groupId(), m.round()));
+    Round round = m.groupId() == null ? null : rounds.get(key(m.groupId(), m.round()));
     if (round == null) {
       return failed("round " + m.round() + " of group " + m.groupId() + " is unknown");
     }
     synchronized (round) {
+      if (m.rank() < 0 || m.rank() >= round.size) {
+        return failed("rank " + m.rank() + " gives up round " + m.round() + " of group "
+            + m.groupId() + ", which has " + round.size + " ranks");
+      }
       if (round.failure == null && round.arrived < round.size) {
-        round.failure = "rank " + m.rank() + " gave up after " + m.waitedMillis()
-            + " ms waiting for ranks " + round.missing() + " at round " + m.round()
-            + " of group " + m.groupId();
-        round.failedMissing = round.missing();
+        List<Integer> missing = round.missing();
+        fail(round, "rank " + m.rank() + " gave up after " + m.waitedMillis()
+            + " ms waiting for ranks " + missing + " at round " + m.round()
+            + " of group " + m.groupId());
+        round.failedMissing = missing;
       }
       return stateFor(round, m.rank());
     }
@@ -118,9 +177,64 @@ final class RendezvousService {
     return rounds.size();
   }
 
+  /** Bytes charged to the rounds currently held, for tests and diagnostics. */
+  long retainedBytes() {
+    return retainedBytes.get();
+  }
+
+  /** Why an arrival is refused before it touches any state, or null when it is acceptable. */
+  private static String invalidArrival(Arrive m) {
+    String who = "rank " + m.rank() + " of group " + m.groupId();
+    if (m.groupId() == null || m.groupId().isEmpty() || m.groupId().length() > MAX_GROUP_ID_CHARS) {
+      return "rendezvous group id must have 1 to " + MAX_GROUP_ID_CHARS + " characters, got "
+          + (m.groupId() == null ? "none" : m.groupId().length());
+    }
+    if (m.size() <= 0 || m.size() > MAX_RANKS) {
+      return who + " claims group size " + m.size() + "; the driver serves groups of 1 to "
+          + MAX_RANKS + " ranks";
+    }
+    if (m.rank() < 0 || m.rank() >= m.size()) {
+      return who + " is outside the group's ranks 0.." + (m.size() - 1);
+    }
+    if (m.round() < 0) {
+      return who + " names round " + m.round() + "; rounds count up from 0";
+    }
+    if (m.payload() == null || m.payload().length > MAX_PAYLOAD_BYTES) {
+      return who + " sent a rendezvous payload of "
+          + (m.payload() == null ? "null" : m.payload().length + " bytes")
+          + "; limit " + MAX_PAYLOAD_BYTES + " bytes";
+    }
+    if (m.timeoutMillis() <= 0 || m.timeoutMillis() > MAX_TIMEOUT_MILLIS) {
+      return who + " announces a timeout of " + m.timeoutMillis() + " ms; allowed 1 to "
+          + MAX_TIMEOUT_MILLIS + " ms";
+    }
+    return null;
+  }
+
+  /**
+   * Charges {@code bytes} to the retained total, or says why not. When the budget is spent,
+   * rounds past their timeout are evicted first.
+   */
+  private String reserve(long bytes) {
+    for (int attempt = 0; attempt < 2; attempt++) {
+      long now = retainedBytes.get();
+      while (now + bytes <= maxRetainedBytes) {
+        if (retainedBytes.compareAndSet(now, now + bytes)) {
+          return null;
+        }
+        now = retainedBytes.get();
+      }
+      if (attempt == 0) {
+        sweep(true);
+      }
+    }
+    return "the driver's rendezvous already holds " + retainedBytes.get() + " bytes in "
+        + rounds.size() + " open rounds (limit " + maxRetainedBytes
+        + " bytes; rounds are freed when complete or past their timeout)";
+  }
+
   private RoundState stateFor(Round round, int rank) {
     if (round.failure != null) {
-      round.failedAt = round.failedAt == 0 ? clock.getAsLong() : round.failedAt;
       return new RoundState(null, round.failedMissing, round.failure);
     }
     if (round.arrived < round.size) {
@@ -130,37 +244,60 @@ final class RendezvousService {
     return new RoundState(List.of(round.payloads), List.of(), null);
   }
 
+  /** Fails the round and frees its payloads; the failure itself lingers for late ranks. */
+  private void fail(Round round, String why) {
+    round.failure = why;
+    round.failedAt = clock.getAsLong();
+    long payloadBytes = round.charged - round.overhead;
+    if (payloadBytes > 0) {
+      retainedBytes.addAndGet(-payloadBytes);
+      round.charged = round.overhead;
+    }
+    for (int r = 0; r < round.size; r++) {
+      if (round.payloads[r] != null) {
+        round.payloads[r] = Round.RELEASED;
+      }
+    }
+  }
+
   /** Once every rank has its result (or declined it) the round is dropped. */
   private void markFetched(Round round, int rank) {
     if (!round.fetched[rank]) {
       round.fetched[rank] = true;
       round.fetchedCount++;
       if (round.fetchedCount == round.size && round.arrived == round.size) {
-        rounds.remove(key(round.groupId, round.number), round);
+        remove(round);
       }
     }
   }
 
-  private void sweep() {
+  private void remove(Round round) {
+    if (rounds.remove(key(round.groupId, round.number), round)) {
+      retainedBytes.addAndGet(-round.charged);
+      round.charged = 0;
+      round.removed = true;
+    }
+  }
+
+  /** Evicts rounds abandoned past their timeout (every second, or at once when {@code force}). */
+  private void sweep(boolean force) {
     long now = clock.getAsLong();
-    if (now - lastSweep < SWEEP_EVERY_NANOS) {
+    if (!force && now - lastSweep < SWEEP_EVERY_NANOS) {
       return;
     }
     lastSweep = now;
-    rounds.values().removeIf(r -> {
+    for (Round r : rounds.values()) {
       synchronized (r) {
         long age = now - r.createdAt;
-        return age > r.timeoutNanos * 2 + LINGER_NANOS
+        boolean abandoned = age > r.timeoutNanos * 2 + LINGER_NANOS
             || (r.failedAt != 0 && now - r.failedAt > r.timeoutNanos + LINGER_NANOS);
+        // Under memory pressure a round past its own timeout is dead: every waiting rank has
+        // already given up on it.
+        boolean expired = force && age > r.timeoutNanos;
+        if (abandoned || expired) {
+          remove(r);
+        }
       }
-    });
-  }
-
-  private static void checkVersion(int version) {
-    if (version != RpcMessages.VERSION) {
-      throw new IllegalArgumentException("gpucoll rendezvous message version " + version
-          + ", the driver speaks " + RpcMessages.VERSION
-          + ": are the driver and all executors on the same gpucoll jar?");
     }
   }
 
@@ -173,28 +310,43 @@ final class RendezvousService {
   }
 
   private static final class Round {
+    /** Stands for a payload freed after the round failed: the rank did arrive. */
+    static final byte[] RELEASED = new byte[0];
+
     final String groupId;
     final long number;
     final int size;
     final long timeoutNanos;
     final long createdAt;
+    final long overhead;
     final byte[][] payloads;
     final boolean[] fetched;
+    /** Bytes of this round counted in the service's retained total. */
+    long charged;
+    long bytes;
     int arrived;
     int fetchedCount;
     int firstRank = -1;
+    /** Evicted or finished: no longer in the map, so nothing more may be charged to it. */
+    boolean removed;
     String failure;
     List<Integer> failedMissing = List.of();
     long failedAt;
 
-    Round(String groupId, long number, int size, long timeoutMillis, long now) {
+    Round(String groupId, long number, int size, long timeoutMillis, long overhead, long now) {
       this.groupId = groupId;
       this.number = number;
       this.size = size;
-      this.timeoutNanos = Math.max(timeoutMillis, 1) * 1_000_000L;
+      this.timeoutNanos = timeoutMillis * 1_000_000L;
       this.createdAt = now;
+      this.overhead = overhead;
+      this.charged = overhead;
       this.payloads = new byte[size][];
       this.fetched = new boolean[size];
+    }
+
+    boolean hasArrived(int rank) {
+      return payloads[rank] != null;
     }
 
     List<Integer> missing() {

@@ -33,9 +33,9 @@ final class ReportCollector {
   }
 
   void add(RankReportMessage m) {
-    if (m.version() != RpcMessages.VERSION || m.rank() < 0 || m.rank() >= m.size()) {
-      throw new IllegalArgumentException("bad gpucoll report message: version " + m.version()
-          + ", rank " + m.rank() + " of " + m.size());
+    if (m.size() <= 0 || m.size() > RendezvousService.MAX_RANKS || m.rank() < 0 || m.rank() >= m.size()) {
+      throw new IllegalArgumentException("bad gpucoll report message: rank " + m.rank() + " of "
+          + m.size() + " (groups have 1 to " + RendezvousService.MAX_RANKS + " ranks)");
     }
     String key = m.groupId() + "@" + m.stage();
     GroupReport done = null;

@@ -1,15 +1,37 @@
 package dev.gpucoll.spark;
 
-import java.io.Serializable;
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Messages between the executor plugin and the driver plugin (Java-serialized by Spark's RPC).
- * Every message carries {@link #VERSION} so executors on a different gpucoll jar fail clearly.
+ * Messages between the executor plugin and the driver plugin, and their wire form.
+ *
+ * <p>On the wire every message is a {@code byte[]} in our own encoding: Spark's RPC layer
+ * deserializes plugin messages with a class loader that cannot see jars added with
+ * {@code --jars}, so a class of ours on the RPC path kills the executor with a
+ * ClassNotFoundException. The encoding starts with {@link #MAGIC}, {@link #VERSION} and a type
+ * byte, so a peer on another gpucoll version fails with a message that says so.
  */
 final class RpcMessages {
-  static final int VERSION = 1;
+  /** "GCRP": gpucoll RPC. */
+  static final int MAGIC = 0x47435250;
+  static final int VERSION = 2;
+
+  private static final byte ARRIVE = 1;
+  private static final byte POLL = 2;
+  private static final byte GIVE_UP = 3;
+  private static final byte ROUND_STATE = 4;
+  private static final byte RANK_REPORT = 5;
 
   private RpcMessages() {}
 
@@ -17,22 +39,20 @@ final class RpcMessages {
    * A rank contributes its payload to round {@code round} of {@code groupId}. With
    * {@code noResult} the rank will not fetch the outcome (it already knows what it needs).
    */
-  record Arrive(int version, String groupId, long round, int rank, int size, byte[] payload,
-      long timeoutMillis, boolean noResult) implements Serializable {}
+  record Arrive(String groupId, long round, int rank, int size, byte[] payload,
+      long timeoutMillis, boolean noResult) {}
 
   /** A rank asks whether the round is complete. */
-  record Poll(int version, String groupId, long round, int rank) implements Serializable {}
+  record Poll(String groupId, long round, int rank) {}
 
   /** A rank stopped waiting; the round fails for everybody, late arrivals included. */
-  record GiveUp(int version, String groupId, long round, int rank, long waitedMillis)
-      implements Serializable {}
+  record GiveUp(String groupId, long round, int rank, long waitedMillis) {}
 
   /**
    * The round as the driver sees it: complete (payloads by rank), failed (why), or still waiting
    * for {@code missingRanks}.
    */
-  record RoundState(List<byte[]> payloads, List<Integer> missingRanks, String failure)
-      implements Serializable {
+  record RoundState(List<byte[]> payloads, List<Integer> missingRanks, String failure) {
     boolean complete() {
       return payloads != null;
     }
@@ -40,7 +60,6 @@ final class RpcMessages {
 
   /** One rank's description of its group after a stage, for the driver's path report. */
   record RankReportMessage(
-      int version,
       String groupId,
       String stage,
       int rank,
@@ -52,5 +71,241 @@ final class RpcMessages {
       String rendezvous,
       Map<String, Map<String, Long>> pathsByCollective,
       List<String> predicted,
-      List<String> findings) implements Serializable {}
+      List<String> findings) {}
+
+  /** The wire form of one of the records above. */
+  static byte[] encode(Object message) {
+    Writer w = new Writer();
+    if (message instanceof Arrive m) {
+      w.header(ARRIVE).string(m.groupId()).i64(m.round()).i32(m.rank()).i32(m.size())
+          .bytes(m.payload()).i64(m.timeoutMillis()).bool(m.noResult());
+    } else if (message instanceof Poll m) {
+      w.header(POLL).string(m.groupId()).i64(m.round()).i32(m.rank());
+    } else if (message instanceof GiveUp m) {
+      w.header(GIVE_UP).string(m.groupId()).i64(m.round()).i32(m.rank()).i64(m.waitedMillis());
+    } else if (message instanceof RoundState m) {
+      w.header(ROUND_STATE).bool(m.payloads() != null);
+      if (m.payloads() != null) {
+        w.i32(m.payloads().size());
+        m.payloads().forEach(w::bytes);
+      }
+      w.i32(m.missingRanks().size());
+      m.missingRanks().forEach(w::i32);
+      w.bool(m.failure() != null);
+      if (m.failure() != null) {
+        w.string(m.failure());
+      }
+    } else if (message instanceof RankReportMessage m) {
+      w.header(RANK_REPORT).string(m.groupId()).string(m.stage()).i32(m.rank()).i32(m.size())
+          .string(m.host()).string(m.executorId()).i64(m.pid()).string(m.backend())
+          .string(m.rendezvous());
+      w.i32(m.pathsByCollective().size());
+      m.pathsByCollective().forEach((collective, byAlgorithm) -> {
+        w.string(collective).i32(byAlgorithm.size());
+        byAlgorithm.forEach((algorithm, calls) -> w.string(algorithm).i64(calls));
+      });
+      w.strings(m.predicted()).strings(m.findings());
+    } else {
+      throw new IllegalArgumentException("not a gpucoll RPC message: "
+          + (message == null ? "null" : message.getClass().getName()));
+    }
+    return w.toByteArray();
+  }
+
+  /**
+   * Reads what {@link #encode} wrote. Anything else (foreign bytes, another version, truncated
+   * or trailing bytes, lengths beyond the message) is an IllegalArgumentException saying which.
+   */
+  static Object decode(byte[] wire) {
+    if (wire == null) {
+      throw new IllegalArgumentException("gpucoll RPC message is null");
+    }
+    Reader r = new Reader(wire);
+    try {
+      int magic = r.buf.getInt();
+      if (magic != MAGIC) {
+        throw new IllegalArgumentException(String.format(
+            "not a gpucoll RPC message (starts with 0x%08x, expected 0x%08x)", magic, MAGIC));
+      }
+      int version = r.buf.getInt();
+      if (version != VERSION) {
+        throw new IllegalArgumentException("gpucoll RPC message version " + version
+            + ", this side speaks " + VERSION
+            + ": are the driver and all executors on the same gpucoll jar?");
+      }
+      byte type = r.buf.get();
+      Object out = switch (type) {
+        case ARRIVE -> new Arrive(r.string(), r.buf.getLong(), r.buf.getInt(), r.buf.getInt(),
+            r.bytes(), r.buf.getLong(), r.bool());
+        case POLL -> new Poll(r.string(), r.buf.getLong(), r.buf.getInt());
+        case GIVE_UP -> new GiveUp(r.string(), r.buf.getLong(), r.buf.getInt(), r.buf.getLong());
+        case ROUND_STATE -> readRoundState(r);
+        case RANK_REPORT -> readRankReport(r);
+        default -> throw new IllegalArgumentException("gpucoll RPC message of unknown type " + type);
+      };
+      if (r.buf.hasRemaining()) {
+        throw new IllegalArgumentException("gpucoll RPC message has " + r.buf.remaining()
+            + " bytes after its end (" + wire.length + " bytes in all)");
+      }
+      return out;
+    } catch (BufferUnderflowException e) {
+      throw new IllegalArgumentException("gpucoll RPC message truncated: " + wire.length
+          + " bytes end in the middle of a field", e);
+    }
+  }
+
+  private static RoundState readRoundState(Reader r) {
+    List<byte[]> payloads = null;
+    if (r.bool()) {
+      int n = r.count(4);
+      payloads = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        payloads.add(r.bytes());
+      }
+      payloads = Collections.unmodifiableList(payloads);
+    }
+    int missing = r.count(4);
+    List<Integer> missingRanks = new ArrayList<>(missing);
+    for (int i = 0; i < missing; i++) {
+      missingRanks.add(r.buf.getInt());
+    }
+    String failure = r.bool() ? r.string() : null;
+    return new RoundState(payloads, List.copyOf(missingRanks), failure);
+  }
+
+  private static RankReportMessage readRankReport(Reader r) {
+    String groupId = r.string();
+    String stage = r.string();
+    int rank = r.buf.getInt();
+    int size = r.buf.getInt();
+    String host = r.string();
+    String executorId = r.string();
+    long pid = r.buf.getLong();
+    String backend = r.string();
+    String rendezvous = r.string();
+    int collectives = r.count(8);
+    Map<String, Map<String, Long>> paths = new LinkedHashMap<>();
+    for (int i = 0; i < collectives; i++) {
+      String collective = r.string();
+      int algorithms = r.count(12);
+      Map<String, Long> byAlgorithm = new LinkedHashMap<>();
+      for (int j = 0; j < algorithms; j++) {
+        byAlgorithm.put(r.string(), r.buf.getLong());
+      }
+      paths.put(collective, byAlgorithm);
+    }
+    return new RankReportMessage(groupId, stage, rank, size, host, executorId, pid, backend,
+        rendezvous, paths, r.strings(), r.strings());
+  }
+
+  private static final class Writer {
+    private final ByteArrayOutputStream bytes = new ByteArrayOutputStream(64);
+    private final DataOutputStream out = new DataOutputStream(bytes);
+
+    Writer header(byte type) {
+      return i32(MAGIC).i32(VERSION).u8(type);
+    }
+
+    Writer u8(byte v) {
+      return io(() -> out.writeByte(v));
+    }
+
+    Writer bool(boolean v) {
+      return io(() -> out.writeBoolean(v));
+    }
+
+    Writer i32(int v) {
+      return io(() -> out.writeInt(v));
+    }
+
+    Writer i64(long v) {
+      return io(() -> out.writeLong(v));
+    }
+
+    Writer bytes(byte[] v) {
+      if (v == null) {
+        throw new IllegalArgumentException("gpucoll RPC: a byte[] field is null");
+      }
+      return io(() -> {
+        out.writeInt(v.length);
+        out.write(v);
+      });
+    }
+
+    Writer string(String v) {
+      if (v == null) {
+        throw new IllegalArgumentException("gpucoll RPC: a string field is null");
+      }
+      return bytes(v.getBytes(StandardCharsets.UTF_8));
+    }
+
+    Writer strings(List<String> v) {
+      i32(v.size());
+      v.forEach(this::string);
+      return this;
+    }
+
+    byte[] toByteArray() {
+      return bytes.toByteArray();
+    }
+
+    private interface IoStep {
+      void run() throws IOException;
+    }
+
+    private Writer io(IoStep step) {
+      try {
+        step.run();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e); // a ByteArrayOutputStream does not throw
+      }
+      return this;
+    }
+  }
+
+  private static final class Reader {
+    final ByteBuffer buf;
+
+    Reader(byte[] wire) {
+      this.buf = ByteBuffer.wrap(wire);
+    }
+
+    boolean bool() {
+      byte b = buf.get();
+      if (b != 0 && b != 1) {
+        throw new IllegalArgumentException("gpucoll RPC message: boolean field holds " + b);
+      }
+      return b == 1;
+    }
+
+    /** A count of elements of at least {@code minBytes} each, checked against what is left. */
+    int count(int minBytes) {
+      int n = buf.getInt();
+      if (n < 0 || (long) n * minBytes > buf.remaining()) {
+        throw new IllegalArgumentException("gpucoll RPC message truncated or corrupt: " + n
+            + " elements announced, " + buf.remaining() + " bytes left");
+      }
+      return n;
+    }
+
+    byte[] bytes() {
+      int n = count(1);
+      byte[] v = new byte[n];
+      buf.get(v);
+      return v;
+    }
+
+    String string() {
+      return new String(bytes(), StandardCharsets.UTF_8);
+    }
+
+    List<String> strings() {
+      int n = count(4);
+      List<String> out = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        out.add(string());
+      }
+      return List.copyOf(out);
+    }
+  }
 }

@@ -23,13 +23,15 @@ import org.junit.jupiter.api.Test;
 class PluginRpcRendezvousTest {
   private final RendezvousService service = new RendezvousService();
 
-  private Object dispatch(Object m) {
+  /** What the driver plugin does with a message: wire bytes in, wire bytes out. */
+  private Object dispatch(byte[] wire) {
+    Object m = RpcMessages.decode(wire);
     if (m instanceof Arrive a) {
-      return service.arrive(a);
+      return RpcMessages.encode(service.arrive(a));
     } else if (m instanceof Poll p) {
-      return service.poll(p);
+      return RpcMessages.encode(service.poll(p));
     } else if (m instanceof GiveUp g) {
-      return service.giveUp(g);
+      return RpcMessages.encode(service.giveUp(g));
     }
     throw new IllegalArgumentException(String.valueOf(m));
   }
@@ -98,9 +100,9 @@ class PluginRpcRendezvousTest {
 
   @Test
   void ranksDisagreeingOnTheGroupSizeFail() {
-    assertEquals(null, service.arrive(new Arrive(RpcMessages.VERSION, "s", 0, 0, 2, new byte[1], 1000, false))
+    assertEquals(null, service.arrive(new Arrive("s", 0, 0, 2, new byte[1], 1000, false))
         .failure());
-    String failure = service.arrive(new Arrive(RpcMessages.VERSION, "s", 0, 1, 3, new byte[1], 1000, false))
+    String failure = service.arrive(new Arrive("s", 0, 1, 3, new byte[1], 1000, false))
         .failure();
     assertTrue(failure.contains("rank 1 says group s has 3 ranks, rank 0 said 2"), failure);
     CollectiveException e = assertThrows(CollectiveException.class,
@@ -109,12 +111,25 @@ class PluginRpcRendezvousTest {
   }
 
   @Test
-  void oversizedPayloadAndForeignVersionAreRejected() {
-    String failure = service.arrive(new Arrive(RpcMessages.VERSION, "big", 0, 0, 2,
-        new byte[RendezvousService.MAX_PAYLOAD_BYTES + 1], 1000, false)).failure();
-    assertTrue(failure.contains("limit"), failure);
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> service.arrive(new Arrive(99, "v", 0, 0, 1, new byte[1], 1000, false)));
+  void oversizedPayloadIsRefusedByTheRankBeforeAnyRpc() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> rank("big", 0, 2)
+        .allGather(new byte[RendezvousService.MAX_PAYLOAD_BYTES + 1], Duration.ofSeconds(5)));
+    assertTrue(e.getMessage().contains("exceeds the limit"), e.getMessage());
+    assertEquals(0, service.openRounds());
+  }
+
+  @Test
+  void anAnswerThatIsNotOurWireFormatIsAClearError() {
+    PluginRpcRendezvous rdv = new PluginRpcRendezvous(m -> "hello", "foreign", 0, 1);
+    CollectiveException e = assertThrows(CollectiveException.class,
+        () -> rdv.allGather(new byte[1], Duration.ofSeconds(1)));
+    assertTrue(e.getMessage().contains("java.lang.String"), e.getMessage());
+    PluginRpcRendezvous old = new PluginRpcRendezvous(m -> {
+      byte[] reply = RpcMessages.encode(new RpcMessages.RoundState(List.of(), List.of(), null));
+      reply[7] = 1; // version 1
+      return reply;
+    }, "old", 0, 1);
+    e = assertThrows(CollectiveException.class, () -> old.allGather(new byte[1], Duration.ofSeconds(1)));
     assertTrue(e.getMessage().contains("same gpucoll jar"), e.getMessage());
   }
 

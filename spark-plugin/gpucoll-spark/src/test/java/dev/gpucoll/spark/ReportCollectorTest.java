@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 class ReportCollectorTest {
 
   private static RankReportMessage rank(int rank, String stage, Map<String, Map<String, Long>> paths) {
-    return new RankReportMessage(RpcMessages.VERSION, "app-stage3.0", stage, rank, 2, "h" + rank,
+    return new RankReportMessage("app-stage3.0", stage, rank, 2, "h" + rank,
         "exec" + rank, 100 + rank, "host-shm", "spark-plugin-rpc", paths,
         List.of("allReduce 8 B -> host-oneshot"), List.of("finding " + rank));
   }

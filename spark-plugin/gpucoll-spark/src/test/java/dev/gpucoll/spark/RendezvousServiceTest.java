@@ -1,0 +1,125 @@
+package dev.gpucoll.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gpucoll.spark.RpcMessages.Arrive;
+import dev.gpucoll.spark.RpcMessages.GiveUp;
+import dev.gpucoll.spark.RpcMessages.Poll;
+import dev.gpucoll.spark.RpcMessages.RoundState;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/** The driver's rendezvous fed hostile requests: every one refused clearly, memory stays bounded. */
+class RendezvousServiceTest {
+  private final AtomicLong now = new AtomicLong();
+  private final RendezvousService service = new RendezvousService(now::get, 8L << 20);
+
+  private static Arrive arrive(String group, long round, int rank, int size, int payloadBytes) {
+    return new Arrive(group, round, rank, size, new byte[payloadBytes], 10_000, false);
+  }
+
+  private static void assertFailure(RoundState s, String expected) {
+    assertTrue(s.failure() != null && s.failure().contains(expected), String.valueOf(s.failure()));
+  }
+
+  @Test
+  void hostileGroupSizesAreRefusedBeforeAnyAllocation() {
+    assertFailure(service.arrive(arrive("g", 0, 0, Integer.MAX_VALUE, 1)),
+        "claims group size 2147483647; the driver serves groups of 1 to 4096 ranks");
+    assertFailure(service.arrive(arrive("g", 0, 0, 10_000_000, 1)), "claims group size 10000000");
+    assertFailure(service.arrive(arrive("g", 0, 0, 0, 1)), "claims group size 0");
+    assertFailure(service.arrive(arrive("g", 0, 4, 4, 1)), "outside the group's ranks 0..3");
+    assertFailure(service.arrive(arrive("g", 0, -1, 4, 1)), "outside the group's ranks 0..3");
+    assertFailure(service.arrive(arrive("g", -5, 0, 4, 1)), "rounds count up from 0");
+    assertFailure(service.arrive(arrive("x".repeat(513), 0, 0, 4, 1)), "1 to 512 characters");
+    assertFailure(service.arrive(new Arrive("g", 0, 0, 2, new byte[1], -1, false)), "timeout of -1 ms");
+    assertEquals(0, service.openRounds());
+    assertEquals(0, service.retainedBytes());
+  }
+
+  @Test
+  void payloadsAboveTheCoreLimitAreRefused() {
+    assertFailure(service.arrive(arrive("g", 0, 0, 2, 16 << 20)),
+        "payload of 16777216 bytes; limit 1048576 bytes");
+    assertFailure(service.arrive(new Arrive("g", 0, 0, 2, null, 1000, false)), "payload of null");
+    assertEquals(0, service.openRounds());
+  }
+
+  @Test
+  void aRoundCarryingMoreThanItsLimitFailsForEveryRank() {
+    RendezvousService big = new RendezvousService(now::get, 1L << 30);
+    int per = RendezvousService.MAX_PAYLOAD_BYTES;
+    int fit = (int) (RendezvousService.MAX_ROUND_BYTES / per);
+    for (int r = 0; r < fit; r++) {
+      assertNull(big.arrive(arrive("wide", 0, r, 100, per)).failure());
+    }
+    assertFailure(big.arrive(arrive("wide", 0, fit, 100, per)), "limit 67108864 bytes per round");
+    assertFailure(big.poll(new Poll("wide", 0, 0)), "bytes per round");
+    assertTrue(big.retainedBytes() < 1 << 20, "a failed round frees its payloads: " + big.retainedBytes());
+  }
+
+  @Test
+  void abandonedRoundsAreBoundedByTheRetainedBudgetAndEvictedPastTheirTimeout() {
+    int mib = 1 << 20;
+    int accepted = 0;
+    RoundState refused = null;
+    for (int g = 0; g < 200 && refused == null; g++) {
+      RoundState s = service.arrive(arrive("abandoned-" + g, 0, 0, 2, mib));
+      if (s.failure() == null) {
+        accepted++;
+      } else {
+        refused = s;
+      }
+    }
+    assertTrue(refused != null, "an 8 MiB budget cannot hold 200 rounds of 1 MiB");
+    assertFailure(refused, "already holds");
+    assertFailure(refused, "limit 8388608 bytes");
+    assertTrue(accepted >= 6 && accepted <= 8, "accepted " + accepted);
+    assertTrue(service.retainedBytes() <= 8L << 20, "retained " + service.retainedBytes());
+    // Past their timeout (10 s) the abandoned rounds make room for new ones.
+    now.addAndGet(11_000_000_000L);
+    assertNull(service.arrive(arrive("fresh", 0, 0, 2, mib)).failure());
+    assertTrue(service.openRounds() <= 2, "open rounds " + service.openRounds());
+    assertFailure(service.poll(new Poll("abandoned-0", 0, 0)), "unknown to the driver");
+    // Without memory pressure, the periodic sweep drops them too.
+    now.addAndGet(120_000_000_000L);
+    service.arrive(arrive("other", 0, 0, 1, 1));
+    assertEquals(0, service.openRounds());
+    assertEquals(0, service.retainedBytes());
+  }
+
+  @Test
+  void completedRoundsReturnEveryChargedByte() {
+    assertNull(service.arrive(arrive("ok", 0, 0, 2, 1000)).failure());
+    assertTrue(service.arrive(arrive("ok", 0, 1, 2, 1000)).complete());
+    assertTrue(service.poll(new Poll("ok", 0, 0)).complete());
+    assertEquals(0, service.openRounds());
+    assertEquals(0, service.retainedBytes());
+  }
+
+  @Test
+  void pollsAndGiveUpsFromOutsideTheGroupAreRefused() {
+    assertNull(service.arrive(arrive("g", 0, 0, 2, 1)).failure());
+    assertFailure(service.poll(new Poll("g", 0, 7)), "rank 7 polls round 0 of group g without having arrived");
+    assertFailure(service.poll(new Poll("g", 0, -1)), "without having arrived");
+    assertFailure(service.giveUp(new GiveUp("g", 0, 9, 5)), "which has 2 ranks");
+    assertFailure(service.poll(new Poll(null, 0, 0)), "unknown to the driver");
+    assertNull(service.poll(new Poll("g", 0, 0)).failure(), "the round itself is unharmed");
+  }
+
+  @Test
+  void theDriverPluginAcceptsOnlyWireBytes() {
+    GpuCollDriverPlugin driver = new GpuCollDriverPlugin();
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> driver.receive(new Poll("g", 0, 0)));
+    assertTrue(e.getMessage().contains("gpucoll executors send byte[]"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> driver.receive(new byte[] {1, 2}));
+    assertTrue(e.getMessage().contains("truncated"), e.getMessage());
+    Object reply = driver.receive(RpcMessages.encode(arrive("g", 0, 0, 5_000, 1)));
+    assertTrue(reply instanceof byte[], "replies are wire bytes too");
+    assertFailure((RoundState) RpcMessages.decode((byte[]) reply), "claims group size 5000");
+  }
+}

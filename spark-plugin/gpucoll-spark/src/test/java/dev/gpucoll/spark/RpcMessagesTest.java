@@ -1,0 +1,124 @@
+package dev.gpucoll.spark;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gpucoll.spark.RpcMessages.Arrive;
+import dev.gpucoll.spark.RpcMessages.GiveUp;
+import dev.gpucoll.spark.RpcMessages.Poll;
+import dev.gpucoll.spark.RpcMessages.RankReportMessage;
+import dev.gpucoll.spark.RpcMessages.RoundState;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The wire form of the plugin's RPC messages: round trips and every kind of bad input. */
+class RpcMessagesTest {
+
+  private static Object roundTrip(Object m) {
+    byte[] wire = RpcMessages.encode(m);
+    return RpcMessages.decode(wire);
+  }
+
+  @Test
+  void requestsRoundTrip() {
+    Arrive a = (Arrive) roundTrip(new Arrive("stage7.1-g", 3, 2, 4, new byte[] {1, 2, 3}, 120_000, true));
+    assertEquals("stage7.1-g", a.groupId());
+    assertEquals(3, a.round());
+    assertEquals(2, a.rank());
+    assertEquals(4, a.size());
+    assertArrayEquals(new byte[] {1, 2, 3}, a.payload());
+    assertEquals(120_000, a.timeoutMillis());
+    assertTrue(a.noResult());
+    assertEquals(new Poll("gé", Long.MAX_VALUE, 0), roundTrip(new Poll("gé", Long.MAX_VALUE, 0)));
+    assertEquals(new GiveUp("g", 1, 5, 999), roundTrip(new GiveUp("g", 1, 5, 999)));
+  }
+
+  @Test
+  void roundStatesRoundTripInAllThreeForms() {
+    RoundState complete = (RoundState) roundTrip(
+        new RoundState(List.of(new byte[] {9}, new byte[0]), List.of(), null));
+    assertTrue(complete.complete());
+    assertEquals(2, complete.payloads().size());
+    assertArrayEquals(new byte[] {9}, complete.payloads().get(0));
+    assertArrayEquals(new byte[0], complete.payloads().get(1));
+    RoundState waiting = (RoundState) roundTrip(new RoundState(null, List.of(1, 3), null));
+    assertNull(waiting.payloads());
+    assertEquals(List.of(1, 3), waiting.missingRanks());
+    assertNull(waiting.failure());
+    RoundState failed = (RoundState) roundTrip(new RoundState(null, List.of(2), "rank 0 gave up"));
+    assertEquals("rank 0 gave up", failed.failure());
+    assertEquals(List.of(2), failed.missingRanks());
+  }
+
+  @Test
+  void rankReportsRoundTrip() {
+    RankReportMessage m = new RankReportMessage("g", "stage 3.0", 1, 2, "host-a", "7", 4242L,
+        "host", "spark-plugin-rpc", Map.of("allReduce", Map.of("host-oneshot", 3L, "host-twoshot", 1L)),
+        List.of("allReduce 4096 B -> host-oneshot"), List.of());
+    assertEquals(m, roundTrip(m));
+  }
+
+  @Test
+  void anotherVersionIsRefusedNamingBothVersions() {
+    byte[] wire = RpcMessages.encode(new Poll("g", 0, 0));
+    ByteBuffer.wrap(wire).putInt(4, 1);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RpcMessages.decode(wire));
+    assertTrue(e.getMessage().contains("version 1, this side speaks " + RpcMessages.VERSION), e.getMessage());
+    assertTrue(e.getMessage().contains("same gpucoll jar"), e.getMessage());
+  }
+
+  @Test
+  void foreignBytesAreRefused() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> RpcMessages.decode(new byte[] {(byte) 0xac, (byte) 0xed, 0, 5, 1, 2, 3, 4, 5}));
+    assertTrue(e.getMessage().contains("not a gpucoll RPC message"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> RpcMessages.decode(null));
+    assertTrue(e.getMessage().contains("null"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> RpcMessages.encode("a string"));
+    assertTrue(e.getMessage().contains("java.lang.String"), e.getMessage());
+  }
+
+  @Test
+  void everyTruncationIsAClearErrorNeverAnotherException() {
+    byte[] wire = RpcMessages.encode(new RankReportMessage("g", "s", 0, 1, "h", "e", 1, "host",
+        "r", Map.of("allGather", Map.of("host-ll", 1L)), List.of("p"), List.of("f")));
+    for (int len = 0; len < wire.length; len++) {
+      byte[] cut = Arrays.copyOf(wire, len);
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> RpcMessages.decode(cut), "length " + len);
+      assertTrue(e.getMessage().contains("truncated") || e.getMessage().contains("not a gpucoll"),
+          len + ": " + e.getMessage());
+    }
+  }
+
+  @Test
+  void trailingBytesAndUnknownTypesAreRefused() {
+    byte[] wire = RpcMessages.encode(new Poll("g", 0, 0));
+    byte[] longer = Arrays.copyOf(wire, wire.length + 3);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RpcMessages.decode(longer));
+    assertTrue(e.getMessage().contains("3 bytes after its end"), e.getMessage());
+    wire[8] = 42;
+    e = assertThrows(IllegalArgumentException.class, () -> RpcMessages.decode(wire));
+    assertTrue(e.getMessage().contains("unknown type 42"), e.getMessage());
+  }
+
+  @Test
+  void aHugeAnnouncedLengthIsRefusedWithoutAllocatingIt() {
+    byte[] wire = RpcMessages.encode(new Arrive("g", 0, 0, 1, new byte[4], 1000, false));
+    // The payload length sits after magic, version, type, group id (4 + 1) , round, rank, size.
+    int payloadLengthAt = 4 + 4 + 1 + 4 + 1 + 8 + 4 + 4;
+    assertEquals(4, ByteBuffer.wrap(wire).getInt(payloadLengthAt));
+    ByteBuffer.wrap(wire).putInt(payloadLengthAt, Integer.MAX_VALUE);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RpcMessages.decode(wire));
+    assertTrue(e.getMessage().contains(Integer.MAX_VALUE + " elements announced"), e.getMessage());
+    ByteBuffer.wrap(wire).putInt(payloadLengthAt, -1);
+    e = assertThrows(IllegalArgumentException.class, () -> RpcMessages.decode(wire));
+    assertTrue(e.getMessage().contains("-1 elements announced"), e.getMessage());
+  }
+}
