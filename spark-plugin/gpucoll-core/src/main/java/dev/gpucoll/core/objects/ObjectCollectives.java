@@ -14,7 +14,7 @@ import java.util.Optional;
 /**
  * Collectives on objects of any size, like PyTorch's {@code all_gather_object}: each object is
  * serialized, the ranks exchange lengths first (one 8-byte element each), then the bytes, sized
- * per rank. Built on the communicator's own collectives, so it runs on every backend.
+ * per rank. Built on the communicator's own collectives with host buffers.
  *
  * <p>A rank whose object cannot be serialized does not leave the others waiting: it sends a
  * negative length instead, and then every rank raises an {@link ObjectSerializationException}
@@ -54,21 +54,23 @@ public final class ObjectCollectives {
     return serializer;
   }
 
-  /** Every rank's object, in rank order (copies made by the serializer, this rank's too). */
+  /**
+   * Every rank's object, in rank order (copies made by the serializer, this rank's too). The
+   * bytes travel in one allGather padded to the longest object, as PyTorch does, because every
+   * backend takes host buffers for allGather.
+   */
   public <T> List<T> allGatherObjects(T value) {
     String op = "allGatherObjects";
     Encoded mine = encode(value);
     long[] lengths = agreeOnLengths(op, Collective.ALL_GATHER, mine);
     int size = comm.size();
-    long[] sendCounts = new long[size];
-    Arrays.fill(sendCounts, mine.bytes().length);
-    long[] recvDispls = displacements(op, lengths);
-    byte[] all = new byte[Math.toIntExact(recvDispls[size - 1] + lengths[size - 1])];
-    comm.allToAllv(CommBuffer.of(mine.bytes()), sendCounts, new long[size], CommBuffer.of(all), lengths,
-        recvDispls, DataType.UINT8);
+    long longest = Arrays.stream(lengths).max().orElse(0);
+    byte[] all = new byte[arrayLength(op, Collective.ALL_GATHER, longest * size, lengths)];
+    byte[] padded = Arrays.copyOf(mine.bytes(), (int) longest);
+    comm.allGather(CommBuffer.of(padded), CommBuffer.of(all), longest, DataType.UINT8);
     List<T> out = new ArrayList<>(size);
     for (int r = 0; r < size; r++) {
-      out.add(decode(op, Collective.ALL_TO_ALLV, all, (int) recvDispls[r], (int) lengths[r], r));
+      out.add(decode(op, Collective.ALL_GATHER, all, (int) (r * longest), (int) lengths[r], r));
     }
     return out;
   }
@@ -109,8 +111,12 @@ public final class ObjectCollectives {
     long[] sendCounts = new long[size];
     sendCounts[root] = mine.bytes().length;
     long[] recvCounts = isRoot ? lengths : new long[size];
-    long[] recvDispls = isRoot ? displacements(op, lengths) : new long[size];
-    byte[] all = isRoot ? new byte[Math.toIntExact(recvDispls[size - 1] + lengths[size - 1])] : new byte[0];
+    long[] recvDispls = displacements(lengths);
+    byte[] all = new byte[isRoot ? arrayLength(op, Collective.ALL_TO_ALLV,
+        recvDispls[size - 1] + lengths[size - 1], lengths) : 0];
+    if (!isRoot) {
+      recvDispls = new long[size];
+    }
     comm.allToAllv(CommBuffer.of(mine.bytes()), sendCounts, new long[size], CommBuffer.of(all), recvCounts,
         recvDispls, DataType.UINT8);
     if (!isRoot) {
@@ -183,19 +189,22 @@ public final class ObjectCollectives {
         op + " failed: " + String.join("; ", texts), failedRanks);
   }
 
-  /** Where each rank's bytes start in the gathered array; fails on every rank alike when too large. */
-  private long[] displacements(String op, long[] lengths) {
+  /** Where each rank's bytes start in the gathered array. */
+  private static long[] displacements(long[] lengths) {
     long[] displs = new long[lengths.length];
-    long total = 0;
-    for (int r = 0; r < lengths.length; r++) {
-      displs[r] = total;
-      total += lengths[r];
-    }
-    if (total > Integer.MAX_VALUE - 8) {
-      throw new CollectiveException(comm.rank(), Collective.ALL_TO_ALLV, op + ": the objects add up"
-          + " to " + total + " bytes, more than one Java array holds (lengths " + Arrays.toString(lengths) + ")");
+    for (int r = 1; r < lengths.length; r++) {
+      displs[r] = displs[r - 1] + lengths[r - 1];
     }
     return displs;
+  }
+
+  /** {@code total} as an array length; too large fails on every rank alike (all know the lengths). */
+  private int arrayLength(String op, Collective collective, long total, long[] lengths) {
+    if (total > Integer.MAX_VALUE - 8) {
+      throw new CollectiveException(comm.rank(), collective, op + ": the objects need " + total
+          + " bytes, more than one Java array holds (lengths " + Arrays.toString(lengths) + ")");
+    }
+    return (int) total;
   }
 
   private void checkRoot(String op, Collective collective, int root) {
