@@ -43,7 +43,7 @@ class ExamplesTest {
     List<DigitsTraining.Result> ranks = DigitsTraining.trainDistributed(jsc, d, c);
     assertEquals(RANKS, ranks.size());
     DigitsTraining.Result single = DigitsTraining.trainSingleProcess(d, c);
-    DigitsTraining.Comparison cmp = DigitsTraining.compare(d, ranks, single);
+    DigitsTraining.Comparison cmp = DigitsTraining.compare(c, d, ranks, single);
     assertTrue(cmp.ranksAgree(), "every rank ends with the same parameters");
     assertTrue(cmp.maxLossRelativeError() <= 1e-4, "loss differs by " + cmp.maxLossRelativeError());
     assertTrue(Math.abs(cmp.distributedTestAccuracy() - cmp.singleTestAccuracy()) <= 0.5, cmp.toString());
@@ -53,6 +53,18 @@ class ExamplesTest {
     assertTrue(cmp.distributedTestAccuracy() > 85, cmp.toString());
     assertTrue(cmp.passes(), cmp.toString());
     assertTrue(ranks.get(0).commNanos() > 0 && ranks.get(0).computeNanos() > 0);
+  }
+
+  @Test
+  void bf16GradientsHalveTheBytesAndStillLearn() {
+    DigitsTraining.Config c = new DigitsTraining.Config(RANKS, 60, 120, 0.5f, 7,
+        DigitsTraining.GradientType.BF16);
+    DigitsTraining.Dataset d = DigitsTraining.load(c.seed());
+    List<DigitsTraining.Result> ranks = DigitsTraining.trainDistributed(jsc, d, c);
+    DigitsTraining.Comparison cmp = DigitsTraining.compare(c, d, ranks,
+        DigitsTraining.trainSingleProcess(d, c));
+    assertTrue(cmp.passes(), cmp.toString());
+    assertTrue(cmp.maxLossRelativeError() > 0, "bf16 rounding shows in the loss: " + cmp);
   }
 
   @Test

@@ -266,9 +266,10 @@ public final class SummaPowerIteration {
     System.out.println();
     for (Result r : ranks) {
       System.out.println("rank " + r.rank() + " = grid (" + r.p() + "," + r.q() + "), " + r.backend()
-          + ", GEMM on " + r.gemm() + ": compute " + ExampleSpark.ms(r.computeNanos()) + ", communication "
-          + ExampleSpark.ms(r.commNanos()));
+          + ": compute " + ExampleSpark.ms(r.computeNanos()) + ", communication "
+          + ExampleSpark.ms(r.commNanos()) + " (waits included)");
     }
+    System.out.println("local GEMM (rank 0): " + ranks.get(0).gemm());
     System.out.println(ranks.get(0).ncclComm());
     Check check = check(c, ranks, reference(c));
     System.out.printf("dominant eigenvalue %.12f; differences from one process: C %.1e, eigenvalue %.1e,"

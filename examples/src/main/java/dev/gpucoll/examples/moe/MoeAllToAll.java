@@ -279,7 +279,7 @@ public final class MoeAllToAll {
     }
     for (Result r : ranks) {
       System.out.println("rank " + r.rank() + " (" + r.backend() + "): compute " + ExampleSpark.ms(r.computeNanos())
-          + ", allToAll + 2 allToAllv " + ExampleSpark.ms(r.commNanos()));
+          + ", allToAll + 2 allToAllv " + ExampleSpark.ms(r.commNanos()) + " (waits for the slowest rank included)");
     }
     List<String> bad = mismatches(c, ranks);
     System.out.println(bad.isEmpty() ? "every output identical to the one-process layer: CHECK OK"
