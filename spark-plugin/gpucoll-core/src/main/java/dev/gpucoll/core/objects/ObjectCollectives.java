@@ -99,7 +99,9 @@ public final class ObjectCollectives {
 
   /**
    * Every rank's object, in rank order, on {@code root}; empty on the other ranks. Only root
-   * receives object bytes; the lengths go to every rank so that a failure is known everywhere.
+   * receives object bytes (one allToAllv); the lengths go to every rank so that a failure is
+   * known everywhere. A GPU group across hosts runs allToAllv on NCCL, which takes device buffers
+   * only: there this fails on every rank saying so, and {@link #allGatherObjects} works.
    */
   public <T> Optional<List<T>> gatherObjects(T value, int root) {
     String op = "gatherObjects";
