@@ -12,10 +12,14 @@ import org.bytedeco.javacpp.Loader;
  * The local GEMM of each SUMMA step, C += A B (row-major doubles): cuBLAS when this process has a
  * usable GPU and libcublas loads, the CPU otherwise. {@link #choose()} says which and why.
  */
-interface LocalGemm {
+interface LocalGemm extends AutoCloseable {
   String name();
 
   void multiplyAdd(int m, int n, int k, double[] a, double[] b, double[] c);
+
+  /** Releases what the GEMM holds on the device (nothing on the CPU). */
+  @Override
+  default void close() {}
 
   /** cuBLAS if it can run here, else the CPU, with the reason in its name. */
   static LocalGemm choose() {
@@ -60,6 +64,11 @@ interface LocalGemm {
     @Override
     public String name() {
       return "cuBLAS dgemm";
+    }
+
+    @Override
+    public void close() {
+      cublas.cublasDestroy_v2(handle);
     }
 
     @Override

@@ -70,11 +70,11 @@ public final class SummaPowerIteration {
     int rank = comm.rank();
     int p = rank / lay.gridCols();
     int q = rank % lay.gridCols();
-    LocalGemm gemm = LocalGemm.choose();
     long compute = 0;
     long communication = 0;
     long t = System.nanoTime();
-    try (Communicator row = comm.split(p, q); Communicator col = comm.split(q, p)) {
+    try (LocalGemm gemm = LocalGemm.choose(); Communicator row = comm.split(p, q);
+        Communicator col = comm.split(q, p)) {
       communication += System.nanoTime() - t;
       String nccl = row instanceof GpuCommunicator g
           ? String.format("row communicator ncclComm_t 0x%x (what cuSOLVERMp takes)", g.ncclComm())
