@@ -167,8 +167,35 @@ class ObjectCollectivesHostTest {
     }
   }
 
+  @Test
+  void anObjectThatCannotBeReadBackNamesTheRankItCameFrom() {
+    List<Ranks.Outcome<String>> out = Ranks.run(N, Ranks.conf(), comm -> {
+      ObjectCollectives objects = new ObjectCollectives(comm, new Utf8Serializer() {
+        @Override
+        public Object deserialize(byte[] bytes) {
+          String s = new String(bytes, StandardCharsets.UTF_8);
+          if (s.equals("bad")) {
+            throw new IllegalStateException("corrupt");
+          }
+          return s;
+        }
+      });
+      try {
+        objects.allGatherObjects(comm.rank() == 2 ? "bad" : "good");
+        return "no error";
+      } catch (CollectiveException e) {
+        return e.getMessage();
+      }
+    });
+    for (int r = 0; r < N; r++) {
+      String m = out.get(r).get();
+      assertTrue(m.startsWith("rank " + r + ", allGather: allGatherObjects: cannot deserialize the"
+          + " object of rank 2 (3 bytes) with utf8: java.lang.IllegalStateException: corrupt"), m);
+    }
+  }
+
   /** A pluggable serializer: UTF-8 strings, refusing anything else. */
-  static final class Utf8Serializer implements ObjectSerializer {
+  static class Utf8Serializer implements ObjectSerializer {
     @Override
     public String name() {
       return "utf8";
