@@ -30,8 +30,8 @@ import org.apache.spark.api.java.JavaSparkContext;
  * </ul>
  * Both are checked against the same computation in one process. The local GEMM runs on cuBLAS
  * when the process has a GPU and libcublas loads, on the CPU otherwise (the output says which);
- * on the GPU backend the row communicator's raw {@code ncclComm_t} is printed, which is what a
- * cuSOLVERMp program passes to {@code cusolverMpCreate}/{@code cal_comm_create}.
+ * on the GPU backend the group's raw {@code ncclComm_t} is printed, which is what a cuSOLVERMp
+ * program passes to {@code cusolverMpCreateDeviceGrid} with the grid shape.
  *
  * <p>Run: {@code scripts/example.sh linalg [--ranks 4] [--n 192] [--block 16] [--iterations 40]}.
  */
@@ -76,9 +76,12 @@ public final class SummaPowerIteration {
     try (LocalGemm gemm = LocalGemm.choose(); Communicator row = comm.split(p, q);
         Communicator col = comm.split(q, p)) {
       communication += System.nanoTime() - t;
-      String nccl = row instanceof GpuCommunicator g
-          ? String.format("row communicator ncclComm_t 0x%x (what cuSOLVERMp takes)", g.ncclComm())
-          : "no ncclComm_t: the group runs on the " + row.backend() + " backend";
+      // cuSOLVERMp takes the whole grid's communicator (cusolverMpCreateDeviceGrid); the row and
+      // column communicators are for panel broadcasts and reductions of our own.
+      String nccl = comm instanceof GpuCommunicator g && row instanceof GpuCommunicator gr
+          ? String.format("ncclComm_t 0x%x for cusolverMpCreateDeviceGrid(handle, &grid, comm, %d, %d, ...);"
+              + " row communicator 0x%x", g.ncclComm(), lay.gridRows(), lay.gridCols(), gr.ncclComm())
+          : "no ncclComm_t: the group runs on the " + comm.backend() + " backend";
       int m = lay.localRows();
       int nl = lay.localCols();
       int nb = lay.nb();
