@@ -18,6 +18,8 @@ import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * What the host communicators share: argument checks, bookkeeping of the paths that ran, listeners
@@ -40,9 +42,12 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   private String lastAlgorithm;
   private long[] lastCounter;
   private volatile boolean closed;
-  private volatile boolean busy;
-  private final java.util.concurrent.atomic.AtomicBoolean released =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  /**
+   * The thread inside a call, or null. A call enters only by setting it from null, so a second
+   * thread (or a call after close) fails without touching the running call's state.
+   */
+  private final AtomicReference<Thread> caller = new AtomicReference<>();
+  private final AtomicBoolean released = new AtomicBoolean();
   /** Set when the group can no longer run collectives (timeout, a peer gone); then every call fails. */
   protected volatile String brokenReason;
 
@@ -230,14 +235,16 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   }
 
   /**
-   * Closes the communicator. Safe from another thread while a call runs there: the memory is then
-   * released when that call returns, never under it.
+   * Closes the communicator. Safe from another thread while a call runs there: that call fails at
+   * its next wait, and the memory is released when it leaves, never under it.
    */
   @Override
   public final void close() {
     if (!closed) {
+      // closed is written before caller is read, and begin() does the reverse, so either the call
+      // sees the close or close() sees the call and leaves the release to exit().
       closed = true;
-      if (!busy) {
+      if (caller.get() == null) {
         release();
       }
     }
@@ -313,13 +320,19 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   // ---- helpers ----
 
   /**
-   * Enters a call; every call then ends with {@link #exit()}. Fails at once on a closed or broken
-   * communicator; peers see the closed state in the segment.
+   * Enters a call; every call that returns from here ends with {@link #exit()}. Fails at once, and
+   * without touching any state, while another thread is inside a call; fails on a closed or broken
+   * communicator.
    */
   final long begin(Collective c) {
-    // busy is written before closed is read, and close() does the reverse, so either this call
-    // sees the close or close() sees the call and leaves the release to exit().
-    busy = true;
+    Thread me = Thread.currentThread();
+    if (!caller.compareAndSet(null, me)) {
+      Thread other = caller.get();
+      throw new CollectiveException(rank, c, other == me
+          ? "a collective was started while this thread was already inside one on this communicator"
+          : "thread '" + (other == null ? "?" : other.getName()) + "' is inside a call on this"
+              + " communicator; a communicator serves one thread at a time");
+    }
     if (closed) {
       exit();
       throw new CollectiveException(rank, c, "the communicator is closed");
@@ -335,7 +348,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
 
   /** Leaves a call; releases the transport if close() came in meanwhile. */
   final void exit() {
-    busy = false;
+    caller.set(null);
     if (closed) {
       release();
     }
