@@ -11,8 +11,10 @@ import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.report.ReportingCommunicator;
+import dev.gpucoll.core.wait.CallBounds;
 import java.nio.Buffer;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -33,7 +35,10 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   protected final String host;
   protected final String rendezvousKind;
   protected final GpuCollConf conf;
-  protected final long timeoutNanos;
+  /** The timeout of the job that formed the group; a call takes its thread's bound one first. */
+  protected final Duration timeout;
+  /** Bounds of the call in progress (set by {@link #begin}; read only by the calling thread). */
+  protected CallBounds bounds;
   protected final Reducer reducer = new Reducer();
 
   private volatile CollectiveListener[] listeners = new CollectiveListener[0];
@@ -59,7 +64,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     this.host = host;
     this.rendezvousKind = rendezvousKind;
     this.conf = conf;
-    this.timeoutNanos = conf.get(GpuCollConf.TIMEOUT).toNanos();
+    this.timeout = conf.get(GpuCollConf.TIMEOUT);
   }
 
   @Override
@@ -75,24 +80,24 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   // ---- what a transport implements; each returns the algorithm that ran ----
 
   abstract String runAllReduce(Signature sig, String problem, Buffer send, Buffer recv, int count,
-      DataType type, ReduceOp op, long deadline);
+      DataType type, ReduceOp op);
 
   abstract String runAllGather(Signature sig, String problem, Buffer send, Buffer recv, int count,
-      DataType type, long deadline);
+      DataType type);
 
   abstract String runReduceScatter(Signature sig, String problem, Buffer send, Buffer recv, int count,
-      DataType type, ReduceOp op, long deadline);
+      DataType type, ReduceOp op);
 
   abstract String runAllToAll(Signature sig, String problem, Buffer send, Buffer recv, int count,
-      DataType type, long deadline);
+      DataType type);
 
   abstract String runAllToAllv(Signature sig, String problem, Buffer send, int[] sendCounts,
-      int[] sendDispls, Buffer recv, int[] recvCounts, int[] recvDispls, DataType type, long deadline);
+      int[] sendDispls, Buffer recv, int[] recvCounts, int[] recvDispls, DataType type);
 
   abstract String runBroadcast(Signature sig, String problem, Buffer send, Buffer recv, int count,
-      DataType type, int root, long deadline);
+      DataType type, int root);
 
-  abstract String runBarrier(Signature sig, long deadline);
+  abstract String runBarrier(Signature sig);
 
   abstract void closeTransport();
 
@@ -108,7 +113,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       Buffer s = a.buffer(send, "send", count);
       Buffer r = a.buffer(recv, "recv", count);
       String algo = runAllReduce(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
-          op, t0 + timeoutNanos);
+          op);
       finish(c, algo, a.bytes(count), t0);
     } finally {
       exit();
@@ -123,8 +128,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       Args a = new Args(type, count);
       Buffer s = a.buffer(send, "send", count);
       Buffer r = a.buffer(recv, "recv", count * size);
-      String algo = runAllGather(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type,
-          t0 + timeoutNanos);
+      String algo = runAllGather(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
       finish(c, algo, a.bytes(count * size), t0);
     } finally {
       exit();
@@ -141,7 +145,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       Buffer s = a.buffer(send, "send", count * size);
       Buffer r = a.buffer(recv, "recv", count);
       String algo = runReduceScatter(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
-          op, t0 + timeoutNanos);
+          op);
       finish(c, algo, a.bytes(count * size), t0);
     } finally {
       exit();
@@ -156,8 +160,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       Args a = new Args(type, count);
       Buffer s = a.buffer(send, "send", count * size);
       Buffer r = a.buffer(recv, "recv", count * size);
-      String algo = runAllToAll(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type,
-          t0 + timeoutNanos);
+      String algo = runAllToAll(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
       finish(c, algo, a.bytes(count * size), t0);
     } finally {
       exit();
@@ -183,8 +186,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
           total += v;
         }
       }
-      String algo = runAllToAllv(Signature.of(c, 0, type, null, -1), a.problem, s, sc, sd, r, rc, rd, type,
-          t0 + timeoutNanos);
+      String algo = runAllToAllv(Signature.of(c, 0, type, null, -1), a.problem, s, sc, sd, r, rc, rd, type);
       finish(c, algo, a.bytes(total), t0);
     } finally {
       exit();
@@ -203,7 +205,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       Buffer s = rank == root ? a.buffer(send, "send", count) : null;
       Buffer r = a.buffer(recv, "recv", count);
       String algo = runBroadcast(Signature.of(c, count, type, null, root), a.problem, s, r, a.count(), type,
-          root, t0 + timeoutNanos);
+          root);
       finish(c, algo, a.bytes(count), t0);
     } finally {
       exit();
@@ -215,7 +217,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     Collective c = Collective.BARRIER;
     long t0 = begin(c);
     try {
-      String algo = runBarrier(Signature.of(c, 0, null, null, -1), t0 + timeoutNanos);
+      String algo = runBarrier(Signature.of(c, 0, null, null, -1));
       finish(c, algo, 0, t0);
     } finally {
       exit();
@@ -343,6 +345,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       throw new CollectiveException(rank, c, "the communicator is unusable after an earlier failure: "
           + broken);
     }
+    bounds = CallBounds.current(timeout);
     return System.nanoTime();
   }
 
