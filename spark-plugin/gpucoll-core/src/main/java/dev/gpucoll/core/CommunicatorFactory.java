@@ -1,6 +1,7 @@
 package dev.gpucoll.core;
 
 import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CollectiveMismatchException;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.rendezvous.Rendezvous;
@@ -27,6 +28,8 @@ public final class CommunicatorFactory {
   private static final Logger LOG = Logger.getLogger(CommunicatorFactory.class.getName());
   /** Fact key listing the backends usable in the member's process, comma-separated. */
   public static final String FACT_BACKENDS = "backends";
+  /** Fact key prefix of the settings every member must agree on ({@link GpuCollConf#groupWideSettings}). */
+  static final String FACT_SETTING = "setting:";
   private static final Map<String, Boolean> SAID_UNAVAILABLE = new ConcurrentHashMap<>();
 
   private CommunicatorFactory() {}
@@ -60,6 +63,7 @@ public final class CommunicatorFactory {
     Map<String, String> facts = new HashMap<>();
     usable.values().forEach(b -> facts.putAll(b.localFacts()));
     facts.put(FACT_BACKENDS, String.join(",", usable.keySet()));
+    conf.groupWideSettings().forEach((k, v) -> facts.put(FACT_SETTING + k, v));
     MemberInfo self = new MemberInfo(rendezvous.rank(), host, processId(host), facts);
 
     List<byte[]> payloads = rendezvous.allGather(MemberInfoCodec.encode(self), conf.get(GpuCollConf.TIMEOUT));
@@ -73,9 +77,38 @@ public final class CommunicatorFactory {
             "rendezvous returned rank " + members.get(r).rank() + "'s info in slot " + r);
       }
     }
+    checkSameSettings(members, rendezvous.rank());
     String chosen = chooseBackend(conf.get(GpuCollConf.BACKEND), members, rendezvous.rank());
     CommunicatorBackend backend = usable.get(chosen);
     return backend.create(new GroupContext(rendezvous, members, conf));
+  }
+
+  /**
+   * Fails on every rank alike, before any data moves, when members hold different values of a
+   * setting that changes the protocol: they would run different protocols for one call.
+   */
+  static void checkSameSettings(List<MemberInfo> members, int rank) {
+    List<String> differences = new ArrayList<>();
+    Map<String, String> first = members.get(0).facts();
+    for (MemberInfo m : members) {
+      Map<String, String> facts = m.facts();
+      java.util.Set<String> keys = new java.util.TreeSet<>();
+      first.keySet().stream().filter(k -> k.startsWith(FACT_SETTING)).forEach(keys::add);
+      facts.keySet().stream().filter(k -> k.startsWith(FACT_SETTING)).forEach(keys::add);
+      for (String k : keys) {
+        String a = first.get(k);
+        String b = facts.get(k);
+        if (!java.util.Objects.equals(a, b)) {
+          differences.add(k.substring(FACT_SETTING.length()) + " is " + (a == null ? "unknown" : "'" + a + "'")
+              + " on rank 0 but " + (b == null ? "unknown" : "'" + b + "'") + " on rank " + m.rank());
+        }
+      }
+    }
+    if (!differences.isEmpty()) {
+      throw new CollectiveMismatchException(rank, null, "the ranks' settings disagree on how collectives"
+          + " run, so no group is formed: " + String.join("; ", differences)
+          + " (set them alike on every executor, e.g. in spark-defaults.conf or as the job's local properties)");
+    }
   }
 
   /**

@@ -150,6 +150,20 @@ public final class GpuCollConf {
     return Collections.unmodifiableList(ENTRIES);
   }
 
+  /**
+   * The effective values of the settings that change which protocol a call takes (or where its
+   * memory lives). Every rank of a group must hold the same values, else ranks pick different
+   * protocols for one call and return wrong data; group formation compares them.
+   */
+  public Map<String, String> groupWideSettings() {
+    Map<String, String> out = new TreeMap<>();
+    for (ConfigEntry<?> e : List.of(BACKEND, ALGORITHM, SHM_DIR, HOST_ONE_SHOT_MAX_BYTES,
+        GPU_ONE_SHOT_MAX_BYTES, GPU_TWO_SHOT_MAX_BYTES, GPU_LL128_MIN_RANKS, NCCL_CTA_POLICY)) {
+      out.put(e.key(), String.valueOf(get(e)));
+    }
+    return out;
+  }
+
   /** The content of docs/configs.md. */
   public static String markdown() {
     StringBuilder sb = new StringBuilder();
