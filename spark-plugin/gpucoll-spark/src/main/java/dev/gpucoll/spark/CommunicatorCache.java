@@ -2,6 +2,7 @@ package dev.gpucoll.spark;
 
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.core.rendezvous.Rendezvous;
+import dev.gpucoll.core.report.ReportingCommunicator;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -25,14 +26,26 @@ final class CommunicatorCache {
     final Communicator communicator;
     final Rendezvous rendezvous;
     final CollectiveMetrics metrics;
+    /** The settings that chose its protocols (GpuCollConf.groupWideSettings of the forming job). */
+    final Map<String, String> formedWith;
     boolean inUse;
     boolean cached;
 
-    Entry(String key, Communicator communicator, Rendezvous rendezvous, CollectiveMetrics metrics) {
+    Entry(String key, Communicator communicator, Rendezvous rendezvous, CollectiveMetrics metrics,
+        Map<String, String> formedWith) {
       this.key = key;
       this.communicator = communicator;
       this.rendezvous = rendezvous;
       this.metrics = metrics;
+      this.formedWith = Map.copyOf(formedWith);
+    }
+
+    /** Why the entry must not be lent again, or null. */
+    String unusableReason() {
+      if (communicator.isClosed()) {
+        return "closed";
+      }
+      return communicator instanceof ReportingCommunicator r ? r.unusableReason() : null;
     }
 
     /** Identifies the communicator: equal on all its ranks, different for every new group. */
@@ -51,14 +64,25 @@ final class CommunicatorCache {
   /** In access order: the first idle entry is the least recently used. */
   private final Map<String, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
 
-  /** The idle cached entry for {@code key}, now lent to the caller; null if none. */
-  synchronized Entry acquire(String key) {
+  /**
+   * The idle cached entry for {@code key}, now lent to the caller; null if none. An entry that is
+   * closed or broken (an earlier timeout or failure), or that was formed with other protocol
+   * settings than the caller's job uses ({@code settings}), is dropped and closed instead.
+   */
+  synchronized Entry acquire(String key, Map<String, String> settings) {
     Entry e = entries.get(key);
     if (e == null || e.inUse) {
       return null;
     }
-    if (e.communicator.isClosed()) {
+    String unusable = e.unusableReason();
+    if (unusable == null && !e.formedWith.equals(settings)) {
+      unusable = "formed with other settings " + e.formedWith + " than this job's " + settings;
+    }
+    if (unusable != null) {
+      LOG.info("gpucoll: not reusing cached communicator {}: {}", e.id(), unusable);
       entries.remove(key);
+      e.cached = false;
+      closeQuietly(e);
       return null;
     }
     e.inUse = true;
@@ -95,7 +119,7 @@ final class CommunicatorCache {
   /** The task is done with the entry; an uncached one is closed. */
   synchronized void release(Entry e) {
     e.inUse = false;
-    if (!e.cached || e.communicator.isClosed()) {
+    if (!e.cached || e.unusableReason() != null) {
       evict(e);
     }
   }

@@ -314,6 +314,11 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   }
 
   @Override
+  public final String unusableReason() {
+    return brokenReason;
+  }
+
+  @Override
   public final RankReport report() {
     return new RankReport(groupId, rank, size, host, backend(), rendezvousKind, predictedPaths(),
         observedCounts(), findings());
