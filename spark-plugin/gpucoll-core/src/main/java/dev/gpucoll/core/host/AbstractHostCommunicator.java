@@ -178,6 +178,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       int[] sd = a.counts(sendDispls, "sendDispls");
       int[] rc = a.counts(recvCounts, "recvCounts");
       int[] rd = a.counts(recvDispls, "recvDispls");
+      a.disjoint(rc, rd);
       Buffer s = a.buffer(send, "send", a.extent(sc, sd, "send"));
       Buffer r = a.buffer(recv, "recv", a.extent(rc, rd, "recv"));
       long total = 0;
@@ -462,6 +463,32 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
         out[i] = (int) values[i];
       }
       return out;
+    }
+
+    /**
+     * Receive ranges must not overlap: two peers writing the same elements would leave whichever
+     * landed last (overlapping send ranges are fine, they are only read).
+     */
+    void disjoint(int[] counts, int[] displs) {
+      if (problem != null) {
+        return;
+      }
+      Integer[] order = new Integer[size];
+      java.util.Arrays.setAll(order, i -> i);
+      java.util.Arrays.sort(order, (x, y) -> Integer.compare(displs[x], displs[y]));
+      int prev = -1;
+      for (int i : order) {
+        if (counts[i] == 0) {
+          continue;
+        }
+        if (prev >= 0 && (long) displs[prev] + counts[prev] > displs[i]) {
+          fail("recvDispls/recvCounts overlap: the range from rank " + prev + " [" + displs[prev] + ", "
+              + ((long) displs[prev] + counts[prev]) + ") and the range from rank " + i + " [" + displs[i] + ", "
+              + ((long) displs[i] + counts[i]) + ") share elements");
+          return;
+        }
+        prev = i;
+      }
     }
 
     /** Elements a buffer must hold for these counts and displacements. */

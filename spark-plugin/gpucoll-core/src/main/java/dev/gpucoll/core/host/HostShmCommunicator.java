@@ -70,6 +70,12 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   private final String algorithm;
   private final Backoff backoff = new Backoff();
   private long epoch;
+  /** Peers' processes, looked up on the first wait for each; null: same process or not visible. */
+  private final ProcessHandle[] peerProcess;
+  private final boolean[] peerLookedUp;
+  private long nextLivenessCheck;
+  /** How often a waiting rank asks whether the peer's process still exists (a /proc read). */
+  private static final long LIVENESS_CHECK_NANOS = 50_000_000;
 
   // Peer headers of the current step.
   private final long[] hSig;
@@ -103,6 +109,8 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     hBytes = new int[size];
     srcs = new Buffer[size];
     srcIdx = new int[size];
+    peerProcess = new ProcessHandle[size];
+    peerLookedUp = new boolean[size];
   }
 
   /** Forms the group's segment through the rendezvous (two rounds) and returns this rank's communicator. */
@@ -619,6 +627,18 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     if (trouble) {
       reportTrouble(c, e, ownProblem);
     }
+    // This rank's step flag is published; a rank that gave up marked the group before it stopped
+    // waiting, so a rank arriving after that fails here instead of completing a step its peers
+    // abandoned (the fence keeps the load after the flag store; only an arrival at the very
+    // instant of giving up can still complete).
+    java.lang.invoke.VarHandle.fullFence();
+    int abortedBy = seg.abortedBy();
+    if (abortedBy >= 0) {
+      String why = seg.reason(abortedBy);
+      markBroken("rank " + abortedBy + " gave up on the group: " + why);
+      throw new CollectiveException(rank, c, "rank " + abortedBy + " gave up on the group (" + why
+          + ") before this rank completed step " + e + "; the group is unusable");
+    }
   }
 
   private void reportTrouble(Collective c, long e, String ownProblem) {
@@ -720,6 +740,11 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
             fail(c, new CollectiveException(rank, c, "rank " + p + " " + what2 + " while this rank waited for its "
                 + what + " of step " + e + ": " + seg.reason(p)));
           }
+          String dead = deadProcess(p);
+          if (dead != null && (long) ShmSegment.LONGS.getAcquire(buf, off) != e) {
+            fail(c, new CollectiveTimeoutException(rank, c, List.of(p), "rank " + p + " is gone: " + dead
+                + " while this rank waited for its " + what + " of step " + e));
+          }
         }
       }
       if (!b.pause(deadline)) {
@@ -729,10 +754,44 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     }
   }
 
-  /** The group cannot go on: tell the peers (they fail fast naming this rank) and throw. */
+  /**
+   * Why peer p's process no longer exists, or null (alive, not checked yet this period, in this
+   * process, or not visible from here). Checked at most every {@link #LIVENESS_CHECK_NANOS}.
+   */
+  private String deadProcess(int p) {
+    long now = System.nanoTime();
+    if (now - nextLivenessCheck < 0) {
+      return null;
+    }
+    nextLivenessCheck = now + LIVENESS_CHECK_NANOS;
+    if (!peerLookedUp[p]) {
+      long pid = seg.pid(p);
+      if (pid == 0) {
+        return null; // not recorded yet
+      }
+      peerLookedUp[p] = true;
+      if (pid == ProcessHandle.current().pid() || !seg.pidVisible(p)) {
+        return null;
+      }
+      java.util.Optional<ProcessHandle> h = ProcessHandle.of(pid);
+      if (h.isEmpty()) {
+        return "its process (pid " + pid + ") died";
+      }
+      peerProcess[p] = h.get();
+    }
+    ProcessHandle h = peerProcess[p];
+    return h == null || h.isAlive() ? null : "its process (pid " + h.pid() + ") died";
+  }
+
+  /**
+   * The group cannot go on: mark it failed for every rank (a rank arriving later must not complete
+   * this step: it sees the mark after publishing its own), tell the peers (they fail fast naming
+   * this rank) and throw.
+   */
   private void fail(Collective c, CollectiveException error) {
     markBroken(error.getMessage());
     seg.setState(rank, ShmSegment.STATE_ABORTED, error.getMessage());
+    seg.abortGroup(rank);
     throw error;
   }
 }
