@@ -60,6 +60,8 @@ public final class FileRendezvous implements Rendezvous {
   private final long nonce;
   /** Nonce each rank claimed with, 0 until read from a live claim. */
   private final long[] peerNonce;
+  /** Process of each rank's claim, once read. */
+  private final ProcessHandle[] peerProcess;
   private long round;
   private Duration lastTimeout;
   private boolean closed;
@@ -76,6 +78,7 @@ public final class FileRendezvous implements Rendezvous {
     this.size = size;
     this.folder = dir.toAbsolutePath().normalize().resolve(folderName(groupId));
     this.peerNonce = new long[size];
+    this.peerProcess = new ProcessHandle[size];
     long n;
     do {
       n = new SecureRandom().nextLong();
@@ -220,6 +223,7 @@ public final class FileRendezvous implements Rendezvous {
       long[] held = readClaim(claimFile(r));
       if (held != null && held[0] != 0 && alive(held[1])) {
         peerNonce[r] = held[0];
+        peerProcess[r] = ProcessHandle.of(held[1]).orElse(null);
       }
     }
     return peerNonce[r];
@@ -270,6 +274,7 @@ public final class FileRendezvous implements Rendezvous {
     byte[][] got = new byte[size][];
     int have = 0;
     long park = 20_000;
+    long nextLivenessCheck = System.nanoTime();
     while (true) {
       for (int r = 0; r < size; r++) {
         if (got[r] == null) {
@@ -281,6 +286,16 @@ public final class FileRendezvous implements Rendezvous {
       }
       if (have == size) {
         break;
+      }
+      if (System.nanoTime() - nextLivenessCheck > 0) {
+        nextLivenessCheck = System.nanoTime() + 50_000_000;
+        for (int r = 0; r < size; r++) {
+          ProcessHandle p = peerProcess[r];
+          if (got[r] == null && p != null && !p.isAlive()) {
+            throw new CollectiveTimeoutException(rank, null, List.of(r), "rendezvous " + groupId + " round " + n
+                + ": rank " + r + " is gone: its process (pid " + p.pid() + ") died (folder " + folder + ")");
+          }
+        }
       }
       if (System.nanoTime() - deadline > 0) {
         List<Integer> missing = new ArrayList<>();
