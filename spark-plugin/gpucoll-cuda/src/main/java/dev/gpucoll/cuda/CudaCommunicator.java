@@ -178,8 +178,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     }
     if (ncclOnly || (staged == null && sel != null && ncclEverywhere && distinctGpus && forced == null)) {
       // Every rank reaches this from the same gathered facts, so all create NCCL or none does.
-      this.nccl = NcclCommunicator.create(group.rendezvous(), device, sel != null ? sel.ctaPolicy() : 0,
-          group.conf().get(GpuCollConf.NCCL_BLOCKING), timeout);
+      this.nccl = NcclCommunicator.create(group.rendezvous(), device, sel != null ? sel.ctaPolicy() : 0, timeout);
       findings.add("NCCL communicator formed for large messages (CTA policy " + sel.ctaPolicy() + ")");
     } else {
       this.nccl = null;

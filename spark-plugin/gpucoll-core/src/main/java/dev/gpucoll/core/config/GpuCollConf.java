@@ -26,8 +26,11 @@ public final class GpuCollConf {
       "auto", "gpu", "host");
 
   public static final ConfigEntry<Duration> TIMEOUT = entry("timeout", "120s",
-      "How long a rank waits for its peers, at rendezvous and in every collective, before it fails"
-          + " with an error naming the ranks that did not arrive. Units: ms, s, min.",
+      "How long a rank waits for its peers without progress, at rendezvous and at each wait of a"
+          + " collective (a long call whose peers keep arriving never times out), before it fails with"
+          + " an error naming the ranks that did not arrive; NCCL calls are aborted after it. A job's"
+          + " local property applies to its tasks, also on a communicator an earlier job formed."
+          + " Units: ms, s, min.",
       GpuCollConf::parseDuration);
 
   public static final ConfigEntry<String> ALGORITHM = choice("algorithm", "auto",
@@ -88,15 +91,6 @@ public final class GpuCollConf {
           + " eligible; 'default' and 'efficiency' never do. The environment variable NCCL_CTA_POLICY"
           + " overrides it (on NCCL 2.28 only as a number: NCCL_CTA_POLICY=ZERO there means 0).",
       "default", "efficiency", "zero");
-
-  public static final ConfigEntry<Boolean> NCCL_BLOCKING = entry("nccl.blocking", "false",
-      "Create the group's NCCL communicators in blocking mode. Default non-blocking: every NCCL call"
-          + " is bounded by spark.gpucoll.timeout and a stuck communicator is aborted. NCCL 2.28.3"
-          + " fails to deregister symmetric windows (ncclCommWindowDeregister: 'Could not find handle')"
-          + " on non-blocking communicators and not on blocking ones (H200 runs, docs/zero-cta.md): set"
-          + " true when you register and release windows repeatedly; a rank that dies during NCCL"
-          + " initialisation can then stall its peers.",
-      GpuCollConf::parseBoolean);
 
   public static final ConfigEntry<String> NCCL_LOG_DIR = entry("nccl.logDir", "",
       "Directory of NCCL's own per-process log, used to confirm which NCCL path ran. Empty: use"
@@ -221,14 +215,6 @@ public final class GpuCollConf {
       throw new IllegalArgumentException("duration must be positive: " + v);
     }
     return d;
-  }
-
-  static boolean parseBoolean(String v) {
-    return switch (v.trim().toLowerCase(Locale.ROOT)) {
-      case "true" -> true;
-      case "false" -> false;
-      default -> throw new IllegalArgumentException("expected true or false");
-    };
   }
 
   static long parseBytes(String v) {
