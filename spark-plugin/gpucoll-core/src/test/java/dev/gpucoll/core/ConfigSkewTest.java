@@ -26,7 +26,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class ConfigSkewTest {
 
   @ParameterizedTest
-  @CsvSource({"algorithm, oneshot, twoshot", "host.oneShotMaxBytes, 64k, 16", "backend, host, auto"})
+  @CsvSource({"algorithm, host-oneshot, host-twoshot", "host.oneShotMaxBytes, 64k, 16", "backend, host, auto"})
   void skewedProtocolSettingFailsOnEveryRankBeforeAnyDataMoves(String key, String v0, String v1)
       throws Exception {
     int n = 2;
