@@ -153,6 +153,11 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   }
 
   @Override
+  public String unusableReason() {
+    return stage.unusableReason();
+  }
+
+  @Override
   public String backend() {
     return GpuBackend.NAME;
   }
