@@ -1,6 +1,7 @@
 package dev.gpucoll.core;
 
 import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CollectiveMismatchException;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.rendezvous.Rendezvous;
@@ -32,6 +33,8 @@ public final class CommunicatorFactory {
    * error and the report on every rank (and the driver) name each rank's reason.
    */
   public static final String FACT_UNUSABLE_PREFIX = "unusable.";
+  /** Fact key prefix of the settings every member must agree on ({@link GpuCollConf#groupWideSettings}). */
+  static final String FACT_SETTING = "setting:";
   private static final Map<String, Boolean> SAID_UNAVAILABLE = new ConcurrentHashMap<>();
 
   private CommunicatorFactory() {}
@@ -96,6 +99,7 @@ public final class CommunicatorFactory {
     usable.values().forEach(b -> facts.putAll(b.localFacts()));
     facts.put(FACT_BACKENDS, String.join(",", usable.keySet()));
     unusable.forEach((name, why) -> facts.put(FACT_UNUSABLE_PREFIX + name, clip(why)));
+    conf.groupWideSettings().forEach((k, v) -> facts.put(FACT_SETTING + k, v));
     MemberInfo self = new MemberInfo(rendezvous.rank(), host, processId(host), facts);
 
     List<byte[]> payloads = rendezvous.allGather(MemberInfoCodec.encode(self), conf.get(GpuCollConf.TIMEOUT));
@@ -109,6 +113,7 @@ public final class CommunicatorFactory {
             "rendezvous returned rank " + members.get(r).rank() + "'s info in slot " + r);
       }
     }
+    checkSameSettings(members, rendezvous.rank());
     Choice chosen = chooseBackend(conf.get(GpuCollConf.BACKEND), members, rendezvous.rank());
     CommunicatorBackend backend = usable.get(chosen.backend());
     return new Formed(backend.create(new GroupContext(rendezvous, members, conf)), chosen.skipped());
@@ -116,6 +121,34 @@ public final class CommunicatorFactory {
 
   /** The backend to use and why each backend preferred to it was not. */
   record Choice(String backend, List<String> skipped) {}
+
+  /**
+   * Fails on every rank alike, before any data moves, when members hold different values of a
+   * setting that changes the protocol: they would run different protocols for one call.
+   */
+  static void checkSameSettings(List<MemberInfo> members, int rank) {
+    List<String> differences = new ArrayList<>();
+    Map<String, String> first = members.get(0).facts();
+    for (MemberInfo m : members) {
+      Map<String, String> facts = m.facts();
+      java.util.Set<String> keys = new java.util.TreeSet<>();
+      first.keySet().stream().filter(k -> k.startsWith(FACT_SETTING)).forEach(keys::add);
+      facts.keySet().stream().filter(k -> k.startsWith(FACT_SETTING)).forEach(keys::add);
+      for (String k : keys) {
+        String a = first.get(k);
+        String b = facts.get(k);
+        if (!java.util.Objects.equals(a, b)) {
+          differences.add(k.substring(FACT_SETTING.length()) + " is " + (a == null ? "unknown" : "'" + a + "'")
+              + " on rank 0 but " + (b == null ? "unknown" : "'" + b + "'") + " on rank " + m.rank());
+        }
+      }
+    }
+    if (!differences.isEmpty()) {
+      throw new CollectiveMismatchException(rank, null, "the ranks' settings disagree on how collectives"
+          + " run, so no group is formed: " + String.join("; ", differences)
+          + " (set them alike on every executor, e.g. in spark-defaults.conf or as the job's local properties)");
+    }
+  }
 
   /**
    * The backend every member can run. Computed from the gathered facts alone, so every rank

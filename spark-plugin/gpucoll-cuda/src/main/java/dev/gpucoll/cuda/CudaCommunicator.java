@@ -86,8 +86,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       }
       if (route.formsNccl()) {
         // Every rank reaches this from the same gathered facts, so all create NCCL or none does.
-        NcclCommunicator c = NcclCommunicator.create(group.rendezvous(), device, route.ctaPolicy(),
-            group.conf().get(GpuCollConf.NCCL_BLOCKING), timeout);
+        NcclCommunicator c = NcclCommunicator.create(group.rendezvous(), device, route.ctaPolicy(), timeout);
         n = new NcclCalls(rank, stage, c);
         stage.onTimeout(() -> {
           c.abort(); // an NCCL call waiting for a dead peer never returns on its own
@@ -151,6 +150,11 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   @Override
   public int size() {
     return size;
+  }
+
+  @Override
+  public String unusableReason() {
+    return stage.unusableReason();
   }
 
   @Override

@@ -4,6 +4,7 @@ import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.api.CommBuffer;
+import dev.gpucoll.core.wait.CallBounds;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
@@ -188,10 +189,13 @@ final class DeviceStage {
 
   /**
    * Waits for the stream without blocking in the driver, so that a kernel that times out is seen
-   * through the error record and a host-side deadline still holds if the kernel never returns.
+   * through the error record and a host-side deadline still holds if the kernel never returns. The
+   * caller's {@link CallBounds} apply: its timeout, and its cancellation (an interrupt, Spark's task
+   * kill), which aborts our kernels and NCCL at once instead of waiting for the timeout.
    */
   void waitStream(Collective c) {
-    long deadline = System.nanoTime() + timeout.toNanos() + Duration.ofSeconds(5).toNanos();
+    CallBounds bounds = CallBounds.current(timeout);
+    long deadline = System.nanoTime() + bounds.timeoutNanos() + Duration.ofSeconds(5).toNanos();
     int spins = 0;
     while (!CudaNative.streamIdle(stream)) {
       if (control.failed()) {
@@ -200,17 +204,31 @@ final class DeviceStage {
       if (System.nanoTime() > deadline) {
         control.abort();
         onTimeout.run();
-        throw new CollectiveTimeoutException(rank, c, List.of(), "the GPU stream did not finish within "
-            + timeout + " (+5 s); kernels aborted");
+        String why = "the GPU stream did not finish within " + bounds.timeout() + " (+5 s); kernels aborted";
+        markBroken(why);
+        throw new CollectiveTimeoutException(rank, c, List.of(), why);
       }
       if (++spins > 1000) {
         Thread.onSpinWait();
         if (spins > 20000) {
+          String cancelled = (spins & 255) == 0 ? bounds.cancellation() : null;
+          if (cancelled != null) {
+            control.abort();
+            onTimeout.run();
+            markBroken("cancelled: " + cancelled);
+            throw new CollectiveException(rank, c, "cancelled while waiting for the GPU stream: " + cancelled
+                + "; kernels aborted");
+          }
           sleepBriefly();
         }
       }
     }
     control.throwIfFailed(c);
+  }
+
+  /** Why the group can no longer run collectives, or null. */
+  String unusableReason() {
+    return broken;
   }
 
   private static void sleepBriefly() {

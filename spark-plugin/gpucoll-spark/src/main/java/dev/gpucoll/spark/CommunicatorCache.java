@@ -2,6 +2,7 @@ package dev.gpucoll.spark;
 
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.core.rendezvous.Rendezvous;
+import dev.gpucoll.core.report.ReportingCommunicator;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -27,22 +28,33 @@ final class CommunicatorCache {
     final CollectiveMetrics metrics;
     /** What the factory found while choosing the backend, for the path report. */
     final List<String> formationFindings;
+    /** The settings that chose its protocols (GpuCollConf.groupWideSettings of the forming job). */
+    final Map<String, String> formedWith;
     boolean inUse;
     boolean cached;
     /** Set when the current task's rendezvous agreed to reuse this cached communicator. */
     boolean reusedByTask;
 
     Entry(String key, Communicator communicator, Rendezvous rendezvous, CollectiveMetrics metrics,
-        List<String> formationFindings) {
+        List<String> formationFindings, Map<String, String> formedWith) {
       this.key = key;
       this.communicator = communicator;
       this.rendezvous = rendezvous;
       this.metrics = metrics;
       this.formationFindings = List.copyOf(formationFindings);
+      this.formedWith = Map.copyOf(formedWith);
     }
 
     int rank() {
       return communicator.rank();
+    }
+
+    /** Why the entry must not be lent again, or null. */
+    String unusableReason() {
+      if (communicator.isClosed()) {
+        return "closed";
+      }
+      return communicator instanceof ReportingCommunicator r ? r.unusableReason() : null;
     }
 
     /** Identifies the communicator: equal on all its ranks, different for every new group. */
@@ -61,14 +73,25 @@ final class CommunicatorCache {
   /** In access order: the first idle entry is the least recently used. */
   private final Map<String, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
 
-  /** The idle cached entry for {@code key}, now lent to the caller; null if none. */
-  synchronized Entry acquire(String key) {
+  /**
+   * The idle cached entry for {@code key}, now lent to the caller; null if none. An entry that is
+   * closed or broken (an earlier timeout or failure), or that was formed with other protocol
+   * settings than the caller's job uses ({@code settings}), is dropped and closed instead.
+   */
+  synchronized Entry acquire(String key, Map<String, String> settings) {
     Entry e = entries.get(key);
     if (e == null || e.inUse) {
       return null;
     }
-    if (e.communicator.isClosed()) {
+    String unusable = e.unusableReason();
+    if (unusable == null && !e.formedWith.equals(settings)) {
+      unusable = "formed with other settings " + e.formedWith + " than this job's " + settings;
+    }
+    if (unusable != null) {
+      LOG.info("gpucoll: not reusing cached communicator {}: {}", e.id(), unusable);
       entries.remove(key);
+      e.cached = false;
+      closeQuietly(e);
       return null;
     }
     e.inUse = true;
@@ -106,7 +129,7 @@ final class CommunicatorCache {
   /** The task is done with the entry; an uncached one is closed. */
   synchronized void release(Entry e) {
     e.inUse = false;
-    if (!e.cached || e.communicator.isClosed()) {
+    if (!e.cached || e.unusableReason() != null) {
       evict(e);
     }
   }

@@ -9,6 +9,8 @@ import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.rendezvous.Rendezvous;
 import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.report.ReportingCommunicator;
+import dev.gpucoll.core.wait.CallBounds;
+import dev.gpucoll.core.wait.CancellationCheck;
 import dev.gpucoll.spark.RpcMessages.RankReportMessage;
 import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
@@ -175,7 +177,11 @@ public final class GpuCollectives {
       TaskFailureListener countFailure = (ctx, error) -> plugin.metrics().failure(error);
       task.addTaskFailureListener(countFailure);
     }
+    // This job's timeout and Spark's kill bound every call of this task, also on a cached
+    // communicator that an earlier job formed.
+    CallBounds.bind(conf.get(GpuCollConf.TIMEOUT), killCheck(task));
     task.addTaskCompletionListener(ctx -> {
+      CallBounds.unbind();
       BY_TASK.remove(taskId);
       if (ctx.isFailed()) {
         cache.evict(lent);
@@ -194,6 +200,18 @@ public final class GpuCollectives {
   }
 
   /**
+   * Spark's kill of the task, for the waits of its calls. Spark cancels the tasks of a failed
+   * barrier stage without interrupting their threads, so the wait must ask the task itself.
+   */
+  private static CancellationCheck killCheck(TaskContext task) {
+    String which = "task " + task.taskAttemptId() + " (stage " + task.stageId() + "." + task.stageAttemptNumber()
+        + ", partition " + task.partitionId() + ")";
+    return () -> task.isInterrupted()
+        ? "Spark killed " + which + ": " + task.getKillReason().getOrElse(() -> "no reason given")
+        : null;
+  }
+
+  /**
    * Meets the other ranks through the driver. Reuses this executor's cached communicator when
    * every rank offers the same one, else forms a new group (and caches it).
    */
@@ -203,7 +221,7 @@ public final class GpuCollectives {
     long startNanos = System.nanoTime();
     PluginRpcRendezvous rdv = new PluginRpcRendezvous(plugin.context()::ask, groupId,
         task.partitionId(), task.getTaskInfos().length);
-    CommunicatorCache.Entry cached = cache.acquire(key);
+    CommunicatorCache.Entry cached = cache.acquire(key, conf.groupWideSettings());
     try {
       // Reuse only if every rank offers the same cached communicator. A rank with none knows the
       // answer already: it posts its vote without waiting and goes on to form a new group.
@@ -248,7 +266,7 @@ public final class GpuCollectives {
     Communicator c = formed.communicator();
     CollectiveMetrics metrics = new CollectiveMetrics(plugin == null ? null : plugin.metrics());
     c.addListener(metrics);
-    return new CommunicatorCache.Entry(key, c, rdv, metrics, formed.findings());
+    return new CommunicatorCache.Entry(key, c, rdv, metrics, formed.findings(), conf.groupWideSettings());
   }
 
   private static RankReportMessage reportOf(CommunicatorCache.Entry e, String stage, String host,

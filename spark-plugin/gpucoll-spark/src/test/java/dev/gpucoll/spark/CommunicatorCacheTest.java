@@ -11,28 +11,39 @@ import dev.gpucoll.core.rendezvous.Rendezvous;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import dev.gpucoll.core.report.ReportingCommunicator;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 class CommunicatorCacheTest {
 
-  /** A communicator that only knows whether it was closed. */
-  private static Communicator fake() {
+  /** Why the next fakes are unusable (null: usable); set by a test. */
+  private final AtomicReference<String> unusable = new AtomicReference<>();
+
+  /** A communicator that only knows whether it was closed and whether it is broken. */
+  private Communicator fake() {
     AtomicBoolean closed = new AtomicBoolean();
     return (Communicator) Proxy.newProxyInstance(Communicator.class.getClassLoader(),
-        new Class<?>[] {Communicator.class}, (proxy, method, args) -> switch (method.getName()) {
+        new Class<?>[] {Communicator.class, ReportingCommunicator.class}, (proxy, method, args) -> switch (method.getName()) {
           case "close" -> {
             closed.set(true);
             yield null;
           }
           case "isClosed" -> closed.get();
+          case "unusableReason" -> unusable.get();
           case "toString" -> "fake";
           default -> throw new UnsupportedOperationException(method.getName());
         });
   }
 
-  private static CommunicatorCache.Entry entry(String key) {
-    Rendezvous rdv = new Rendezvous() {
+  private CommunicatorCache.Entry entry(String key) {
+    return entry(key, Map.of());
+  }
+
+  private static Rendezvous rendezvous(String key) {
+    return new Rendezvous() {
       public String groupId() {
         return "group-" + key;
       }
@@ -53,7 +64,11 @@ class CommunicatorCacheTest {
         return "test";
       }
     };
-    return new CommunicatorCache.Entry(key, fake(), rdv, new CollectiveMetrics(null), List.of());
+  }
+
+  private CommunicatorCache.Entry entry(String key, Map<String, String> formedWith) {
+    Rendezvous rdv = rendezvous(key);
+    return new CommunicatorCache.Entry(key, fake(), rdv, new CollectiveMetrics(null), List.of(), formedWith);
   }
 
   @Test
@@ -64,8 +79,8 @@ class CommunicatorCacheTest {
     CommunicatorCache.Entry first = entry("k0");
     cache.putLent(first);
     cache.release(first);
-    assertNull(cache.acquire("busy"), "lent to another task");
-    assertSame(first, cache.acquire("k0"));
+    assertNull(cache.acquire("busy", Map.of()), "lent to another task");
+    assertSame(first, cache.acquire("k0", Map.of()));
     cache.release(first);
     for (int i = 1; i <= CommunicatorCache.MAX_CACHED; i++) {
       CommunicatorCache.Entry e = entry("k" + i);
@@ -75,7 +90,7 @@ class CommunicatorCacheTest {
     assertEquals(CommunicatorCache.MAX_CACHED, cache.size());
     assertTrue(first.communicator.isClosed(), "least recently used idle entry closed");
     assertFalse(busy.communicator.isClosed(), "an entry in use is never closed");
-    assertNull(cache.acquire("k0"));
+    assertNull(cache.acquire("k0", Map.of()));
     cache.evict(busy);
     assertTrue(busy.communicator.isClosed());
     cache.closeAll();
@@ -89,7 +104,33 @@ class CommunicatorCacheTest {
     cache.putLent(e);
     e.communicator.close(); // the user closed it
     cache.release(e);
-    assertNull(cache.acquire("k"));
+    assertNull(cache.acquire("k", Map.of()));
     assertEquals(0, cache.size());
+  }
+
+  @Test
+  void aCommunicatorBrokenByAFailureIsNeverLentAgain() {
+    CommunicatorCache cache = new CommunicatorCache();
+    CommunicatorCache.Entry e = entry("k");
+    cache.putLent(e);
+    cache.release(e);
+    unusable.set("rank 2 did not arrive within PT30S"); // a timeout, and the task caught it
+    assertNull(cache.acquire("k", Map.of()));
+    assertTrue(e.communicator.isClosed(), "the broken communicator is closed, not kept");
+    assertEquals(0, cache.size());
+  }
+
+  @Test
+  void aCommunicatorFormedWithOtherProtocolSettingsIsNotLent() {
+    CommunicatorCache cache = new CommunicatorCache();
+    CommunicatorCache.Entry e = entry("k", Map.of("spark.gpucoll.algorithm", "oneshot"));
+    cache.putLent(e);
+    cache.release(e);
+    assertNull(cache.acquire("k", Map.of("spark.gpucoll.algorithm", "twoshot")));
+    assertTrue(e.communicator.isClosed());
+    CommunicatorCache.Entry same = entry("k", Map.of("spark.gpucoll.algorithm", "twoshot"));
+    cache.putLent(same);
+    cache.release(same);
+    assertSame(same, cache.acquire("k", Map.of("spark.gpucoll.algorithm", "twoshot")));
   }
 }

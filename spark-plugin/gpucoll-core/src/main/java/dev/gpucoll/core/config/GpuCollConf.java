@@ -53,9 +53,11 @@ public final class GpuCollConf {
       "auto", "gpu", "host");
 
   public static final ConfigEntry<Duration> TIMEOUT = entry("timeout", "120s",
-      "How long a rank waits for its peers, at rendezvous and in every collective, before it fails"
-          + " with an error naming the ranks that did not arrive. Spark's duration syntax: us, ms, s,"
-          + " m or min, h, d (500ms, 2m, 1h); a plain number is seconds.",
+      "How long a rank waits for its peers without progress, at rendezvous and at each wait of a"
+          + " collective (a long call whose peers keep arriving never times out), before it fails with"
+          + " an error naming the ranks that did not arrive; NCCL calls are aborted after it. A job's"
+          + " local property applies to its tasks, also on a communicator an earlier job formed."
+          + " Spark's duration syntax: us, ms, s, m or min, h, d (500ms, 2m, 1h); a plain number is seconds.",
       v -> parseDuration(v, TimeUnit.SECONDS));
 
   public static final ConfigEntry<Optional<Algorithm>> ALGORITHM = entry("algorithm", "auto",
@@ -118,15 +120,6 @@ public final class GpuCollConf {
           + " eligible; 'default' and 'efficiency' never do. The environment variable NCCL_CTA_POLICY"
           + " overrides it (on NCCL 2.28 only as a number: NCCL_CTA_POLICY=ZERO there means 0).",
       "default", "efficiency", "zero");
-
-  public static final ConfigEntry<Boolean> NCCL_BLOCKING = entry("nccl.blocking", "false",
-      "Create the group's NCCL communicators in blocking mode. Default non-blocking: every NCCL call"
-          + " is bounded by spark.gpucoll.timeout and a stuck communicator is aborted. NCCL 2.28.3"
-          + " fails to deregister symmetric windows (ncclCommWindowDeregister: 'Could not find handle')"
-          + " on non-blocking communicators and not on blocking ones (H200 runs, docs/zero-cta.md): set"
-          + " true when you register and release windows repeatedly; a rank that dies during NCCL"
-          + " initialisation can then stall its peers.",
-      GpuCollConf::parseBoolean);
 
   public static final ConfigEntry<String> NCCL_LOG_DIR = entry("nccl.logDir", "",
       "Directory of NCCL's own per-process log, used to confirm which NCCL path ran. Empty: use"
@@ -192,6 +185,21 @@ public final class GpuCollConf {
 
   public static List<ConfigEntry<?>> entries() {
     return Collections.unmodifiableList(ENTRIES);
+  }
+
+  /**
+   * The effective values of the settings that change which protocol a call takes (or where its
+   * memory lives). Every rank of a group must hold the same values, else ranks pick different
+   * protocols for one call and return wrong data; group formation compares them.
+   */
+  public Map<String, String> groupWideSettings() {
+    Map<String, String> out = new TreeMap<>();
+    for (ConfigEntry<?> e : List.of(BACKEND, ALGORITHM, SHM_DIR, HOST_ONE_SHOT_MAX_BYTES,
+        GPU_ONE_SHOT_MAX_BYTES, GPU_TWO_SHOT_MAX_BYTES, GPU_LL128_MIN_RANKS, NCCL_CTA_POLICY)) {
+      Object v = get(e);
+      out.put(e.key(), v instanceof java.util.Optional<?> o ? o.map(String::valueOf).orElse("auto") : String.valueOf(v));
+    }
+    return out;
   }
 
   /** The content of docs/configs.md. */
@@ -274,14 +282,6 @@ public final class GpuCollConf {
       throw new IllegalArgumentException("duration must be positive: " + v);
     }
     return d;
-  }
-
-  static boolean parseBoolean(String v) {
-    return switch (v.trim().toLowerCase(Locale.ROOT)) {
-      case "true" -> true;
-      case "false" -> false;
-      default -> throw new IllegalArgumentException("expected true or false");
-    };
   }
 
   /** A size in Spark's grammar: an integer with b, k, kb, m, mb, g, gb, t, tb, p, pb, or plain bytes. */

@@ -12,12 +12,16 @@ import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.spi.SplitOrder;
 import dev.gpucoll.core.report.ReportingCommunicator;
+import dev.gpucoll.core.wait.CallBounds;
 import java.nio.Buffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * What the host communicators share: argument checks, bookkeeping of the paths that ran, listeners
@@ -31,7 +35,10 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   protected final String host;
   protected final String rendezvousKind;
   protected final GpuCollConf conf;
-  protected final long timeoutNanos;
+  /** The timeout of the job that formed the group; a call takes its thread's bound one first. */
+  protected final Duration timeout;
+  /** Bounds of the call in progress (set by {@link #begin}; read only by the calling thread). */
+  protected CallBounds bounds;
   protected final Reducer reducer = new Reducer();
 
   private volatile CollectiveListener[] listeners = new CollectiveListener[0];
@@ -40,9 +47,12 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   private String lastAlgorithm;
   private long[] lastCounter;
   private volatile boolean closed;
-  private volatile boolean busy;
-  private final java.util.concurrent.atomic.AtomicBoolean released =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  /**
+   * The thread inside a call, or null. A call enters only by setting it from null, so a second
+   * thread (or a call after close) fails without touching the running call's state.
+   */
+  private final AtomicReference<Thread> caller = new AtomicReference<>();
+  private final AtomicBoolean released = new AtomicBoolean();
   /** Set when the group can no longer run collectives (timeout, a peer gone); then every call fails. */
   protected volatile String brokenReason;
 
@@ -54,7 +64,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     this.host = host;
     this.rendezvousKind = rendezvousKind;
     this.conf = conf;
-    this.timeoutNanos = conf.get(GpuCollConf.TIMEOUT).toNanos();
+    this.timeout = conf.get(GpuCollConf.TIMEOUT);
   }
 
   @Override
@@ -70,24 +80,24 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   // ---- what a transport implements; each returns the algorithm that ran ----
 
   abstract String runAllReduce(Signature sig, String problem, Buffer send, Buffer recv, int count,
-      DataType type, ReduceOp op, long deadline);
+      DataType type, ReduceOp op);
 
   abstract String runAllGather(Signature sig, String problem, Buffer send, Buffer recv, int count,
-      DataType type, long deadline);
+      DataType type);
 
   abstract String runReduceScatter(Signature sig, String problem, Buffer send, Buffer recv, int count,
-      DataType type, ReduceOp op, long deadline);
+      DataType type, ReduceOp op);
 
   abstract String runAllToAll(Signature sig, String problem, Buffer send, Buffer recv, int count,
-      DataType type, long deadline);
+      DataType type);
 
   abstract String runAllToAllv(Signature sig, String problem, Buffer send, int[] sendCounts,
-      int[] sendDispls, Buffer recv, int[] recvCounts, int[] recvDispls, DataType type, long deadline);
+      int[] sendDispls, Buffer recv, int[] recvCounts, int[] recvDispls, DataType type);
 
   abstract String runBroadcast(Signature sig, String problem, Buffer send, Buffer recv, int count,
-      DataType type, int root, long deadline);
+      DataType type, int root);
 
-  abstract String runBarrier(Signature sig, long deadline);
+  abstract String runBarrier(Signature sig);
 
   abstract void closeTransport();
 
@@ -103,7 +113,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       Buffer s = a.buffer(send, "send", count);
       Buffer r = a.buffer(recv, "recv", count);
       String algo = runAllReduce(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
-          op, t0 + timeoutNanos);
+          op);
       finish(c, algo, a.bytes(count), t0);
     } finally {
       exit();
@@ -118,8 +128,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       Args a = new Args(type, count);
       Buffer s = a.buffer(send, "send", count);
       Buffer r = a.buffer(recv, "recv", count * size);
-      String algo = runAllGather(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type,
-          t0 + timeoutNanos);
+      String algo = runAllGather(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
       finish(c, algo, a.bytes(count * size), t0);
     } finally {
       exit();
@@ -136,7 +145,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       Buffer s = a.buffer(send, "send", count * size);
       Buffer r = a.buffer(recv, "recv", count);
       String algo = runReduceScatter(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
-          op, t0 + timeoutNanos);
+          op);
       finish(c, algo, a.bytes(count * size), t0);
     } finally {
       exit();
@@ -151,8 +160,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       Args a = new Args(type, count);
       Buffer s = a.buffer(send, "send", count * size);
       Buffer r = a.buffer(recv, "recv", count * size);
-      String algo = runAllToAll(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type,
-          t0 + timeoutNanos);
+      String algo = runAllToAll(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
       finish(c, algo, a.bytes(count * size), t0);
     } finally {
       exit();
@@ -170,6 +178,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       int[] sd = a.counts(sendDispls, "sendDispls");
       int[] rc = a.counts(recvCounts, "recvCounts");
       int[] rd = a.counts(recvDispls, "recvDispls");
+      a.disjoint(rc, rd);
       Buffer s = a.buffer(send, "send", a.extent(sc, sd, "send"));
       Buffer r = a.buffer(recv, "recv", a.extent(rc, rd, "recv"));
       long total = 0;
@@ -178,8 +187,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
           total += v;
         }
       }
-      String algo = runAllToAllv(Signature.of(c, 0, type, null, -1), a.problem, s, sc, sd, r, rc, rd, type,
-          t0 + timeoutNanos);
+      String algo = runAllToAllv(Signature.of(c, 0, type, null, -1), a.problem, s, sc, sd, r, rc, rd, type);
       finish(c, algo, a.bytes(total), t0);
     } finally {
       exit();
@@ -198,7 +206,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       Buffer s = rank == root ? a.buffer(send, "send", count) : null;
       Buffer r = a.buffer(recv, "recv", count);
       String algo = runBroadcast(Signature.of(c, count, type, null, root), a.problem, s, r, a.count(), type,
-          root, t0 + timeoutNanos);
+          root);
       finish(c, algo, a.bytes(count), t0);
     } finally {
       exit();
@@ -210,7 +218,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     Collective c = Collective.BARRIER;
     long t0 = begin(c);
     try {
-      String algo = runBarrier(Signature.of(c, 0, null, null, -1), t0 + timeoutNanos);
+      String algo = runBarrier(Signature.of(c, 0, null, null, -1));
       finish(c, algo, 0, t0);
     } finally {
       exit();
@@ -230,14 +238,16 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   }
 
   /**
-   * Closes the communicator. Safe from another thread while a call runs there: the memory is then
-   * released when that call returns, never under it.
+   * Closes the communicator. Safe from another thread while a call runs there: that call fails at
+   * its next wait, and the memory is released when it leaves, never under it.
    */
   @Override
   public final void close() {
     if (!closed) {
+      // closed is written before caller is read, and begin() does the reverse, so either the call
+      // sees the close or close() sees the call and leaves the release to exit().
       closed = true;
-      if (!busy) {
+      if (caller.get() == null) {
         release();
       }
     }
@@ -288,6 +298,11 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   }
 
   @Override
+  public final String unusableReason() {
+    return brokenReason;
+  }
+
+  @Override
   public final RankReport report() {
     return new RankReport(groupId, rank, size, host, backend(), rendezvousKind, predictedPaths(),
         observedCounts(), findings());
@@ -296,13 +311,19 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   // ---- helpers ----
 
   /**
-   * Enters a call; every call then ends with {@link #exit()}. Fails at once on a closed or broken
-   * communicator; peers see the closed state in the segment.
+   * Enters a call; every call that returns from here ends with {@link #exit()}. Fails at once, and
+   * without touching any state, while another thread is inside a call; fails on a closed or broken
+   * communicator.
    */
   final long begin(Collective c) {
-    // busy is written before closed is read, and close() does the reverse, so either this call
-    // sees the close or close() sees the call and leaves the release to exit().
-    busy = true;
+    Thread me = Thread.currentThread();
+    if (!caller.compareAndSet(null, me)) {
+      Thread other = caller.get();
+      throw new CollectiveException(rank, c, other == me
+          ? "a collective was started while this thread was already inside one on this communicator"
+          : "thread '" + (other == null ? "?" : other.getName()) + "' is inside a call on this"
+              + " communicator; a communicator serves one thread at a time");
+    }
     if (closed) {
       exit();
       throw new CollectiveException(rank, c, "the communicator is closed");
@@ -313,12 +334,13 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       throw new CollectiveException(rank, c, "the communicator is unusable after an earlier failure: "
           + broken);
     }
+    bounds = CallBounds.current(timeout);
     return System.nanoTime();
   }
 
   /** Leaves a call; releases the transport if close() came in meanwhile. */
   final void exit() {
-    busy = false;
+    caller.set(null);
     if (closed) {
       release();
     }
@@ -424,6 +446,32 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
         out[i] = (int) values[i];
       }
       return out;
+    }
+
+    /**
+     * Receive ranges must not overlap: two peers writing the same elements would leave whichever
+     * landed last (overlapping send ranges are fine, they are only read).
+     */
+    void disjoint(int[] counts, int[] displs) {
+      if (problem != null) {
+        return;
+      }
+      Integer[] order = new Integer[size];
+      java.util.Arrays.setAll(order, i -> i);
+      java.util.Arrays.sort(order, (x, y) -> Integer.compare(displs[x], displs[y]));
+      int prev = -1;
+      for (int i : order) {
+        if (counts[i] == 0) {
+          continue;
+        }
+        if (prev >= 0 && (long) displs[prev] + counts[prev] > displs[i]) {
+          fail("recvDispls/recvCounts overlap: the range from rank " + prev + " [" + displs[prev] + ", "
+              + ((long) displs[prev] + counts[prev]) + ") and the range from rank " + i + " [" + displs[i] + ", "
+              + ((long) displs[i] + counts[i]) + ") share elements");
+          return;
+        }
+        prev = i;
+      }
     }
 
     /** Elements a buffer must hold for these counts and displacements. */

@@ -84,18 +84,17 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
 
   @Override
   String runAllReduce(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
-      ReduceOp op, long deadline) {
+      ReduceOp op) {
     Collective c = Collective.ALL_REDUCE;
-    List<byte[]> all = exchange(c, sig, problem, problem == null ? bytes(send, 0, count, type) : null, deadline);
+    List<byte[]> all = exchange(c, sig, problem, problem == null ? bytes(send, 0, count, type) : null);
     reduceFrom(all, 0, count, type, op, recv, 0);
     return BACKEND;
   }
 
   @Override
-  String runAllGather(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
-      long deadline) {
+  String runAllGather(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type) {
     List<byte[]> all = exchange(Collective.ALL_GATHER, sig, problem,
-        problem == null ? bytes(send, 0, count, type) : null, deadline);
+        problem == null ? bytes(send, 0, count, type) : null);
     for (int p = 0; p < size; p++) {
       HostBuffers.copy(recv, p * count, view(all.get(p), type), 0, count);
     }
@@ -104,18 +103,17 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
 
   @Override
   String runReduceScatter(Signature sig, String problem, Buffer send, Buffer recv, int count,
-      DataType type, ReduceOp op, long deadline) {
+      DataType type, ReduceOp op) {
     List<byte[]> all = exchange(Collective.REDUCE_SCATTER, sig, problem,
-        problem == null ? bytes(send, 0, count * size, type) : null, deadline);
+        problem == null ? bytes(send, 0, count * size, type) : null);
     reduceFrom(all, rank * count, count, type, op, recv, 0);
     return BACKEND;
   }
 
   @Override
-  String runAllToAll(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
-      long deadline) {
+  String runAllToAll(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type) {
     List<byte[]> all = exchange(Collective.ALL_TO_ALL, sig, problem,
-        problem == null ? bytes(send, 0, count * size, type) : null, deadline);
+        problem == null ? bytes(send, 0, count * size, type) : null);
     for (int p = 0; p < size; p++) {
       HostBuffers.copy(recv, p * count, view(all.get(p), type), rank * count, count);
     }
@@ -124,7 +122,7 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
 
   @Override
   String runAllToAllv(Signature sig, String problem, Buffer send, int[] sendCounts, int[] sendDispls,
-      Buffer recv, int[] recvCounts, int[] recvDispls, DataType type, long deadline) {
+      Buffer recv, int[] recvCounts, int[] recvDispls, DataType type) {
     Collective c = Collective.ALL_TO_ALLV;
     byte[] mine = null;
     if (problem == null) {
@@ -140,7 +138,7 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
       }
       mine = out.toByteArray();
     }
-    List<byte[]> all = exchange(c, sig, problem, mine, deadline);
+    List<byte[]> all = exchange(c, sig, problem, mine);
     long[][] sends = new long[size][size];
     long[][] recvs = new long[size][size];
     for (int p = 0; p < size; p++) {
@@ -172,33 +170,33 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
 
   @Override
   String runBroadcast(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
-      int root, long deadline) {
+      int root) {
     byte[] mine = problem == null && rank == root ? bytes(send, 0, count, type) : new byte[0];
-    List<byte[]> all = exchange(Collective.BROADCAST, sig, problem, mine, deadline);
+    List<byte[]> all = exchange(Collective.BROADCAST, sig, problem, mine);
     HostBuffers.copy(recv, 0, view(all.get(root), type), 0, count);
     return BACKEND;
   }
 
   @Override
-  String runBarrier(Signature sig, long deadline) {
-    exchange(Collective.BARRIER, sig, null, new byte[0], deadline);
+  String runBarrier(Signature sig) {
+    exchange(Collective.BARRIER, sig, null, new byte[0]);
     return BACKEND;
   }
 
   @Override
   public Communicator split(int color, int key) {
-    long t0 = begin(null);
+    begin(null);
     try {
-      return splitGroup(color, key, t0 + timeoutNanos);
+      return splitGroup(color, key);
     } finally {
       exit();
     }
   }
 
-  private Communicator splitGroup(int color, int key, long deadline) {
+  private Communicator splitGroup(int color, int key) {
     Signature sig = Signature.setup(1);
     ByteBuffer mine = ByteBuffer.allocate(8).putInt(color).putInt(key);
-    List<byte[]> all = exchange(null, sig, null, mine.array(), deadline);
+    List<byte[]> all = exchange(null, sig, null, mine.array());
     int[] members = splitMembers(all, color);
     // Every rank learns whether every new group fits on one host, so all fail or go on alike.
     List<String> spanning = new ArrayList<>();
@@ -218,7 +216,7 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
       throw new CollectiveException(rank, null, "split of a " + BACKEND + " group into groups that span hosts"
           + " is not supported (" + String.join("; ", spanning) + "); form such groups with a new rendezvous");
     }
-    ShmSegment child = SegmentSetup.establish(p -> exchange(null, Signature.setup(2), null, p, deadline), rank,
+    ShmSegment child = SegmentSetup.establish(p -> exchange(null, Signature.setup(2), null, p), rank,
         members, Path.of(conf.get(GpuCollConf.SHM_DIR)), HostShmCommunicator.llBytesFor(conf),
         HostShmCommunicator.BULK_BYTES);
     if (child == null) {
@@ -264,7 +262,7 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
    * first round carries each rank's signature and status, so a problem or a mismatch fails every
    * rank alike before any data round.
    */
-  private List<byte[]> exchange(Collective c, Signature sig, String problem, byte[] mine, long deadline) {
+  private List<byte[]> exchange(Collective c, Signature sig, String problem, byte[] mine) {
     byte[] data = mine == null ? new byte[0] : mine;
     byte[][] whole = new byte[size][];
     int[] filled = new int[size];
@@ -277,7 +275,7 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
       out.putInt(MAGIC).putShort((short) VERSION).putInt(round).putInt(sig.code()).putLong(sig.count())
           .putInt(sig.type()).putInt(sig.op()).putInt(sig.root()).putInt(problem == null ? 0 : 1)
           .putInt(data.length).putInt(err.length).put(err).putInt(len).put(data, from, len);
-      List<byte[]> got = gather(c, out.array(), deadline);
+      List<byte[]> got = gather(c, out.array());
       List<String> errors = new ArrayList<>();
       Signature first = null;
       String mismatch = null;
@@ -327,14 +325,14 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
     return List.of(whole);
   }
 
-  private List<byte[]> gather(Collective c, byte[] payload, long deadline) {
-    long left = Math.max(1, deadline - System.nanoTime());
+  private List<byte[]> gather(Collective c, byte[] payload) {
+    // Each round is one step of progress: the timeout bounds a round, not the whole call.
     try {
-      return rendezvous.allGather(payload, Duration.ofNanos(left));
+      return rendezvous.allGather(payload, bounds.timeout());
     } catch (CollectiveTimeoutException e) {
       throw broken(c, new CollectiveTimeoutException(rank, c, e.missingRanks(),
           (e.missingRanks().size() == 1 ? "rank " + e.missingRanks().get(0) : "ranks " + e.missingRanks())
-              + " did not arrive within " + Duration.ofNanos(timeoutNanos)
+              + " did not arrive within " + bounds.timeout()
               + " (relay through " + rendezvousKind + ")"));
     } catch (RuntimeException e) {
       throw broken(c, new CollectiveException(rank, c, "relay through " + rendezvousKind + " failed: " + e, e));

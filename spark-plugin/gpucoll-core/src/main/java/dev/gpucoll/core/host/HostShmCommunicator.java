@@ -73,6 +73,12 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   private final Optional<Algorithm> forced;
   private final Backoff backoff = new Backoff();
   private long epoch;
+  /** Peers' processes, looked up on the first wait for each; null: same process or not visible. */
+  private final ProcessHandle[] peerProcess;
+  private final boolean[] peerLookedUp;
+  private long nextLivenessCheck;
+  /** How often a waiting rank asks whether the peer's process still exists (a /proc read). */
+  private static final long LIVENESS_CHECK_NANOS = 50_000_000;
 
   // Peer headers of the current step.
   private final long[] hSig;
@@ -106,6 +112,8 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     hBytes = new int[size];
     srcs = new Buffer[size];
     srcIdx = new int[size];
+    peerProcess = new ProcessHandle[size];
+    peerLookedUp = new boolean[size];
   }
 
   /** Forms the group's segment through the rendezvous (two rounds) and returns this rank's communicator. */
@@ -199,17 +207,17 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     return List.of(
         "shm segment " + seg.path + " (" + seg.size() + " bytes, unlinked once every rank mapped it)",
         "LL limit " + ll + " bytes, bulk chunk " + bulk + " bytes, one-shot up to " + oneShotMax + " bytes",
-        "timeout " + Duration.ofNanos(timeoutNanos));
+        "timeout " + timeout + " per wait without progress");
   }
 
   // ---- collectives ----
 
   @Override
   String runAllReduce(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
-      ReduceOp op, long deadline) {
+      ReduceOp op) {
     Collective c = Collective.ALL_REDUCE;
     if (problem != null) {
-      return failStep(c, sig, problem, deadline);
+      return failStep(c, sig, problem);
     }
     int es = type.byteSize();
     long bytes = (long) count * es;
@@ -220,9 +228,9 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       do {
         int len = Math.min(per, count - off);
         long e = publishParts(sig, type, len * es, send, off, len);
-        awaitHeaders(c, e, sig, null, deadline);
+        awaitHeaders(c, e, sig, null);
         for (int p = 0; p < size; p++) {
-          HostBuffers.Views v = peerPayload(c, p, e, 0, len * es, deadline);
+          HostBuffers.Views v = peerPayload(c, p, e, 0, len * es);
           srcs[p] = v.of(type);
           srcIdx[p] = viewBase / es;
         }
@@ -246,26 +254,26 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       HostBuffers.copy(out, base, send, off, lo);
       HostBuffers.copy(out, base + hi, send, off + hi, len - hi);
       commit(e, sig, null, len * es, llMode);
-      awaitHeaders(c, e, sig, null, deadline);
+      awaitHeaders(c, e, sig, null);
       for (int p = 0; p < size; p++) {
         if (p == rank) {
           srcs[p] = send;
           srcIdx[p] = off + lo;
           continue;
         }
-        HostBuffers.Views v = peerPayload(c, p, e, lo * es, (hi - lo) * es, deadline);
+        HostBuffers.Views v = peerPayload(c, p, e, lo * es, (hi - lo) * es);
         srcs[p] = v.of(type);
         srcIdx[p] = (viewBase + lo * es) / es;
       }
       reducer.reduce(type, op, size, srcs, srcIdx, size, recv, off + lo, hi - lo);
       // Step 2: everyone publishes its reduced slice; each rank gathers the others'.
       e = publishParts(sig, type, (hi - lo) * es, recv, off + lo, hi - lo);
-      awaitHeaders(c, e, sig, null, deadline);
+      awaitHeaders(c, e, sig, null);
       for (int p = 0; p < size; p++) {
         if (p != rank) {
           int plo = slice(len, p);
           int phi = slice(len, p + 1);
-          HostBuffers.Views v = peerPayload(c, p, e, 0, (phi - plo) * es, deadline);
+          HostBuffers.Views v = peerPayload(c, p, e, 0, (phi - plo) * es);
           HostBuffers.copy(recv, off + plo, v.of(type), viewBase / es, phi - plo);
         }
       }
@@ -279,11 +287,10 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   }
 
   @Override
-  String runAllGather(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
-      long deadline) {
+  String runAllGather(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type) {
     Collective c = Collective.ALL_GATHER;
     if (problem != null) {
-      return failStep(c, sig, problem, deadline);
+      return failStep(c, sig, problem);
     }
     int es = type.byteSize();
     int per = (long) count * es <= ll ? count : Math.max(1, bulk / es);
@@ -291,9 +298,9 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     do {
       int len = Math.min(per, count - off);
       long e = publishParts(sig, type, len * es, send, off, len);
-      awaitHeaders(c, e, sig, null, deadline);
+      awaitHeaders(c, e, sig, null);
       for (int p = 0; p < size; p++) {
-        HostBuffers.Views v = peerPayload(c, p, e, 0, len * es, deadline);
+        HostBuffers.Views v = peerPayload(c, p, e, 0, len * es);
         HostBuffers.copy(recv, p * count + off, v.of(type), viewBase / es, len);
       }
       off += len;
@@ -311,10 +318,10 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
 
   @Override
   String runReduceScatter(Signature sig, String problem, Buffer send, Buffer recv, int count,
-      DataType type, ReduceOp op, long deadline) {
+      DataType type, ReduceOp op) {
     Collective c = Collective.REDUCE_SCATTER;
     if (problem != null) {
-      return failStep(c, sig, problem, deadline);
+      return failStep(c, sig, problem);
     }
     int es = type.byteSize();
     int per = blockElements(count, es);
@@ -322,14 +329,14 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     do {
       int len = Math.min(per, count - off);
       long e = publishBlocks(sig, type, send, count, off, len);
-      awaitHeaders(c, e, sig, null, deadline);
+      awaitHeaders(c, e, sig, null);
       for (int p = 0; p < size; p++) {
         if (p == rank) {
           srcs[p] = send;
           srcIdx[p] = rank * count + off;
           continue;
         }
-        HostBuffers.Views v = peerPayload(c, p, e, rank * len * es, len * es, deadline);
+        HostBuffers.Views v = peerPayload(c, p, e, rank * len * es, len * es);
         srcs[p] = v.of(type);
         srcIdx[p] = (viewBase + rank * len * es) / es;
       }
@@ -340,11 +347,10 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   }
 
   @Override
-  String runAllToAll(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
-      long deadline) {
+  String runAllToAll(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type) {
     Collective c = Collective.ALL_TO_ALL;
     if (problem != null) {
-      return failStep(c, sig, problem, deadline);
+      return failStep(c, sig, problem);
     }
     int es = type.byteSize();
     int per = blockElements(count, es);
@@ -352,13 +358,13 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     do {
       int len = Math.min(per, count - off);
       long e = publishBlocks(sig, type, send, count, off, len);
-      awaitHeaders(c, e, sig, null, deadline);
+      awaitHeaders(c, e, sig, null);
       for (int p = 0; p < size; p++) {
         if (p == rank) {
           HostBuffers.copy(recv, p * count + off, send, rank * count + off, len);
           continue;
         }
-        HostBuffers.Views v = peerPayload(c, p, e, rank * len * es, len * es, deadline);
+        HostBuffers.Views v = peerPayload(c, p, e, rank * len * es, len * es);
         HostBuffers.copy(recv, p * count + off, v.of(type), (viewBase + rank * len * es) / es, len);
       }
       off += len;
@@ -388,10 +394,10 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
 
   @Override
   String runAllToAllv(Signature sig, String problem, Buffer send, int[] sendCounts, int[] sendDispls,
-      Buffer recv, int[] recvCounts, int[] recvDispls, DataType type, long deadline) {
+      Buffer recv, int[] recvCounts, int[] recvDispls, DataType type) {
     Collective c = Collective.ALL_TO_ALLV;
     if (problem != null) {
-      return failStep(c, sig, problem, deadline);
+      return failStep(c, sig, problem);
     }
     // Step 1: every rank publishes its send and receive counts; all check the whole matrix alike.
     long e = ++epoch;
@@ -403,11 +409,11 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       out.put(base + size + q, recvCounts[q]);
     }
     commit(e, sig, null, 16 * size, llMode);
-    awaitHeaders(c, e, sig, null, deadline);
+    awaitHeaders(c, e, sig, null);
     long[][] sends = new long[size][size];
     long[][] recvs = new long[size][size];
     for (int p = 0; p < size; p++) {
-      HostBuffers.Views v = peerPayload(c, p, e, 0, 16 * size, deadline);
+      HostBuffers.Views v = peerPayload(c, p, e, 0, 16 * size);
       LongBuffer in = (LongBuffer) v.of(DataType.INT64);
       for (int q = 0; q < size; q++) {
         sends[p][q] = in.get(viewBase / 8 + q);
@@ -439,11 +445,11 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
         HostBuffers.copy(o, ob + q * per, send, (int) (sendDispls[q] + start), len);
       }
       commit(e, sig, null, bytes, llMode);
-      awaitHeaders(c, e, sig, null, deadline);
+      awaitHeaders(c, e, sig, null);
       for (int p = 0; p < size; p++) {
         int len = (int) Math.max(0, Math.min(per, recvCounts[p] - start));
         if (len > 0) {
-          HostBuffers.Views v = peerPayload(c, p, e, rank * per * es, len * es, deadline);
+          HostBuffers.Views v = peerPayload(c, p, e, rank * per * es, len * es);
           HostBuffers.copy(recv, (int) (recvDispls[p] + start), v.of(type), (viewBase + rank * per * es) / es, len);
         }
       }
@@ -453,10 +459,10 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
 
   @Override
   String runBroadcast(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
-      int root, long deadline) {
+      int root) {
     Collective c = Collective.BROADCAST;
     if (problem != null) {
-      return failStep(c, sig, problem, deadline);
+      return failStep(c, sig, problem);
     }
     int es = type.byteSize();
     int per = (long) count * es <= ll ? count : Math.max(1, bulk / es);
@@ -466,8 +472,8 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       long e = rank == root
           ? publishParts(sig, type, len * es, send, off, len)
           : publishParts(sig, type, 0, null, 0, 0);
-      awaitHeaders(c, e, sig, null, deadline);
-      HostBuffers.Views v = peerPayload(c, root, e, 0, len * es, deadline);
+      awaitHeaders(c, e, sig, null);
+      HostBuffers.Views v = peerPayload(c, root, e, 0, len * es);
       HostBuffers.copy(recv, off, v.of(type), viewBase / es, len);
       off += len;
     } while (off < count);
@@ -475,36 +481,36 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   }
 
   @Override
-  String runBarrier(Signature sig, long deadline) {
+  String runBarrier(Signature sig) {
     long e = publishParts(sig, DataType.INT8, 0, null, 0, 0);
-    awaitHeaders(Collective.BARRIER, e, sig, null, deadline);
+    awaitHeaders(Collective.BARRIER, e, sig, null);
     return "host-flags";
   }
 
   /** A step that carries only this rank's problem; throws after every peer has seen it. */
-  private String failStep(Collective c, Signature sig, String problem, long deadline) {
+  private String failStep(Collective c, Signature sig, String problem) {
     long e = ++epoch;
     commit(e, sig, problem, 0, true);
-    awaitHeaders(c, e, sig, problem, deadline);
+    awaitHeaders(c, e, sig, problem);
     throw new IllegalStateException("unreachable: awaitHeaders must throw for a problem");
   }
 
   @Override
   public Communicator split(int color, int key) {
-    long t0 = begin(null);
+    begin(null);
     try {
-      return splitGroup(color, key, t0 + timeoutNanos);
+      return splitGroup(color, key);
     } finally {
       exit();
     }
   }
 
-  private Communicator splitGroup(int color, int key, long deadline) {
+  private Communicator splitGroup(int color, int key) {
     // Round 0: colors and keys.
     ByteBuffer mine = ByteBuffer.allocate(8).putInt(color).putInt(key);
-    List<byte[]> all = exchangeBytes(Signature.setup(1), mine.array(), deadline);
+    List<byte[]> all = exchangeBytes(Signature.setup(1), mine.array());
     int[] members = splitMembers(all, color);
-    ShmSegment child = SegmentSetup.establish(p -> exchangeBytes(Signature.setup(2), p, deadline), rank,
+    ShmSegment child = SegmentSetup.establish(p -> exchangeBytes(Signature.setup(2), p), rank,
         members, seg.path.getParent(), ll, bulk);
     if (child == null) {
       return null;
@@ -518,7 +524,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   }
 
   /** One step moving a small byte array from every rank to every rank (split, setup). */
-  private List<byte[]> exchangeBytes(Signature sig, byte[] payload, long deadline) {
+  private List<byte[]> exchangeBytes(Signature sig, byte[] payload) {
     if (payload.length > bulk) {
       throw new CollectiveException(rank, null, "setup payload of " + payload.length + " bytes is too big");
     }
@@ -528,10 +534,10 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     int base = llMode ? 0 : seg.bulkOff(rank, half(e));
     out.put(base, payload);
     commit(e, sig, null, payload.length, llMode);
-    awaitHeaders(null, e, sig, null, deadline);
+    awaitHeaders(null, e, sig, null);
     List<byte[]> result = new ArrayList<>(size);
     for (int p = 0; p < size; p++) {
-      HostBuffers.Views v = peerPayload(null, p, e, 0, hBytes[p], deadline);
+      HostBuffers.Views v = peerPayload(null, p, e, 0, hBytes[p]);
       byte[] b = new byte[hBytes[p]];
       ((ByteBuffer) v.of(DataType.INT8)).get(viewBase, b);
       result.add(b);
@@ -600,7 +606,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
    * Waits for every rank's step-e header, then fails alike on every rank if any rank published a
    * problem or a different signature.
    */
-  private void awaitHeaders(Collective c, long e, Signature sig, String ownProblem, long deadline) {
+  private void awaitHeaders(Collective c, long e, Signature sig, String ownProblem) {
     int h = half(e);
     boolean trouble = ownProblem != null;
     long sigWord = sig.packed();
@@ -608,7 +614,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     for (int p = 0; p < size; p++) {
       int off = seg.headerOff(p, h);
       if ((long) ShmSegment.LONGS.getAcquire(buf, off) != e) {
-        waitFlag(c, p, e, off, deadline, "step header");
+        waitFlag(c, p, e, off, "step header");
       }
       hSig[p] = buf.getLong(off + 8);
       hCount[p] = buf.getLong(off + 16);
@@ -620,6 +626,18 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     }
     if (trouble) {
       reportTrouble(c, e, ownProblem);
+    }
+    // This rank's step flag is published; a rank that gave up marked the group before it stopped
+    // waiting, so a rank arriving after that fails here instead of completing a step its peers
+    // abandoned (the fence keeps the load after the flag store; only an arrival at the very
+    // instant of giving up can still complete).
+    java.lang.invoke.VarHandle.fullFence();
+    int abortedBy = seg.abortedBy();
+    if (abortedBy >= 0) {
+      String why = seg.reason(abortedBy);
+      markBroken("rank " + abortedBy + " gave up on the group: " + why);
+      throw new CollectiveException(rank, c, "rank " + abortedBy + " gave up on the group (" + why
+          + ") before this rank completed step " + e + "; the group is unusable");
     }
   }
 
@@ -663,7 +681,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
    * them; payload byte 0 sits at {@link #viewBase}. LL payloads are unpacked into p's stage,
    * waiting for each slot's flag.
    */
-  private HostBuffers.Views peerPayload(Collective c, int p, long e, int off, int len, long deadline) {
+  private HostBuffers.Views peerPayload(Collective c, int p, long e, int off, int len) {
     if (off + len > hBytes[p]) {
       throw new CollectiveException(rank, c, "rank " + p + " published " + hBytes[p]
           + " payload bytes in step " + e + ", this rank needs " + (off + len));
@@ -679,7 +697,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     int slot = seg.llOff(p, h) + first * 16;
     for (int w = first; w < end; w++, slot += 16) {
       if ((long) ShmSegment.LONGS.getAcquire(buf, slot + 8) != e) {
-        waitFlag(c, p, e, slot + 8, deadline, "LL slot " + w);
+        waitFlag(c, p, e, slot + 8, "LL slot " + w);
       }
       stage.putLong(w << 3, buf.getLong(slot));
     }
@@ -687,9 +705,15 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     return stageIn[p];
   }
 
-  /** Waits until the flag at {@code off} holds e, or fails naming rank p and the step. */
-  private void waitFlag(Collective c, int p, long e, int off, long deadline, String what) {
+  /**
+   * Waits until the flag at {@code off} holds e, or fails naming rank p and the step. The timeout
+   * runs from the start of this wait: it bounds the time without progress, so a long call whose
+   * peers keep arriving never times out. A cancellation of the call ends the wait at the next slow
+   * check.
+   */
+  private void waitFlag(Collective c, int p, long e, int off, String what) {
     Backoff b = backoff.begin();
+    long deadline = System.nanoTime() + bounds.timeoutNanos();
     while (true) {
       long v = (long) ShmSegment.LONGS.getAcquire(buf, off);
       if (v == e) {
@@ -699,29 +723,75 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
         fail(c, new CollectiveException(rank, c, "rank " + p + " is at step " + v + ", ahead of step " + e
             + ": the ranks' call sequences diverged"));
       }
-      if (b.slowCheckDue() && isClosed()) {
-        fail(c, new CollectiveException(rank, c, "the communicator was closed while this rank waited for rank "
-            + p + " in step " + e));
-      }
-      if (b.slowCheckDue() && p != rank) {
-        long state = seg.state(p);
-        if (state != ShmSegment.STATE_ALIVE && (long) ShmSegment.LONGS.getAcquire(buf, off) != e) {
-          String what2 = state == ShmSegment.STATE_CLOSED ? "closed its communicator" : "gave up";
-          fail(c, new CollectiveException(rank, c, "rank " + p + " " + what2 + " while this rank waited for its "
-              + what + " of step " + e + ": " + seg.reason(p)));
+      if (b.slowCheckDue()) {
+        if (isClosed()) {
+          fail(c, new CollectiveException(rank, c, "the communicator was closed while this rank waited for rank "
+              + p + " in step " + e));
+        }
+        String cancelled = bounds.cancellation();
+        if (cancelled != null) {
+          fail(c, new CollectiveException(rank, c, "cancelled while waiting for rank " + p + " in step " + e
+              + ": " + cancelled));
+        }
+        if (p != rank) {
+          long state = seg.state(p);
+          if (state != ShmSegment.STATE_ALIVE && (long) ShmSegment.LONGS.getAcquire(buf, off) != e) {
+            String what2 = state == ShmSegment.STATE_CLOSED ? "closed its communicator" : "gave up";
+            fail(c, new CollectiveException(rank, c, "rank " + p + " " + what2 + " while this rank waited for its "
+                + what + " of step " + e + ": " + seg.reason(p)));
+          }
+          String dead = deadProcess(p);
+          if (dead != null && (long) ShmSegment.LONGS.getAcquire(buf, off) != e) {
+            fail(c, new CollectiveTimeoutException(rank, c, List.of(p), "rank " + p + " is gone: " + dead
+                + " while this rank waited for its " + what + " of step " + e));
+          }
         }
       }
       if (!b.pause(deadline)) {
         fail(c, new CollectiveTimeoutException(rank, c, List.of(p), "rank " + p + " did not arrive within "
-            + Duration.ofNanos(timeoutNanos) + " (waited for its " + what + " of step " + e + ")"));
+            + bounds.timeout() + " (waited for its " + what + " of step " + e + ")"));
       }
     }
   }
 
-  /** The group cannot go on: tell the peers (they fail fast naming this rank) and throw. */
+  /**
+   * Why peer p's process no longer exists, or null (alive, not checked yet this period, in this
+   * process, or not visible from here). Checked at most every {@link #LIVENESS_CHECK_NANOS}.
+   */
+  private String deadProcess(int p) {
+    long now = System.nanoTime();
+    if (now - nextLivenessCheck < 0) {
+      return null;
+    }
+    nextLivenessCheck = now + LIVENESS_CHECK_NANOS;
+    if (!peerLookedUp[p]) {
+      long pid = seg.pid(p);
+      if (pid == 0) {
+        return null; // not recorded yet
+      }
+      peerLookedUp[p] = true;
+      if (pid == ProcessHandle.current().pid() || !seg.pidVisible(p)) {
+        return null;
+      }
+      java.util.Optional<ProcessHandle> h = ProcessHandle.of(pid);
+      if (h.isEmpty()) {
+        return "its process (pid " + pid + ") died";
+      }
+      peerProcess[p] = h.get();
+    }
+    ProcessHandle h = peerProcess[p];
+    return h == null || h.isAlive() ? null : "its process (pid " + h.pid() + ") died";
+  }
+
+  /**
+   * The group cannot go on: mark it failed for every rank (a rank arriving later must not complete
+   * this step: it sees the mark after publishing its own), tell the peers (they fail fast naming
+   * this rank) and throw.
+   */
   private void fail(Collective c, CollectiveException error) {
     markBroken(error.getMessage());
     seg.setState(rank, ShmSegment.STATE_ABORTED, error.getMessage());
+    seg.abortGroup(rank);
     throw error;
   }
 }

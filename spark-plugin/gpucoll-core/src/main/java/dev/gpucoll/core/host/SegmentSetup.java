@@ -11,8 +11,9 @@ import java.util.List;
  * Gives a new group its shared-memory segment in two exchange rounds among a parent group (the
  * rendezvous at creation, the parent's segment for split): round 1, each new group's leader
  * creates the segment and sends its path; round 2, every member maps it and says whether that
- * worked. The leader then unlinks the file: from here on it lives only as long as some rank maps
- * it. Every member fails if any member of its group failed, so no rank is left waiting.
+ * worked. Every member then unlinks the file (whichever survives does it): from here on it lives
+ * only as long as some rank maps it. Every member fails if any member of its group failed, so no
+ * rank is left waiting.
  */
 final class SegmentSetup {
   /** An all-gather among the parent group; returns payloads by parent rank. */
@@ -48,6 +49,7 @@ final class SegmentSetup {
       round1 = "";
     }
     ShmSegment mine = created;
+    Path known = created == null ? null : created.path;
     try {
       List<byte[]> paths = exchange.allGather(round1.getBytes(StandardCharsets.UTF_8));
       String round2 = "";
@@ -55,7 +57,9 @@ final class SegmentSetup {
         String fromLeader = new String(paths.get(members[0]), StandardCharsets.UTF_8);
         if (fromLeader.startsWith(OK)) {
           try {
-            mine = ShmSegment.open(Path.of(fromLeader.substring(OK.length())), members.length);
+            Path named = Path.of(fromLeader.substring(OK.length()));
+            mine = ShmSegment.open(dir, named, members.length);
+            known = named; // checked: a segment file in the shm directory, ours
             round2 = OK;
           } catch (IOException | RuntimeException e) {
             round2 = ERR + "cannot map the segment " + fromLeader.substring(OK.length()) + ": " + e;
@@ -81,15 +85,24 @@ final class SegmentSetup {
       }
       ShmSegment ok = mine;
       mine = null;
+      if (ok != null) {
+        int newRank = 0;
+        while (members[newRank] != parentRank) {
+          newRank++;
+        }
+        ok.setPid(newRank, ProcessHandle.current().pid());
+      }
       return ok;
     } finally {
       if (mine != null) {
         mine.close();
       }
-      if (created != null) {
+      if (known != null) {
         try {
-          created.unlink();
-        } catch (IOException e) {
+          // Only after round 2 (every member mapped it, or setup failed): unlinked by whoever
+          // is still alive, also when the leader died meanwhile.
+          java.nio.file.Files.deleteIfExists(known);
+        } catch (IOException | RuntimeException e) {
           // the file is gone or unreachable; nothing more to do
         }
       }

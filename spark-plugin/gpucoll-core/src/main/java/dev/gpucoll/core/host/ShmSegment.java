@@ -11,21 +11,25 @@ import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 
 /**
  * One group's shared-memory segment: a file under the shm directory (mode 0600) that every rank
- * maps. The creator unlinks it once every rank has mapped it, so a JVM that dies later leaks
- * nothing; {@link #close()} unmaps.
+ * maps. Every member unlinks it once every rank has mapped it, so a JVM that dies later leaks
+ * nothing; {@link #close()} unmaps. The name carries the creator's pid namespace and pid, so a
+ * segment whose creator died during setup is swept by the next {@link #create} in the directory.
  *
  * <p>Layout (every offset 8-byte aligned, blocks 4 KiB aligned):
  * <pre>
- *   global header (4 KiB): magic, version, ranks, llBytes, bulkBytes, rankStride
+ *   global header (4 KiB): magic, version, ranks, llBytes, bulkBytes; at 64 the group's abort
+ *     word (0, or 1 + the first rank that gave up on the group)
  *   rank block r (rankStride bytes), written only by rank r:
- *     control (512 B): state (alive / closed / aborted) and the abort reason
+ *     control (512 B): state (alive / closed / aborted), the abort reason, at 448 the pid
  *     half 0 and half 1 (epoch parity), each:
  *       step header (256 B): epoch flag, call signature, status, payload mode and size, error text
  *       LL slots (2 * llBytes): 16-byte slots, 8 B data then an 8 B epoch flag
@@ -48,6 +52,11 @@ final class ShmSegment implements AutoCloseable {
   static final long STATE_CLOSED = 1;
   static final long STATE_ABORTED = 2;
   static final int REASON_MAX = 400;
+  private static final int ABORT_OFF = 64;
+  private static final int PID_OFF = 448;
+  private static final int PID_NS_OFF = 456;
+  private static final String PREFIX = "gpucoll-";
+  private static final String SUFFIX = ".shm";
 
   final Path path;
   final MappedByteBuffer buf;
@@ -83,6 +92,7 @@ final class ShmSegment implements AutoCloseable {
       throw new IllegalArgumentException("segment for " + ranks + " ranks would be " + total
           + " bytes; limit 2 GiB");
     }
+    sweepStale(dir);
     Path path = newPath(dir);
     try (FileChannel ch = FileChannel.open(path, java.util.Set.of(StandardOpenOption.CREATE_NEW,
             StandardOpenOption.READ, StandardOpenOption.WRITE),
@@ -104,9 +114,27 @@ final class ShmSegment implements AutoCloseable {
     }
   }
 
-  /** Maps a segment another rank created and checks it is one of ours, for {@code ranks} ranks. */
-  static ShmSegment open(Path path, int ranks) throws IOException {
-    try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+  /**
+   * Maps a segment another rank created and checks it is one of ours, for {@code ranks} ranks. The
+   * path came from a peer, so it must name a segment file directly in {@code dir}, be no symbolic
+   * link (opened with O_NOFOLLOW), be a regular file of this process's user with mode 0600.
+   */
+  static ShmSegment open(Path dir, Path path, int ranks) throws IOException {
+    Path d = dir.toAbsolutePath().normalize();
+    Path p = path.toAbsolutePath().normalize();
+    String name = p.getFileName() == null ? "" : p.getFileName().toString();
+    if (!p.equals(path) || !d.equals(p.getParent()) || !name.startsWith(PREFIX) || !name.endsWith(SUFFIX)) {
+      throw new IOException(path + " is not a segment file in the shm directory " + d);
+    }
+    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE,
+        LinkOption.NOFOLLOW_LINKS)) {
+      PosixFileAttributes a = Files.readAttributes(p, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+      String me = System.getProperty("user.name");
+      if (!a.isRegularFile() || !a.owner().getName().equals(me)
+          || !a.permissions().equals(PosixFilePermissions.fromString("rw-------"))) {
+        throw new IOException(p + " is not a regular file of user " + me + " with mode 0600 (owner "
+            + a.owner().getName() + ", mode " + PosixFilePermissions.toString(a.permissions()) + ")");
+      }
       long size = ch.size();
       if (size < GLOBAL_BYTES) {
         throw new IOException(path + " is " + size + " bytes: not a gpucoll segment");
@@ -130,20 +158,57 @@ final class ShmSegment implements AutoCloseable {
     }
   }
 
+  /**
+   * Deletes segment files in {@code dir} whose creator (named in the file name, in this pid
+   * namespace) is gone: a creator killed between creating a segment and its members' unlink
+   * leaves one. Files of other namespaces and of live processes are left alone.
+   */
+  static void sweepStale(Path dir) {
+    String mine = PREFIX + PID_NAMESPACE + "-";
+    try (var files = Files.newDirectoryStream(dir, PREFIX + "*" + SUFFIX)) {
+      for (Path f : files) {
+        String name = f.getFileName().toString();
+        if (!name.startsWith(mine)) {
+          continue;
+        }
+        String[] parts = name.substring(mine.length()).split("-");
+        try {
+          long pid = Long.parseLong(parts[0]);
+          if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+            continue;
+          }
+          Files.deleteIfExists(f);
+        } catch (NumberFormatException | IOException e) {
+          // not ours to judge, or already gone
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // an unreadable directory: create() reports the real problem
+    }
+  }
+
+  /** This process's pid namespace ("pid:[4026531836]" → "4026531836"), "0" when unknown. */
+  private static final String PID_NAMESPACE = pidNamespace();
+
+  private static String pidNamespace() {
+    try {
+      String link = Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString();
+      return link.replaceAll("[^0-9]", "");
+    } catch (IOException | RuntimeException e) {
+      return "0";
+    }
+  }
+
   private static Path newPath(Path dir) throws IOException {
     SecureRandom random = new SecureRandom();
     for (int i = 0; i < 10; i++) {
-      Path p = dir.resolve("gpucoll-" + ProcessHandle.current().pid() + "-"
-          + Long.toHexString(random.nextLong() & Long.MAX_VALUE) + ".shm");
+      Path p = dir.toAbsolutePath().normalize().resolve(PREFIX + PID_NAMESPACE + "-"
+          + ProcessHandle.current().pid() + "-" + Long.toHexString(random.nextLong() & Long.MAX_VALUE) + SUFFIX);
       if (!Files.exists(p)) {
         return p;
       }
     }
     throw new FileAlreadyExistsException(dir + ": could not pick a fresh segment name");
-  }
-
-  void unlink() throws IOException {
-    Files.deleteIfExists(path);
   }
 
   int controlOff(int rank) {
@@ -176,6 +241,46 @@ final class ShmSegment implements AutoCloseable {
     buf.putInt(off + 8, text.length);
     buf.put(off + 12, text);
     LONGS.setRelease(buf, off, state);
+  }
+
+  /** Records this rank's process (and pid namespace), so peers waiting on it can tell that it died. */
+  void setPid(int rank, long pid) {
+    LONGS.setRelease(buf, controlOff(rank) + PID_NS_OFF, pidNamespaceNumber());
+    LONGS.setRelease(buf, controlOff(rank) + PID_OFF, pid);
+  }
+
+  /** Whether rank's recorded pid is one this process can look up (same pid namespace). */
+  boolean pidVisible(int rank) {
+    long ns = (long) LONGS.getAcquire(buf, controlOff(rank) + PID_NS_OFF);
+    return ns != 0 && ns == pidNamespaceNumber();
+  }
+
+  private static long pidNamespaceNumber() {
+    try {
+      return Long.parseLong(PID_NAMESPACE);
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+
+  /** Rank's process id, 0 until it recorded it. */
+  long pid(int rank) {
+    return (long) LONGS.getAcquire(buf, controlOff(rank) + PID_OFF);
+  }
+
+  /**
+   * Marks the whole group failed, naming the first rank that gave up; later marks keep the first.
+   * Volatile, paired with {@link #abortedBy()} after a rank published its step (see awaitHeaders).
+   */
+  void abortGroup(int rank) {
+    if (!unmapped) {
+      LONGS.compareAndSet(buf, ABORT_OFF, 0L, (long) rank + 1);
+    }
+  }
+
+  /** The first rank that gave up on the group, or -1. */
+  int abortedBy() {
+    return (int) ((long) LONGS.getVolatile(buf, ABORT_OFF)) - 1;
   }
 
   long state(int rank) {

@@ -25,7 +25,7 @@ public final class ChildRank {
     int rank = Integer.parseInt(args[2]);
     int size = Integer.parseInt(args[3]);
     String scenario = args[4];
-    GpuCollConf conf = GpuCollConf.of(Map.of("spark.gpucoll.timeout", scenario.equals("missing") ? "3s" : "30s",
+    GpuCollConf conf = GpuCollConf.of(Map.of("spark.gpucoll.timeout", "30s",
         "spark.gpucoll.host.shmDir", args[1]));
     try (FileRendezvous rv = new FileRendezvous(dir, "procs", rank, size);
         Communicator comm = CommunicatorFactory.create(rv, conf, "localhost")) {
@@ -38,11 +38,13 @@ public final class ChildRank {
           if (rank == size - 1) {
             Runtime.getRuntime().halt(0); // dies without closing: its peers must time out naming it
           }
+          long t0 = System.nanoTime();
           try {
             comm.allReduce(new float[16], ReduceOp.SUM);
             throw new AssertionError("no timeout");
           } catch (CollectiveTimeoutException e) {
-            System.out.println("TIMEOUT " + e.missingRanks() + " " + e.getMessage());
+            System.out.println("TIMEOUT " + e.missingRanks() + " " + (System.nanoTime() - t0) / 1_000_000 + " ms "
+                + e.getMessage());
           }
         }
         default -> throw new IllegalArgumentException(scenario);

@@ -2,12 +2,14 @@ package dev.gpucoll.core.rendezvous;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpucoll.api.CollectiveTimeoutException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,8 +66,61 @@ class RendezvousTest {
   @Test
   void fileRoundsMatchByNumberAndCleanUp() throws Exception {
     rounds(3, 20, r -> new FileRendezvous(tmp, "g/1", r, 3));
-    try (var files = Files.list(tmp.resolve("g_1"))) {
-      assertTrue(files.count() <= 3, "old rounds are deleted");
+    try (var files = Files.list(tmp)) {
+      assertEquals(List.of(), files.toList(), "every round, claim and the folder are deleted at close");
+    }
+  }
+
+  /** A directory and group id can be used again, also after a group whose process died in it. */
+  @Test
+  void fileDirectoryAndIdCanBeReusedAfterACleanAndADeadGroup() throws Exception {
+    rounds(2, 3, r -> new FileRendezvous(tmp, "again", r, 2));
+    rounds(2, 3, r -> new FileRendezvous(tmp, "again", r, 2));
+    // A rank of an earlier group left its claim and round 0 behind, then its process died.
+    FileRendezvous abandoned = new FileRendezvous(tmp, "again", 1, 2);
+    assertThrows(CollectiveTimeoutException.class, () -> abandoned.allGather(new byte[] {9, 9}, Duration.ofMillis(50)));
+    Process gone = new ProcessBuilder("true").start();
+    gone.waitFor();
+    Path folder = tmp.resolve(FileRendezvous.folderName("again"));
+    Files.write(folder.resolve("claim-1"), java.nio.ByteBuffer.allocate(16).putLong(42).putLong(gone.pid()).array());
+    assertTrue(Files.exists(folder.resolve("r0-1")));
+    rounds(2, 3, r -> new FileRendezvous(tmp, "again", r, 2)); // asserts no rank read the stale {9, 9}
+    try (var files = Files.list(tmp)) {
+      assertEquals(List.of(), files.toList());
+    }
+  }
+
+  /** Two live groups with one id never pair up: the second fails at once, naming the holder. */
+  @Test
+  void fileConcurrentGroupsWithOneIdFailClearly() {
+    try (FileRendezvous first = new FileRendezvous(tmp, "same", 0, 2)) {
+      IllegalStateException e = assertThrows(IllegalStateException.class, () -> new FileRendezvous(tmp, "same", 0, 2));
+      assertTrue(e.getMessage().contains("rank 0 is already taken by live process " + ProcessHandle.current().pid()),
+          e.getMessage());
+    }
+  }
+
+  @Test
+  void fileGroupIdsCannotCollideOrEscapeAndFilesArePrivate() throws Exception {
+    assertNotEquals(FileRendezvous.folderName("a/b"), FileRendezvous.folderName("a_b"));
+    assertNotEquals(FileRendezvous.folderName("a.b"), FileRendezvous.folderName("a_2eb"));
+    for (String id : List.of("..", ".", "../x", "/etc", "a/../../b")) {
+      Path f = tmp.resolve(FileRendezvous.folderName(id)).normalize();
+      assertEquals(tmp, f.getParent(), id);
+    }
+    String longA = "x".repeat(300) + "a";
+    String longB = "x".repeat(300) + "b";
+    assertNotEquals(FileRendezvous.folderName(longA), FileRendezvous.folderName(longB));
+    assertTrue(FileRendezvous.folderName(longA).length() <= 160);
+    try (FileRendezvous one = new FileRendezvous(tmp, "p/..", 0, 1)) {
+      Path folder = tmp.resolve(FileRendezvous.folderName("p/.."));
+      assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(folder)));
+      one.allGather(new byte[] {1}, Duration.ofSeconds(5));
+      try (var files = Files.list(folder)) {
+        for (Path p : files.toList()) {
+          assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(p)), p.toString());
+        }
+      }
     }
   }
 
@@ -102,7 +157,8 @@ class RendezvousTest {
         .allGather(huge, Duration.ofSeconds(1)));
     // a corrupted file is rejected, not read as data
     FileRendezvous f0 = new FileRendezvous(tmp, "c", 0, 2);
-    Files.write(tmp.resolve("c").resolve("r0-1"), new byte[] {1, 2, 3});
+    FileRendezvous f1 = new FileRendezvous(tmp, "c", 1, 2);
+    Files.write(tmp.resolve(FileRendezvous.folderName("c")).resolve("r0-1"), new byte[] {1, 2, 3});
     IllegalStateException bad = assertThrows(IllegalStateException.class,
         () -> f0.allGather(new byte[1], Duration.ofSeconds(1)));
     assertTrue(bad.getMessage().contains("rank 1's round 0 file is not a gpucoll rendezvous file"), bad.getMessage());

@@ -11,12 +11,15 @@ import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.rendezvous.Rendezvous;
+import dev.gpucoll.core.wait.CallBounds;
 import dev.gpucoll.cuda.eligibility.BufferRegistration;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntSupplier;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.global.cudart;
 import org.bytedeco.cuda.global.nccl;
@@ -36,11 +39,15 @@ import org.bytedeco.javacpp.PointerPointer;
  * stream; symmetric windows for Zero-CTA and NCCL's symmetric kernels; and the raw
  * {@code ncclComm_t} for libraries that take one (cuSOLVERMp, cuFFTMp).
  *
- * <p>The communicator is non-blocking (config.blocking = 0): every NCCL call is followed by polling
- * ncclCommGetAsyncError until it completes, so a peer that never arrives or an asynchronous NCCL
- * error ends in ncclCommAbort and a {@link CollectiveException} naming the rank and the collective
- * instead of a hang. Functions newer than the loaded libnccl are never called ({@link NcclLibrary}).
- * Not thread-safe, like NCCL communicators.
+ * <p>The communicator is blocking (config.blocking = 1, NCCL's cheapest enqueue path; NCCL 2.28.3
+ * also deregisters symmetric windows only on blocking communicators). Every call that can wait for
+ * peers runs under the process's {@link NcclWatchdog}, as PyTorch's ProcessGroupNCCL does: past
+ * its {@link CallBounds} timeout, or when its caller is cancelled (interrupt, Spark task kill), the
+ * watchdog thread calls ncclCommAbort, the call returns, and it fails with a
+ * {@link CollectiveException} naming the rank, the call and the reason instead of hanging.
+ * ncclCommInitRankConfig itself cannot be watched (no handle exists until it returns): it relies on
+ * the rendezvous round just before it. Functions newer than the loaded libnccl are never called
+ * ({@link NcclLibrary}). Not thread-safe, like NCCL communicators.
  */
 public final class NcclCommunicator implements AutoCloseable {
   private static final int UNIQUE_ID_BYTES = 128;
@@ -53,7 +60,6 @@ public final class NcclCommunicator implements AutoCloseable {
   private final int size;
   private final int device;
   private final int ctaPolicy;
-  private final boolean blocking;
   private final Duration timeout;
   private final PathProof proof;
   private final List<Window> windows = new ArrayList<>();
@@ -63,7 +69,8 @@ public final class NcclCommunicator implements AutoCloseable {
   /** Per collective, the element types and reductions used (symmetric kernels depend on them). */
   private final java.util.Map<Collective, java.util.Set<DataType>> callTypes = new java.util.EnumMap<>(Collective.class);
   private final java.util.Map<Collective, java.util.Set<ReduceOp>> callOps = new java.util.EnumMap<>(Collective.class);
-  private boolean closed;
+  /** Set once by close() or abort() (the latter possibly from the watchdog thread). */
+  private final AtomicBoolean ended = new AtomicBoolean();
 
   /** A buffer range registered as an NCCL window. */
   public record Window(long address, long bytes, long handle) {
@@ -100,9 +107,8 @@ public final class NcclCommunicator implements AutoCloseable {
   }
 
   private NcclCommunicator(NcclLibrary lib, ncclComm comm, int rank, int size, int device, int ctaPolicy,
-      boolean blocking, Duration timeout, String groupId) {
+      Duration timeout, String groupId) {
     this.lib = lib;
-    this.blocking = blocking;
     this.comm = comm;
     this.rank = rank;
     this.size = size;
@@ -119,14 +125,13 @@ public final class NcclCommunicator implements AutoCloseable {
 
   /**
    * Creates this rank's communicator: rank 0 makes the unique id, one rendezvous round gives it to
-   * every rank, then ncclCommInitRankConfig with {@code ctaPolicy} (NCCL_CTA_POLICY_* bits),
-   * non-blocking unless {@code blocking} (see GpuCollConf.NCCL_BLOCKING for the trade-off).
+   * every rank, then ncclCommInitRankConfig with {@code ctaPolicy} (NCCL_CTA_POLICY_* bits), a
+   * blocking communicator whose waits the watchdog bounds.
    *
    * @throws NcclUnavailableException when NCCL cannot be loaded here
    * @throws CollectiveException      naming the rank when NCCL fails or peers do not come in time
    */
-  public static NcclCommunicator create(Rendezvous rendezvous, int device, int ctaPolicy, boolean blocking,
-      Duration timeout) {
+  public static NcclCommunicator create(Rendezvous rendezvous, int device, int ctaPolicy, Duration timeout) {
     NcclLibrary lib = requireLibrary();
     int rank = rendezvous.rank();
     int size = rendezvous.size();
@@ -145,23 +150,21 @@ public final class NcclCommunicator implements AutoCloseable {
     ncclUniqueId id = new ncclUniqueId();
     id.internal().put(idBytes);
     checkCuda(rank, cudart.cudaSetDevice(device), "cudaSetDevice(" + device + ")");
-    ncclConfig_t config = config(lib, ctaPolicy, blocking);
+    ncclConfig_t config = config(lib, ctaPolicy);
     PointerPointer<ncclComm> out = new PointerPointer<>(1);
     int rc = nccl.ncclCommInitRankConfig(out, size, id, rank, config);
-    ncclComm comm = new ncclComm(out.get(0));
-    NcclCommunicator c = new NcclCommunicator(lib, comm, rank, size, device, ctaPolicy, blocking, timeout,
+    check(rank, null, rc, "ncclCommInitRankConfig(" + size + " ranks, CTA policy " + ctaPolicy + ")");
+    return new NcclCommunicator(lib, new ncclComm(out.get(0)), rank, size, device, ctaPolicy, timeout,
         rendezvous.groupId());
-    c.await(rc, "ncclCommInitRankConfig(" + size + " ranks, CTA policy " + ctaPolicy + ")", null);
-    return c;
   }
 
-  /** ncclConfig_t as NCCL_CONFIG_INITIALIZER builds it, with the blocking mode and the CTA policy. */
-  private static ncclConfig_t config(NcclLibrary lib, int ctaPolicy, boolean blocking) {
+  /** ncclConfig_t as NCCL_CONFIG_INITIALIZER builds it, blocking, with the CTA policy. */
+  private static ncclConfig_t config(NcclLibrary lib, int ctaPolicy) {
     ncclConfig_t c = new ncclConfig_t();
     // The bindings' struct is 2.29's; NCCL copies min(size, its own sizeof) bytes, so an older
     // library simply ignores the fields it does not know.
     c.size(Loader.sizeof(ncclConfig_t.class)).magic(CONFIG_MAGIC).version(lib.version())
-        .blocking(blocking ? 1 : 0).cgaClusterSize(UNDEF).minCTAs(UNDEF).maxCTAs(UNDEF).netName(null).splitShare(UNDEF)
+        .blocking(1).cgaClusterSize(UNDEF).minCTAs(UNDEF).maxCTAs(UNDEF).netName(null).splitShare(UNDEF)
         .trafficClass(UNDEF).commName(null).collnetEnable(UNDEF).CTAPolicy(UNDEF).shrinkShare(UNDEF)
         .nvlsCTAs(UNDEF).nChannelsPerNetPeer(UNDEF).nvlinkCentricSched(UNDEF).graphUsageMode(UNDEF)
         .numRmaCtx(UNDEF);
@@ -183,29 +186,19 @@ public final class NcclCommunicator implements AutoCloseable {
     lib.require(NcclCapability.COMM_SPLIT);
     checkCuda(rank, cudart.cudaSetDevice(device), "cudaSetDevice(" + device + ")");
     PointerPointer<ncclComm> out = new PointerPointer<>(1);
-    int rc = nccl.ncclCommSplit(comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, out, config(lib, ctaPolicy, blocking));
     String what = "ncclCommSplit(color " + color + ", key " + key + ")";
-    // Non-blocking: NCCL writes the new handle from its init thread, after the call returned
-    // ncclInProgress (seen on 2.28.3: reading it at once gave NULL). Wait for the parent first.
-    await(rc, what, null);
+    int rc = blockingCall(what, null,
+        () -> nccl.ncclCommSplit(comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, out, config(lib, ctaPolicy)));
+    check(rc, what, null);
     if (color < 0) {
       return null;
     }
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (out.get(0) == null || out.get(0).address() == 0) {
-      if (System.nanoTime() > deadline) {
-        throw new CollectiveTimeoutException(rank, null, List.of(), what + " gave no communicator within " + timeout);
-      }
-      LockSupport.parkNanos(50_000);
-    }
-    NcclCommunicator sub = new NcclCommunicator(lib, new ncclComm(out.get(0)), rank, size, device, ctaPolicy,
-        blocking, timeout, "split(" + color + "," + key + ") of rank " + rank);
-    sub.await(ncclInProgress, what, null);
+    ncclComm sub = new ncclComm(out.get(0));
     int[] n = new int[1];
     int[] r = new int[1];
-    check(rank, null, nccl.ncclCommCount(sub.comm, n), "ncclCommCount");
-    check(rank, null, nccl.ncclCommUserRank(sub.comm, r), "ncclCommUserRank");
-    return new NcclCommunicator(lib, sub.comm, r[0], n[0], device, ctaPolicy, blocking, timeout,
+    check(rank, null, nccl.ncclCommCount(sub, n), "ncclCommCount");
+    check(rank, null, nccl.ncclCommUserRank(sub, r), "ncclCommUserRank");
+    return new NcclCommunicator(lib, sub, r[0], n[0], device, ctaPolicy, timeout,
         "split(" + color + "," + key + ") of rank " + rank);
   }
 
@@ -214,22 +207,27 @@ public final class NcclCommunicator implements AutoCloseable {
   public void allReduce(long send, long recv, long count, DataType type, ReduceOp op, long stream) {
     ensureOpen(Collective.ALL_REDUCE);
     noteBuffers(Collective.ALL_REDUCE, type, op, send, count * type.byteSize(), recv, count * type.byteSize());
-    int rc = nccl.ncclAllReduce(ptr(send), ptr(recv), count, ncclType(type), ncclOp(op), comm, stream(stream));
-    finish(rc, "ncclAllReduce", Collective.ALL_REDUCE);
+    int t = ncclType(type);
+    int o = ncclOp(op);
+    finish("ncclAllReduce", Collective.ALL_REDUCE,
+        () -> nccl.ncclAllReduce(ptr(send), ptr(recv), count, t, o, comm, stream(stream)));
   }
 
   public void allGather(long send, long recv, long count, DataType type, long stream) {
     ensureOpen(Collective.ALL_GATHER);
     noteBuffers(Collective.ALL_GATHER, type, null, send, count * type.byteSize(), recv, count * type.byteSize() * size);
-    int rc = nccl.ncclAllGather(ptr(send), ptr(recv), count, ncclType(type), comm, stream(stream));
-    finish(rc, "ncclAllGather", Collective.ALL_GATHER);
+    int t = ncclType(type);
+    finish("ncclAllGather", Collective.ALL_GATHER,
+        () -> nccl.ncclAllGather(ptr(send), ptr(recv), count, t, comm, stream(stream)));
   }
 
   public void reduceScatter(long send, long recv, long count, DataType type, ReduceOp op, long stream) {
     ensureOpen(Collective.REDUCE_SCATTER);
     noteBuffers(Collective.REDUCE_SCATTER, type, op, send, count * type.byteSize() * size, recv, count * type.byteSize());
-    int rc = nccl.ncclReduceScatter(ptr(send), ptr(recv), count, ncclType(type), ncclOp(op), comm, stream(stream));
-    finish(rc, "ncclReduceScatter", Collective.REDUCE_SCATTER);
+    int t = ncclType(type);
+    int o = ncclOp(op);
+    finish("ncclReduceScatter", Collective.REDUCE_SCATTER,
+        () -> nccl.ncclReduceScatter(ptr(send), ptr(recv), count, t, o, comm, stream(stream)));
   }
 
   public void broadcast(long send, long recv, long count, DataType type, int root, long stream) {
@@ -238,8 +236,9 @@ public final class NcclCommunicator implements AutoCloseable {
       throw new CollectiveException(rank, Collective.BROADCAST, "root " + root + " is not a rank of " + size);
     }
     noteBuffers(Collective.BROADCAST, type, null, send, count * type.byteSize(), recv, count * type.byteSize());
-    int rc = nccl.ncclBroadcast(ptr(send), ptr(recv), count, ncclType(type), root, comm, stream(stream));
-    finish(rc, "ncclBroadcast", Collective.BROADCAST);
+    int t = ncclType(type);
+    finish("ncclBroadcast", Collective.BROADCAST,
+        () -> nccl.ncclBroadcast(ptr(send), ptr(recv), count, t, root, comm, stream(stream)));
   }
 
   /** recv[r*count..] = send of rank r [rank*count..]: ncclAlltoAll (2.28+) or grouped send/recv. */
@@ -247,8 +246,9 @@ public final class NcclCommunicator implements AutoCloseable {
     ensureOpen(Collective.ALL_TO_ALL);
     noteBuffers(Collective.ALL_TO_ALL, type, null, send, count * type.byteSize() * size, recv, count * type.byteSize() * size);
     if (lib.has(NcclCapability.ALL_TO_ALL)) {
-      finish(nccl.ncclAlltoAll(ptr(send), ptr(recv), count, ncclType(type), comm, stream(stream)),
-          "ncclAlltoAll", Collective.ALL_TO_ALL);
+      int t = ncclType(type);
+      finish("ncclAlltoAll", Collective.ALL_TO_ALL,
+          () -> nccl.ncclAlltoAll(ptr(send), ptr(recv), count, t, comm, stream(stream)));
       return;
     }
     long[] counts = new long[size];
@@ -283,17 +283,20 @@ public final class NcclCommunicator implements AutoCloseable {
     long unit = type.byteSize();
     int t = ncclType(type);
     CUstream_st s = stream(stream);
-    int status = nccl.ncclGroupStart();
-    for (int p = 0; p < size && status == ncclSuccess; p++) {
-      if (sc[p] > 0) {
-        status = nccl.ncclSend(ptr(send + sd[p] * unit), sc[p], t, p, comm, s);
+    // The sends and receives only queue up; ncclGroupEnd launches them and is what may wait.
+    finish("grouped ncclSend/ncclRecv", c, () -> {
+      int status = nccl.ncclGroupStart();
+      for (int p = 0; p < size && status == ncclSuccess; p++) {
+        if (sc[p] > 0) {
+          status = nccl.ncclSend(ptr(send + sd[p] * unit), sc[p], t, p, comm, s);
+        }
+        if (status == ncclSuccess && rc[p] > 0) {
+          status = nccl.ncclRecv(ptr(recv + rd[p] * unit), rc[p], t, p, comm, s);
+        }
       }
-      if (status == ncclSuccess && rc[p] > 0) {
-        status = nccl.ncclRecv(ptr(recv + rd[p] * unit), rc[p], t, p, comm, s);
-      }
-    }
-    int end = nccl.ncclGroupEnd();
-    finish(status != ncclSuccess ? status : end, "grouped ncclSend/ncclRecv", c);
+      int end = nccl.ncclGroupEnd();
+      return status != ncclSuccess ? status : end;
+    });
   }
 
   // ---------------------------------------------------------------- symmetric windows
@@ -339,9 +342,9 @@ public final class NcclCommunicator implements AutoCloseable {
     }
     checkCuda(rank, cudart.cudaSetDevice(device), "cudaSetDevice(" + device + ")");
     PointerPointer<Pointer> win = new PointerPointer<>(1);
-    int rc = nccl.ncclCommWindowRegister(comm, ptr(address), bytes, win, NCCL_WIN_COLL_SYMMETRIC);
-    await(rc, "ncclCommWindowRegister(" + bytes + " B)", null);
-    // Read the handle only now: a non-blocking call may write it from NCCL's thread.
+    String what = "ncclCommWindowRegister(" + bytes + " B)";
+    check(blockingCall(what, null,
+        () -> nccl.ncclCommWindowRegister(comm, ptr(address), bytes, win, NCCL_WIN_COLL_SYMMETRIC)), what, null);
     long handle = win.get(0) == null ? 0 : win.get(0).address();
     if (handle == 0) {
       return new Registration(Optional.empty(), Optional.of("NCCL returned no window (unsupported here)"));
@@ -366,15 +369,14 @@ public final class NcclCommunicator implements AutoCloseable {
   }
 
   private void deregister(Window w) {
-    if (windows.remove(w) && !closed) {
-      int rc = nccl.ncclCommWindowDeregister(comm, new ncclWindow_vidmem(ptr(w.handle())));
-      if (rc != ncclSuccess && rc != ncclInProgress) {
+    if (windows.remove(w) && !ended.get()) {
+      int rc = blockingCall("ncclCommWindowDeregister", null,
+          () -> nccl.ncclCommWindowDeregister(comm, new ncclWindow_vidmem(ptr(w.handle()))));
+      if (rc != ncclSuccess) {
         // The communicator stays usable; destroying it releases the window anyway. Say so, once.
         deregisterFailures.add("ncclCommWindowDeregister(window 0x" + Long.toHexString(w.handle()) + " at 0x"
             + Long.toHexString(w.address()) + "): " + nccl.ncclGetErrorString(rc).getString() + " [" + rc + "]");
-        return;
       }
-      await(rc, "ncclCommWindowDeregister", null);
     }
   }
 
@@ -448,7 +450,7 @@ public final class NcclCommunicator implements AutoCloseable {
 
   /** The raw ncclComm_t, owned by this object: do not destroy it. 0 once closed. */
   public long address() {
-    return closed ? 0 : comm.address();
+    return ended.get() ? 0 : comm.address();
   }
 
   /** Calls and the NCCL log's verdict on the paths they took. */
@@ -464,7 +466,8 @@ public final class NcclCommunicator implements AutoCloseable {
   public void synchronize(long stream, Collective pending) {
     ensureOpen(pending);
     CUstream_st s = stream(stream);
-    long deadline = System.nanoTime() + timeout.toNanos();
+    CallBounds bounds = CallBounds.current(timeout);
+    long deadline = System.nanoTime() + bounds.timeoutNanos();
     int[] state = new int[1];
     for (int spins = 0; ; spins++) {
       int q = cudart.cudaStreamQuery(s);
@@ -484,10 +487,16 @@ public final class NcclCommunicator implements AutoCloseable {
       }
       if (System.nanoTime() > deadline) {
         abort();
-        throw new CollectiveTimeoutException(rank, pending, List.of(), "stream still busy after " + timeout
-            + ": a peer did not join the collective; communicator aborted");
+        throw new CollectiveTimeoutException(rank, pending, List.of(), "stream still busy after "
+            + bounds.timeout() + ": a peer did not join the collective; communicator aborted");
       }
       if (spins > 1000) {
+        String cancelled = bounds.cancellation();
+        if (cancelled != null) {
+          abort();
+          throw new CollectiveException(rank, pending, "cancelled while waiting for the stream: " + cancelled
+              + "; communicator aborted");
+        }
         LockSupport.parkNanos(20_000);
       }
     }
@@ -505,11 +514,12 @@ public final class NcclCommunicator implements AutoCloseable {
     }
   }
 
-  /** ncclCommAbort: frees the communicator at once, ending any operation in flight. Idempotent. */
+  /**
+   * ncclCommAbort: frees the communicator at once, ending any operation in flight (also one blocked
+   * on another thread: the watchdog calls this). Idempotent.
+   */
   public void abort() {
-    if (!closed) {
-      closed = true;
-      windows.clear();
+    if (ended.compareAndSet(false, true)) {
       nccl.ncclCommAbort(comm);
     }
   }
@@ -517,7 +527,7 @@ public final class NcclCommunicator implements AutoCloseable {
   /** Deregisters windows, then ncclCommFinalize + ncclCommDestroy; aborts when that does not finish in time. */
   @Override
   public void close() {
-    if (closed) {
+    if (ended.get()) {
       return;
     }
     try {
@@ -525,9 +535,10 @@ public final class NcclCommunicator implements AutoCloseable {
       for (Window w : new ArrayList<>(windows)) {
         deregister(w);
       }
-      await(nccl.ncclCommFinalize(comm), "ncclCommFinalize", null);
-      closed = true;
-      nccl.ncclCommDestroy(comm);
+      check(blockingCall("ncclCommFinalize", null, () -> nccl.ncclCommFinalize(comm)), "ncclCommFinalize", null);
+      if (ended.compareAndSet(false, true)) {
+        nccl.ncclCommDestroy(comm);
+      }
     } catch (RuntimeException e) {
       abort();
       throw e;
@@ -535,61 +546,56 @@ public final class NcclCommunicator implements AutoCloseable {
   }
 
   public boolean isClosed() {
-    return closed;
+    return ended.get();
   }
 
   // ---------------------------------------------------------------- helpers
 
   private void ensureOpen(Collective c) {
-    if (closed) {
+    if (ended.get()) {
       throw new CollectiveException(rank, c, "the NCCL communicator is closed");
     }
   }
 
-  private void finish(int rc, String what, Collective c) {
-    await(rc, what, c);
+  private void finish(String what, Collective c, IntSupplier call) {
+    check(blockingCall(what, c, call), what, c);
     proof.recordCall(c);
   }
 
   /**
-   * Waits for a non-blocking NCCL call: polls ncclCommGetAsyncError until the call left
-   * ncclInProgress; an error or the timeout aborts the communicator and throws.
+   * Runs a blocking NCCL call under the process's watchdog with the caller's bounds; when the
+   * watchdog aborted the communicator (timeout or cancellation) the call fails saying so.
    */
-  private void await(int rc, String what, Collective c) {
-    if (rc == ncclSuccess) {
-      return;
+  private int blockingCall(String what, Collective c, IntSupplier call) {
+    int rc;
+    NcclWatchdog.Watch watch = NcclWatchdog.PROCESS.watch("rank " + rank + " " + what, CallBounds.current(timeout),
+        this::abort);
+    try {
+      rc = call.getAsInt();
+    } finally {
+      watch.close();
     }
-    if (rc != ncclInProgress) {
+    String why = watch.abortReason();
+    if (why != null) {
+      throw watch.timedOut()
+          ? new CollectiveTimeoutException(rank, c, List.of(), why + " (a peer missing?); communicator aborted")
+          : new CollectiveException(rank, c, why + "; communicator aborted");
+    }
+    return rc;
+  }
+
+  /** An NCCL error code other than success aborts the communicator and throws. */
+  private void check(int rc, String what, Collective c) {
+    if (rc != ncclSuccess) {
       String why = describe(rc);
       abort();
       throw new CollectiveException(rank, c, what + " failed: " + why + "; communicator aborted");
-    }
-    long deadline = System.nanoTime() + timeout.toNanos();
-    int[] state = new int[1];
-    for (int spins = 0; ; spins++) {
-      nccl.ncclCommGetAsyncError(comm, state);
-      if (state[0] == ncclSuccess) {
-        return;
-      }
-      if (state[0] != ncclInProgress) {
-        String why = describe(state[0]);
-        abort();
-        throw new CollectiveException(rank, c, what + " failed: " + why + "; communicator aborted");
-      }
-      if (System.nanoTime() > deadline) {
-        abort();
-        throw new CollectiveTimeoutException(rank, c, List.of(), what + " did not complete within " + timeout
-            + " (a peer missing?); communicator aborted");
-      }
-      if (spins > 100) {
-        LockSupport.parkNanos(50_000);
-      }
     }
   }
 
   private String describe(int rc) {
     String s = nccl.ncclGetErrorString(rc).getString();
-    if (lib.has(NcclCapability.GET_LAST_ERROR) && !closed) {
+    if (lib.has(NcclCapability.GET_LAST_ERROR) && !ended.get()) {
       String last = nccl.ncclGetLastError(comm).getString();
       if (last != null && !last.isBlank()) {
         s += " (" + last.trim() + ")";

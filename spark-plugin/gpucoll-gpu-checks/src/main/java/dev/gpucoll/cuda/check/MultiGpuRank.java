@@ -305,8 +305,8 @@ public final class MultiGpuRank {
     NcclCommunicator ncclDefault = null;
     NcclCommunicator ncclZero = null;
     try {
-      ncclDefault = NcclCommunicator.create(rdv, device, 0, false, Duration.ofSeconds(60));
-      ncclZero = NcclCommunicator.create(rdv, device, 2, false, Duration.ofSeconds(60)); // NCCL_CTA_POLICY_ZERO
+      ncclDefault = NcclCommunicator.create(rdv, device, 0, Duration.ofSeconds(60));
+      ncclZero = NcclCommunicator.create(rdv, device, 2, Duration.ofSeconds(60)); // NCCL_CTA_POLICY_ZERO
     } catch (RuntimeException e) {
       if (rank == 0) {
         System.out.println("NCCL not available for the comparison: " + e.getMessage());

@@ -50,15 +50,13 @@ import org.bytedeco.javacpp.PointerPointer;
 public final class NcclSelfCheck {
   private static final long BYTES = 1 << 20;
 
-  private record Case(String name, String policy, boolean memAlloc, boolean blocking, Map<String, String> env) {}
+  private record Case(String name, String policy, boolean memAlloc, Map<String, String> env) {}
 
   private static final List<Case> CASES = List.of(
-      new Case("zero-memalloc", "zero", true, false, Map.of()),
-      // The same on a blocking communicator: NCCL 2.28.3 deregisters windows there (docs/zero-cta.md).
-      new Case("zero-memalloc-blocking", "zero", true, true, Map.of()),
-      new Case("zero-cudamalloc", "zero", false, false, Map.of()),
-      new Case("env-ZERO", "zero", true, false, Map.of("NCCL_CTA_POLICY", "ZERO")),
-      new Case("env-2", "default", true, false, Map.of("NCCL_CTA_POLICY", "2")));
+      new Case("zero-memalloc", "zero", true, Map.of()),
+      new Case("zero-cudamalloc", "zero", false, Map.of()),
+      new Case("env-ZERO", "zero", true, Map.of("NCCL_CTA_POLICY", "ZERO")),
+      new Case("env-2", "default", true, Map.of("NCCL_CTA_POLICY", "2")));
 
   private NcclSelfCheck() {}
 
@@ -170,7 +168,7 @@ public final class NcclSelfCheck {
       members.add(dev.gpucoll.core.spi.MemberInfoCodec.decode(b));
     }
     GroupFacts group = GroupFacts.of(members);
-    try (NcclCommunicator comm = NcclCommunicator.create(rv, rank, policy, c.blocking(), timeout)) {
+    try (NcclCommunicator comm = NcclCommunicator.create(rv, rank, policy, timeout)) {
       if (rank == 0) {
         out.add(verdictLine(comm.address() != 0, c.name() + ": raw ncclComm_t " + Long.toHexString(comm.address())
             + " for cuSOLVERMp-style users"));

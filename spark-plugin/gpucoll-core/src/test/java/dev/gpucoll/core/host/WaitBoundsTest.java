@@ -1,0 +1,140 @@
+package dev.gpucoll.core.host;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CollectiveTimeoutException;
+import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.wait.CallBounds;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/** What ends a wait: no progress for the timeout, a cancellation, an interrupt; never the call's length. */
+class WaitBoundsTest {
+
+  /** A call much longer than the timeout completes while every rank keeps making progress. */
+  @Test
+  void timeoutBoundsProgressNotTheWholeCall() {
+    int count = 48 << 20; // 192 MB of floats per rank: hundreds of chunk steps
+    long timeoutMs = 150;
+    List<Ranks.Outcome<Long>> out = Ranks.run(2, Ranks.conf(), comm -> {
+      float[] v = new float[count];
+      java.util.Arrays.fill(v, comm.rank() + 1);
+      comm.barrier();
+      CallBounds.bind(Duration.ofMillis(timeoutMs), null); // forming the group took longer
+      long t0 = System.nanoTime();
+      try {
+        comm.allReduce(v, ReduceOp.SUM);
+      } finally {
+        CallBounds.unbind();
+      }
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      assertTrue(IntStream.range(0, count).allMatch(i -> v[i] == 3f), "wrong result");
+      return ms;
+    });
+    for (long ms : Ranks.values(out)) {
+      assertTrue(ms > timeoutMs, "the call took " + ms + " ms, no longer than the " + timeoutMs
+          + " ms timeout: make the buffer bigger so this test shows something");
+    }
+  }
+
+  /** Rank 1 never calls; rank 0's wait ends on its bound cancellation, not after the 60 s timeout. */
+  @Test
+  void boundCancellationEndsAWaitPromptly() {
+    AtomicBoolean killed = new AtomicBoolean();
+    CountDownLatch done = new CountDownLatch(1);
+    List<Ranks.Outcome<Long>> out = Ranks.run(2, Ranks.conf("timeout", "60s"), comm -> {
+      if (comm.rank() == 1) {
+        assertTrue(done.await(30, TimeUnit.SECONDS));
+        return 0L;
+      }
+      CallBounds.bind(null, () -> killed.get() ? "task killed (test)" : null);
+      Thread killer = new Thread(() -> {
+        sleep(200);
+        killed.set(true);
+      });
+      killer.start();
+      long t0 = System.nanoTime();
+      try {
+        comm.allReduce(new float[8], ReduceOp.SUM);
+        throw new AssertionError("not cancelled");
+      } catch (CollectiveException e) {
+        assertTrue(e.getMessage().contains("cancelled while waiting for rank 1") && e.getMessage()
+            .contains("task killed (test)"), e.getMessage());
+        return (System.nanoTime() - t0) / 1_000_000;
+      } finally {
+        CallBounds.unbind();
+        done.countDown();
+      }
+    });
+    long ms = Ranks.values(out).get(0);
+    assertTrue(ms >= 150 && ms < 1_200, "cancelled after " + ms + " ms");
+  }
+
+  @Test
+  void threadInterruptEndsAWaitAndStaysSet() {
+    CountDownLatch done = new CountDownLatch(1);
+    List<Ranks.Outcome<Boolean>> out = Ranks.run(2, Ranks.conf("timeout", "60s"), comm -> {
+      if (comm.rank() == 1) {
+        assertTrue(done.await(30, TimeUnit.SECONDS));
+        return true;
+      }
+      Thread me = Thread.currentThread();
+      new Thread(() -> {
+        sleep(100);
+        me.interrupt();
+      }).start();
+      try {
+        comm.allReduce(new float[8], ReduceOp.SUM);
+        throw new AssertionError("not cancelled");
+      } catch (CollectiveException e) {
+        assertTrue(e.getMessage().contains("was interrupted"), e.getMessage());
+        return Thread.interrupted(); // the flag is left for its owner (and cleared here for the pool)
+      } finally {
+        done.countDown();
+      }
+    });
+    assertTrue(Ranks.values(out).get(0), "interrupt flag kept");
+  }
+
+  /** A timeout bound to the calling thread wins over the one the group was formed with. */
+  @Test
+  void boundTimeoutReplacesTheFormingJobsTimeout() {
+    CountDownLatch done = new CountDownLatch(1);
+    List<Ranks.Outcome<Long>> out = Ranks.run(2, Ranks.conf("timeout", "60s"), comm -> {
+      if (comm.rank() == 1) {
+        assertTrue(done.await(30, TimeUnit.SECONDS));
+        return 0L;
+      }
+      CallBounds.bind(Duration.ofMillis(300), null);
+      long t0 = System.nanoTime();
+      try {
+        comm.allReduce(new float[8], ReduceOp.SUM);
+        throw new AssertionError("no timeout");
+      } catch (CollectiveTimeoutException e) {
+        assertEquals(List.of(1), e.missingRanks());
+        assertTrue(e.getMessage().contains("within PT0.3S"), e.getMessage());
+        return (System.nanoTime() - t0) / 1_000_000;
+      } finally {
+        CallBounds.unbind();
+        done.countDown();
+      }
+    });
+    long ms = Ranks.values(out).get(0);
+    assertTrue(ms >= 250 && ms < 3_000, "timed out after " + ms + " ms");
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
