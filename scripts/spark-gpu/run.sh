@@ -7,7 +7,7 @@
 # Needs the slim Spark set and our jars from scripts/gpu-bundle/spark-slim.sh (or build.sh --with-spark).
 # On the GPU machine (no Java there; 64 MiB per upload), from the repository root, two calls:
 #   1. carry .spark-bundle:  bash scripts/spark-gpu/run.sh --unpack-only   (Spark + JRE -> $SPARK_SLIM)
-#   2. carry .spark-app:     bash scripts/spark-gpu/run.sh [--quick] [--fractional] [--gpus N]
+#   2. carry .spark-app:     bash scripts/spark-gpu/run.sh [--quick] [--fractional] [--gpus N] [--conf k=v ...]
 # $SPARK_SLIM (default /tmp/gpucoll-spark) stays on a warm machine between calls.
 # Logs: $OUT (device tool) or /tmp/gpucoll-spark-out: driver.log, spark-logs.tar.gz (event log,
 # executor logs, NCCL debug files, metrics CSVs, Master/Worker logs), the JSON benchmark record.
@@ -20,6 +20,7 @@ FRACTIONAL=""
 UNPACK_ONLY=""
 NGPUS=""
 CPU_WORKERS=2
+EXTRA_CONF=() # e.g. --conf spark.gpucoll.nccl.blocking=true
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=--quick ;;
@@ -27,7 +28,9 @@ while [ $# -gt 0 ]; do
     --unpack-only) UNPACK_ONLY=1 ;;
     --gpus) NGPUS=${2:?--gpus needs a number}; shift ;;
     --cpu-workers) CPU_WORKERS=${2:?--cpu-workers needs a number}; shift ;;
-    *) echo "run.sh: unknown argument $1 (known: --quick --fractional --unpack-only --gpus N --cpu-workers N)" >&2
+    --conf) EXTRA_CONF+=(--conf "${2:?--conf needs key=value}"); shift ;;
+    *) echo "run.sh: unknown argument $1 (known: --quick --fractional --unpack-only --gpus N --cpu-workers N" \
+         "--conf key=value)" >&2
        exit 2 ;;
   esac
   shift
@@ -155,6 +158,7 @@ CONF=(
   --conf "spark.executorEnv.NCCL_DEBUG_FILE=$RUN/nccl/nccl.%h.%p.log"
   --conf spark.executorEnv.NCCL_NVLS_ENABLE=0
   --conf spark.eventLog.enabled=true
+  --conf spark.eventLog.compress=false
   --conf spark.eventLog.dir=file:$RUN/events
   --conf "spark.metrics.conf.*.sink.csv.class=org.apache.spark.metrics.sink.CsvSink"
   --conf "spark.metrics.conf.*.sink.csv.period=1"
@@ -167,6 +171,7 @@ CONF=(
   --conf spark.task.maxFailures=1
   --conf spark.stage.maxConsecutiveAttempts=1
 )
+CONF+=("${EXTRA_CONF[@]}")
 if [ -n "$TASK_GPU" ]; then
   CONF+=(--conf spark.executor.resource.gpu.amount=1 --conf spark.task.resource.gpu.amount=$TASK_GPU)
 fi
@@ -200,12 +205,15 @@ if grep -q '^BENCH ' "$RUN/logs/driver.log"; then
   } > "$RECORD"
   echo "== benchmark record: $RECORD (copy it to docs/bench/ for a GPU run)"
 fi
+EVENTS=$(cat "$RUN"/events/*/events_* 2>/dev/null | grep -c 'GroupReportEvent')
+NCCL_FILES=$(ls "$RUN"/nccl 2>/dev/null | wc -l)
 tar -C "$RUN" -czf "$LOGS/spark-logs.tar.gz" events metrics nccl logs $(cd "$RUN" && ls -d work* 2>/dev/null)
 rm -rf "$RUN"
 
 echo
 echo "================ summary ================"
-grep -E 'gpucoll|GroupReport' "$LOGS/driver.log" | grep -vE '^BENCH |^(CHECKS|PATHS|RANK|REUSE|LAT|SKIP) ' | head -80
+grep -E ' (INFO|WARN|ERROR) GpuCollectivesPlugin' "$LOGS/driver.log" | head -40
+echo "event log: $EVENTS GroupReportEvent(s); NCCL debug files: $NCCL_FILES"
 sed -n '/^== SparkGpuCheck summary/,$p' "$LOGS/driver.log" | grep -v '^BENCH '
 echo "logs: $LOGS ($(ls "$LOGS" | tr '\n' ' '))"
 exit "$RC"
