@@ -9,8 +9,16 @@
 #   .spark-app/     our jars (plugin, GPU backend with the kernel fatbin, JavaCPP CUDA presets, the
 #                   examples with the GPU job) and COMMIT; small, rebuilt with every code change.
 # Called by scripts/gpu-bundle/build.sh --with-spark, or alone. Builds with `package`, never `install`.
+# --app-only: rebuild .spark-app only (after a code change; .spark-bundle depends on Spark alone).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+APP_ONLY=""
+for a in "$@"; do
+  case "$a" in
+    --app-only) APP_ONLY=1 ;;
+    *) echo "spark-slim.sh: unknown argument $a (known: --app-only)" >&2; exit 2 ;;
+  esac
+done
 SPARK_BUNDLE="$ROOT/.spark-bundle"
 APP="$ROOT/.spark-app"
 PART_MIB=${SPARK_PART_MIB:-56}
@@ -31,7 +39,9 @@ done
 
 WORK=$(mktemp -d /tmp/gpucoll-spark-slim.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
+mib() { echo "scale=1; $1 / 1048576" | bc; }
 
+if [ -z "$APP_ONLY" ]; then # .spark-bundle: Spark's jars and the Java runtime
 # ---- Spark's jars
 "${MVN[@]}" -f "$ROOT/scripts/gpu-bundle/spark-slim/pom.xml" dependency:copy-dependencies \
   -DincludeScope=runtime -DoutputDirectory="$WORK/maven"
@@ -62,6 +72,10 @@ tar -C "$WORK" -cf - gpucoll-spark | xz -9 -T2 | split -b "${PART_MIB}m" -d -a 1
 (cd "$SPARK_BUNDLE" && sha256sum spark.tar.xz.part* > SHA256SUMS)
 UNPACKED=$(du -sb "$WORK/gpucoll-spark" | cut -f1)
 echo "$UNPACKED" > "$SPARK_BUNDLE/UNPACKED_BYTES"
+echo "Spark jars: $(ls "$WORK/gpucoll-spark/jars" | wc -l) ($DROPPED left out by drop-jars.txt, other platforms'"\
+" jars too); unpacked with the runtime: $(mib "$UNPACKED") MiB"
+grep -E 'hadoop-client' "$WORK/repack.txt"
+fi
 
 # ---- our jars: package, never install; copy-dependencies in the same reactor run, where our
 # modules resolve to the jars just packaged.
@@ -84,10 +98,10 @@ for d in "$SPARK_BUNDLE" "$APP"; do
     exit 1
   fi
 done
-mib() { echo "scale=1; $1 / 1048576" | bc; }
-echo "Spark jars: $(ls "$WORK/gpucoll-spark/jars" | wc -l) ($DROPPED left out by drop-jars.txt, other platforms'"\
-" jars too); unpacked with the runtime: $(mib "$UNPACKED") MiB"
-grep -E 'hadoop-client' "$WORK/repack.txt"
+if [ ! -d "$SPARK_BUNDLE" ]; then
+  echo "spark-slim.sh: no .spark-bundle yet: run spark-slim.sh without --app-only once" >&2
+  exit 1
+fi
 ls -l "$SPARK_BUNDLE"
 echo ".spark-bundle: $(mib "$(du -sb "$SPARK_BUNDLE" | cut -f1)") MiB; .spark-app: $(mib "$(du -sb "$APP" | cut -f1)") MiB"
 for p in "$SPARK_BUNDLE"/spark.tar.xz.part*; do

@@ -86,7 +86,8 @@ if [ -z "$NGPUS" ]; then
 fi
 mkdir -p "$RUN"/{events,metrics,nccl,local,logs}
 if [ -n "$FRACTIONAL" ]; then
-  WORKERS=1; CORES=2; RANKS=2; EXECUTORS=1; TASK_GPU=0.5 # two tasks share the one GPU of one executor
+  # Two tasks share the one GPU of one executor (without GPUs: two tasks in one executor).
+  WORKERS=1; CORES=2; RANKS=2; EXECUTORS=1; TASK_GPU=$([ "$NGPUS" -gt 0 ] && echo 0.5)
 elif [ "$NGPUS" -gt 0 ]; then
   WORKERS=$NGPUS; CORES=1; RANKS=$NGPUS; EXECUTORS=$NGPUS; TASK_GPU=1
 else
@@ -115,7 +116,7 @@ MASTER="spark://127.0.0.1:$MPORT"
 PIDS+=($!)
 for ((w = 0; w < WORKERS; w++)); do
   WOPTS=()
-  if [ "$NGPUS" -gt 0 ]; then
+  if [ -n "$TASK_GPU" ]; then
     # Each Worker sees only its GPU, so its executors never discover the other Workers' GPUs.
     printf '#!/usr/bin/env bash\necho '"'"'{"name": "gpu", "addresses": ["%d"]}'"'"'\n' "$w" > "$RUN/gpu$w.sh"
     chmod +x "$RUN/gpu$w.sh"
