@@ -135,13 +135,13 @@ for _ in $(seq 1 240); do
   [ "$(registered)" -ge "$WORKERS" ] && break
   for p in "${PIDS[@]}"; do
     kill -0 "$p" 2>/dev/null || { echo "run.sh: the Master or a Worker exited at start:" >&2
-      grep -h -m3 -E 'Exception|Error' "$RUN"/logs/*.log >&2; cp "$RUN"/logs/*.log "$LOGS/" ; exit 1; }
+      grep -h -m3 -E 'Exception|Error' "$RUN"/logs/*.log >&2; tar -C "$RUN" -czf "$LOGS/spark-logs.tar.gz" logs ; exit 1; }
   done
   sleep 0.5
 done
 if [ "$(registered)" -lt "$WORKERS" ]; then
   echo "run.sh: only $(registered) of $WORKERS workers registered with the master within 120 s" >&2
-  cp "$RUN"/logs/*.log "$LOGS/"
+  tar -C "$RUN" -czf "$LOGS/spark-logs.tar.gz" logs
   exit 1
 fi
 
