@@ -94,7 +94,7 @@ fi
 
 for d in "$SPARK_BUNDLE" "$APP"; do
   if ! git -C "$ROOT" check-ignore -q "$d"; then
-    echo "spark-slim.sh: $d is not git-ignored; it must be, to travel as a carried path" >&2
+    echo "spark-slim.sh: $d is not git-ignored; it must be, to travel as an upload of its own" >&2
     exit 1
   fi
 done

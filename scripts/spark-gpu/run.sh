@@ -5,13 +5,13 @@
 # stage checks). Without GPUs the same cluster runs on the host backend (2 Workers by default).
 #
 # Needs the slim Spark set and our jars from scripts/gpu-bundle/spark-slim.sh (or build.sh --with-spark).
-# On the GPU machine (no Java there; 64 MiB per upload), from the repository root: one call carrying
-# .spark-bundle and .spark-app (44 + 8 MiB measured) runs
+# On the GPU machine (no Java there; 64 MiB per upload), from the repository root, with .spark-bundle
+# and .spark-app uploaded next to the repository (44 + 8 MiB measured, one upload):
 #   bash scripts/spark-gpu/run.sh [--quick] [--fractional] [--gpus N] [--conf k=v ...]
 # which unpacks Spark + its Java runtime into $SPARK_SLIM (default /tmp/gpucoll-spark) once; that stays
-# on a warm machine, so later calls carry .spark-app alone. If both do not fit one upload, first
-# carry .spark-bundle with --unpack-only, then .spark-app.
-# Logs: $OUT (device tool) or /tmp/gpucoll-spark-out: driver.log, spark-logs.tar.gz (event log,
+# on a warm machine, so later runs need .spark-app alone. If both do not fit one upload: first
+# .spark-bundle with --unpack-only, then .spark-app.
+# Logs: $OUT when set, else /tmp/gpucoll-spark-out: driver.log, spark-logs.tar.gz (event log,
 # executor logs, NCCL debug files, metrics CSVs, Master/Worker logs), the JSON benchmark record.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -61,12 +61,12 @@ if [ -n "$UNPACK_ONLY" ]; then
 fi
 if [ ! -x "$SPARK_SLIM/jre/bin/java" ] || [ ! -d "$SPARK_SLIM/jars" ]; then
   echo "run.sh: no slim Spark set at $SPARK_SLIM: first run 'bash scripts/spark-gpu/run.sh --unpack-only' with" \
-    ".spark-bundle carried (a fresh machine has lost it)" >&2
+    ".spark-bundle uploaded (a fresh machine has lost it)" >&2
   exit 2
 fi
 APP="$ROOT/.spark-app"
 if ! ls "$APP"/gpucoll-examples_2.13-*.jar >/dev/null 2>&1; then
-  echo "run.sh: no .spark-app (our jars): build it with scripts/gpu-bundle/spark-slim.sh and carry .spark-app" >&2
+  echo "run.sh: no .spark-app (our jars): build it with scripts/gpu-bundle/spark-slim.sh and upload .spark-app" >&2
   exit 2
 fi
 JAVA="$SPARK_SLIM/jre/bin/java"
