@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds what a Spark run on the GPU machine (no Java there, 64 MiB per upload) needs, in two
-# git-ignored folders that travel in two back-to-back calls (scripts/spark-gpu/run.sh says how):
+# git-ignored folders that travel to the GPU machine (scripts/spark-gpu/run.sh says how):
 #   .spark-bundle/  Spark's run-time jars (spark-core and its dependencies at the project's Spark
-#                   version) without rocksdbjni and without other platforms' native libraries,
+#                   version) without the jars spark-slim/drop-jars.txt names, Hadoop's classes cut to
+#                   spark-slim/hadoop-packages.txt, other platforms' native libraries dropped,
 #                   every jar rewritten stored (not deflated), plus a jlink'ed Java runtime with the
 #                   modules Spark needs; one tar, xz-compressed, split into parts of at most
 #                   SPARK_PART_MIB (default 56) MiB. Unpacked once per machine; changes only with Spark.
