@@ -24,6 +24,10 @@ import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.resource.ResourceInformation;
+import scala.Tuple2;
+import scala.jdk.javaapi.CollectionConverters;
+import scala.reflect.ClassTag;
+import scala.reflect.ClassTag$;
 
 /**
  * The end-to-end check through Spark (run by scripts/spark-gpu/run.sh on a standalone cluster):
@@ -92,7 +96,9 @@ public final class SparkGpuCheck {
         byStage.put("fractional", stage(jsc, o, "fractional", null, (comm, rows) -> fractional(comm, o)));
       } else {
         byStage.put("check", stage(jsc, o, "check", null, (comm, rows) -> check(comm, o)));
-        byStage.put("reuse", stage(jsc, o, "reuse", null, (comm, rows) -> reuse(comm)));
+        // The cache serves a rank on the executor that holds its communicator: ask Spark for the same placement.
+        byStage.put("reuse", stage(jsc, o, "reuse", null, executorsOf(byStage.get("check"), o.ranks()),
+            (comm, rows) -> reuse(comm)));
         byStage.put("symmetric", stage(jsc, o, "symmetric", null, (comm, rows) -> symmetric(comm, o)));
         byStage.put("latency-ours", stage(jsc, o, "latency-ours", null,
             (comm, rows) -> Latency.measure(comm, "ours", o.quick()).iterator()));
@@ -109,15 +115,25 @@ public final class SparkGpuCheck {
     System.exit(failures == 0 ? 0 : 1);
   }
 
-  /** Runs one barrier stage of {@code o.ranks()} tasks; a failed stage becomes one FAIL line. */
   private static List<String> stage(JavaSparkContext jsc, Options o, String name, String forcedAlgorithm,
       BarrierPartitionFunction<Integer, String> body) {
+    return stage(jsc, o, name, forcedAlgorithm, null, body);
+  }
+
+  /**
+   * Runs one barrier stage of {@code o.ranks()} tasks, rank r preferring {@code executors.get(r)}
+   * (Spark's "executor_host_id" location) when given; a failed stage becomes one FAIL line.
+   */
+  private static List<String> stage(JavaSparkContext jsc, Options o, String name, String forcedAlgorithm,
+      List<String> executors, BarrierPartitionFunction<Integer, String> body) {
     System.out.println("== stage " + name + (forcedAlgorithm == null ? "" : " (spark.gpucoll.algorithm="
         + forcedAlgorithm + ")"));
     jsc.setJobDescription("SparkGpuCheck " + name);
     jsc.setLocalProperty("spark.gpucoll.algorithm", forcedAlgorithm);
     try {
-      JavaRDD<Integer> rdd = jsc.parallelize(IntStream.range(0, o.ranks()).boxed().toList(), o.ranks());
+      JavaRDD<Integer> rdd = executors == null
+          ? jsc.parallelize(IntStream.range(0, o.ranks()).boxed().toList(), o.ranks())
+          : placed(jsc, executors);
       List<String> lines = GpuCollectives.barrierMapPartitions(rdd, body).collect();
       lines.forEach(System.out::println);
       return lines;
@@ -128,6 +144,29 @@ public final class SparkGpuCheck {
     } finally {
       jsc.setLocalProperty("spark.gpucoll.algorithm", null);
     }
+  }
+
+  /** One partition per rank, rank r preferring the executor location {@code executors.get(r)}. */
+  private static JavaRDD<Integer> placed(JavaSparkContext jsc, List<String> executors) {
+    List<Tuple2<Integer, scala.collection.immutable.Seq<String>>> rows = new ArrayList<>();
+    for (int r = 0; r < executors.size(); r++) {
+      rows.add(new Tuple2<>(r, CollectionConverters.asScala(List.of(executors.get(r))).toSeq()));
+    }
+    ClassTag<Integer> tag = ClassTag$.MODULE$.apply(Integer.class);
+    return jsc.sc().makeRDD(CollectionConverters.asScala(rows).toSeq(), tag).toJavaRDD();
+  }
+
+  /** Where each rank of a stage ran, as Spark locations, from its RANK lines; null when not every rank said. */
+  static List<String> executorsOf(List<String> lines, int ranks) {
+    String[] where = new String[ranks];
+    Pattern p = Pattern.compile("^RANK rank=(\\d+)/\\d+ executor=(\\S+) host=(\\S+)");
+    for (String line : lines) {
+      Matcher m = p.matcher(line);
+      if (m.find() && Integer.parseInt(m.group(1)) < ranks) {
+        where[Integer.parseInt(m.group(1))] = "executor_" + m.group(3) + "_" + m.group(2);
+      }
+    }
+    return Arrays.stream(where).anyMatch(w -> w == null) ? null : Arrays.asList(where);
   }
 
   // ---------------------------------------------------------------- stage bodies (executors)
@@ -155,9 +194,16 @@ public final class SparkGpuCheck {
   private static java.util.Iterator<String> reuse(Communicator comm) {
     List<String> out = new ArrayList<>();
     Integer first = FIRST_COMMUNICATOR.get(comm.rank());
-    boolean same = first != null && first == System.identityHashCode(comm);
-    out.add((same ? "REUSE" : "FAIL stage=reuse") + " rank=" + comm.rank() + " communicator of the first stage "
-        + (same ? "reused" : "not reused (first " + first + ", now " + System.identityHashCode(comm) + ")"));
+    if (first == null) {
+      // Spark placed this rank elsewhere than in the first stage, so a new group had to form.
+      out.add("MOVED stage=reuse rank=" + comm.rank() + ": executor " + SparkEnv.get().executorId()
+          + " did not run this rank in stage check; reuse not checked for it");
+    } else {
+      boolean same = first == System.identityHashCode(comm);
+      out.add((same ? "REUSE" : "FAIL stage=reuse") + " rank=" + comm.rank() + " communicator of the first stage "
+          + (same ? "reused" : "not reused on the same executor (first " + first + ", now "
+          + System.identityHashCode(comm) + ")"));
+    }
     out.addAll(new RankChecks(comm, Memory.host(), "reuse").runSmall());
     if (comm instanceof GpuCommunicator gpu) {
       Cuda.setDevice(gpu.device());
@@ -218,7 +264,8 @@ public final class SparkGpuCheck {
   private static String describeRank(Communicator comm) {
     TaskContext task = TaskContext.get();
     ResourceInformation gpu = task.resourcesJMap().get("gpu");
-    return "RANK rank=" + comm.rank() + "/" + comm.size() + " executor=" + SparkEnv.get().executorId() + " pid="
+    return "RANK rank=" + comm.rank() + "/" + comm.size() + " executor=" + SparkEnv.get().executorId() + " host="
+        + SparkEnv.get().blockManager().blockManagerId().host() + " pid="
         + ProcessHandle.current().pid() + " backend=" + comm.backend() + " taskGpus="
         + (gpu == null ? "[]" : Arrays.toString(gpu.addresses()))
         + (comm instanceof GpuCommunicator g ? " device=" + g.device() + " ncclComm=" + (g.ncclComm() != 0) : "")
@@ -252,6 +299,12 @@ public final class SparkGpuCheck {
         }
         if (line.startsWith("FAIL")) {
           problems++;
+        }
+        if (line.startsWith("REUSE") || line.startsWith("MOVED")) {
+          Matcher r = Pattern.compile("rank=(\\d+)").matcher(line);
+          summary.merge("reuse / communicator", "rank " + (r.find() ? r.group(1) : "?") + ": "
+              + (line.startsWith("REUSE") ? "reused" : "placed on another executor by Spark, not checked"),
+              (a, b) -> a + "; " + b);
         }
       }
     }

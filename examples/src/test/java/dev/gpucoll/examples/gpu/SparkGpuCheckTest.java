@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ReduceOp;
 import java.nio.ByteBuffer;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The job's own pieces that run without Spark: argument parsing, the reference checks, the JSON rows. */
@@ -83,6 +84,16 @@ class SparkGpuCheckTest {
       };
     }
     return op == ReduceOp.AVG ? acc / terms.length : acc;
+  }
+
+  @Test
+  void theReuseStageAsksForTheExecutorsOfTheFirstStage() {
+    List<String> lines = List.of(
+        "RANK rank=1/2 executor=0 host=127.0.0.1 pid=7 backend=gpu taskGpus=[1]",
+        "CHECKS stage=check memory=host rank=1 cases=3 failures=0",
+        "RANK rank=0/2 executor=1 host=127.0.0.1 pid=8 backend=gpu taskGpus=[0]");
+    assertEquals(List.of("executor_127.0.0.1_1", "executor_127.0.0.1_0"), SparkGpuCheck.executorsOf(lines, 2));
+    assertNull(SparkGpuCheck.executorsOf(lines.subList(0, 2), 2), "a rank that did not report: no placement");
   }
 
   @Test
