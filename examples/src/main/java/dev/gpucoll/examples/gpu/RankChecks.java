@@ -100,8 +100,9 @@ final class RankChecks {
     return lines;
   }
 
-  int failures() {
-    return failures;
+  /** True when errors in a row stopped the matrix: the communicator is not to be trusted further. */
+  boolean broken() {
+    return consecutiveErrors >= MAX_CONSECUTIVE_ERRORS;
   }
 
   // ---------------------------------------------------------------- cases

@@ -175,15 +175,20 @@ public final class SparkGpuCheck {
     List<String> out = new ArrayList<>();
     out.add(describeRank(comm));
     FIRST_COMMUNICATOR.put(comm.rank(), System.identityHashCode(comm));
-    out.addAll(new RankChecks(comm, Memory.host(), "check").runAll(o.maxBytes(), !o.quick()));
-    if (comm instanceof GpuCommunicator gpu) {
+    RankChecks host = new RankChecks(comm, Memory.host(), "check");
+    out.addAll(host.runAll(o.maxBytes(), !o.quick()));
+    closeIfBroken(comm, host.broken(), out);
+    if (comm instanceof GpuCommunicator gpu && !comm.isClosed()) {
       Cuda.setDevice(gpu.device());
       try (Memory device = Memory.devicePooled(gpu, o.maxBytes())) {
-        out.addAll(new RankChecks(comm, device, "check").runAll(o.maxBytes(), !o.quick()));
+        RankChecks c = new RankChecks(comm, device, "check");
+        out.addAll(c.runAll(o.maxBytes(), !o.quick()));
+        closeIfBroken(comm, c.broken(), out);
       } catch (RuntimeException e) {
         out.add("FAIL stage=check memory=device rank=" + comm.rank() + " " + e);
+        closeIfBroken(comm, true, out);
       }
-    } else {
+    } else if (!(comm instanceof GpuCommunicator)) {
       out.add("SKIP stage=check memory=device rank=" + comm.rank() + " backend " + comm.backend()
           + ": no device buffers without the gpu backend");
     }
@@ -238,8 +243,10 @@ public final class SparkGpuCheck {
       }
       c.allReduce(DataType.FLOAT32, ReduceOp.SUM, Math.min(capacity, 16 << 20) / 4);
       out.addAll(c.finish());
+      closeIfBroken(comm, c.broken(), out);
     } catch (RuntimeException e) {
       out.add("FAIL stage=symmetric rank=" + comm.rank() + " " + e.toString().replace('\n', ' '));
+      closeIfBroken(comm, true, out);
     }
     out.add(paths(comm, "symmetric"));
     return out.iterator();
@@ -261,6 +268,17 @@ public final class SparkGpuCheck {
     return out.iterator();
   }
 
+  /**
+   * Closes a communicator that failed, so the next stage forms a new group instead of reusing one
+   * in an unknown state (GpuCollectives rebuilds a closed communicator).
+   */
+  private static void closeIfBroken(Communicator comm, boolean broken, List<String> out) {
+    if (broken && !comm.isClosed()) {
+      comm.close();
+      out.add("CLOSED rank=" + comm.rank() + ": the communicator failed; the next stage forms a new group");
+    }
+  }
+
   private static String describeRank(Communicator comm) {
     TaskContext task = TaskContext.get();
     ResourceInformation gpu = task.resourcesJMap().get("gpu");
@@ -273,7 +291,8 @@ public final class SparkGpuCheck {
   }
 
   private static String paths(Communicator comm, String stage) {
-    return "PATHS stage=" + stage + " rank=" + comm.rank() + " " + comm.observedPaths();
+    return "PATHS stage=" + stage + " rank=" + comm.rank() + " "
+        + (comm.isClosed() ? "(communicator closed)" : comm.observedPaths());
   }
 
   // ---------------------------------------------------------------- driver report
