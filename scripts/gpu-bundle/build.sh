@@ -6,8 +6,16 @@
 #          (gpucoll-gpu-checks: suite, benchmark, multi-GPU mains), JavaCPP + CUDA presets (linux-x86_64)
 #   run.sh the one command to run there (copied from scripts/gpu-bundle/run.sh)
 # Carry it with the device tool as carry=[".gpu-bundle"]; the whole bundle must stay under 60 MiB.
+# --with-spark: also .spark-bundle/ and .spark-app/ for scripts/spark-gpu/run.sh (see spark-slim.sh).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+WITH_SPARK=""
+for a in "$@"; do
+  case "$a" in
+    --with-spark) WITH_SPARK=1 ;;
+    *) echo "build.sh: unknown argument $a (known: --with-spark)" >&2; exit 2 ;;
+  esac
+done
 BUNDLE="$ROOT/.gpu-bundle"
 LIMIT_BYTES=$((60 * 1024 * 1024))
 # Offline first (the dependencies are normally in ~/.m2 already); online when something is missing.
@@ -77,4 +85,7 @@ fi
 if ! git -C "$ROOT" check-ignore -q "$BUNDLE"; then
   echo "build.sh: .gpu-bundle is not git-ignored; it must be, to travel as a carried path" >&2
   exit 1
+fi
+if [ -n "$WITH_SPARK" ]; then
+  "$ROOT/scripts/gpu-bundle/spark-slim.sh"
 fi

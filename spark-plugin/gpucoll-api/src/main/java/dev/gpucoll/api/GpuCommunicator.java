@@ -28,6 +28,27 @@ public interface GpuCommunicator extends Communicator {
    */
   long ncclComm();
 
+  /**
+   * Device memory that NCCL can use as a symmetric window: ncclMemAlloc'ed and registered with the
+   * group's NCCL communicator (NCCL_WIN_COLL_SYMMETRIC), so AllGather and AlltoAll on it can run on
+   * copy engines (Zero-CTA, see docs/zero-cta.md) and allReduce on NCCL's symmetric kernels.
+   * Collective: every rank calls it with the same size, in the same order, and closes it the same
+   * way. Plain cudaMalloc memory cannot be registered (NCCL 2.28.3 fails every later collective).
+   *
+   * @throws IllegalArgumentException when {@code bytes} is not positive
+   * @throws CollectiveException when the group has no NCCL communicator or NCCL refuses the window
+   */
+  SymmetricMemory allocSymmetric(long bytes);
+
+  /** Device memory in a symmetric window; close() deregisters and frees it (collective). */
+  interface SymmetricMemory extends AutoCloseable {
+    /** The whole allocation, usable as send and receive buffer of any collective of this group. */
+    CommBuffer.Device buffer();
+
+    @Override
+    void close();
+  }
+
   @Override
   GpuCommunicator split(int color, int key);
 }

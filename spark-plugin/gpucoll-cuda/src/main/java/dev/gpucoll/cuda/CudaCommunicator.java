@@ -143,6 +143,32 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   }
 
   @Override
+  public SymmetricMemory allocSymmetric(long bytes) {
+    if (bytes <= 0) {
+      throw new IllegalArgumentException("symmetric memory size must be positive, got " + bytes + " bytes");
+    }
+    ensureOpen(null);
+    if (nccl == null) {
+      String why = findings.stream().filter(f -> f.startsWith("no NCCL communicator")).findFirst()
+          .orElse("no NCCL communicator");
+      throw new CollectiveException(rank, null, "symmetric memory needs the group's NCCL communicator: " + why);
+    }
+    NcclCommunicator.SymmetricBuffer window = nccl.allocSymmetric(bytes);
+    CommBuffer.Device buffer = new CommBuffer.Device(window.address(), window.bytes());
+    return new SymmetricMemory() {
+      @Override
+      public CommBuffer.Device buffer() {
+        return buffer;
+      }
+
+      @Override
+      public void close() {
+        window.close();
+      }
+    };
+  }
+
+  @Override
   public int rank() {
     return rank;
   }

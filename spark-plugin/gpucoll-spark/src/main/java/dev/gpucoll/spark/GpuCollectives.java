@@ -150,11 +150,11 @@ public final class GpuCollectives {
     long startNanos = System.nanoTime();
     useTaskGpu(task);
 
-    StringBuilder signature = new StringBuilder();
+    List<String> addresses = new ArrayList<>();
     for (BarrierTaskInfo info : infos) {
-      signature.append(info.address()).append(',');
+      addresses.add(info.address());
     }
-    String key = signature + "#" + rank;
+    String key = cacheKey(addresses, rank, conf);
     CommunicatorCache cache = CommunicatorCache.INSTANCE;
     CommunicatorCache.Entry entry;
     if (plugin == null || conf.get(GpuCollConf.RENDEZVOUS).equals("allgather")) {
@@ -337,6 +337,15 @@ public final class GpuCollectives {
       }
     }
     return GpuCollConf.of(settings).validate();
+  }
+
+  /**
+   * The communicator cache key: every rank's executor address in rank order, this rank, and the
+   * group's settings, so a stage with other settings (e.g. a local property forcing
+   * spark.gpucoll.algorithm) forms its own group instead of reusing one built for other settings.
+   */
+  static String cacheKey(List<String> addresses, int rank, GpuCollConf conf) {
+    return String.join(",", addresses) + "#" + rank + "#" + conf.asMap();
   }
 
   static String hostOf(String address) {

@@ -1,0 +1,343 @@
+package dev.gpucoll.examples.gpu;
+
+import dev.gpucoll.api.Communicator;
+import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.ReduceOp;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One rank's correctness matrix over one {@link Memory}: every collective at sizes from one
+ * element up to {@code maxBytes}, each output checked on this rank against the inputs of every
+ * rank (regenerated here from their seeds). Returns report lines; a wrong element or an error is a
+ * "FAIL" line, never an exception, so the other ranks' results still reach the driver.
+ */
+final class RankChecks {
+  static final DataType[] REDUCE_TYPES = {DataType.FLOAT32, DataType.FLOAT64, DataType.FLOAT16, DataType.BFLOAT16,
+      DataType.INT32, DataType.INT64};
+  static final DataType[] MOVE_TYPES = {DataType.INT8, DataType.FLOAT16, DataType.FLOAT32, DataType.FLOAT64};
+  private static final int MAX_FAIL_LINES = 40;
+  private static final int MAX_CONSECUTIVE_ERRORS = 3;
+
+  private final Communicator comm;
+  private final Memory mem;
+  private final String stage;
+  private final int rank;
+  private final int n;
+  private final List<String> lines = new ArrayList<>();
+  private int cases;
+  private int failures;
+  private int consecutiveErrors;
+  private long seed;
+
+  RankChecks(Communicator comm, Memory mem, String stage) {
+    this.comm = comm;
+    this.mem = mem;
+    this.stage = stage;
+    this.rank = comm.rank();
+    this.n = comm.size();
+  }
+
+  /** Sizes in bytes from one element up to {@code maxBytes}; an odd element count among them. */
+  static long[] sizes(long maxBytes, int elementSize) {
+    long[] all = {elementSize, 4096 + 3L * elementSize, 64 << 10, 1 << 20, 16 << 20, 64 << 20};
+    return java.util.Arrays.stream(all).filter(b -> b <= Math.max(maxBytes, elementSize)).toArray();
+  }
+
+  /** The whole matrix; {@code maxBytes} caps every buffer, {@code allOps64M} runs every op at the largest size. */
+  List<String> runAll(long maxBytes, boolean everyOpAtLargest) {
+    for (DataType t : REDUCE_TYPES) {
+      for (ReduceOp op : ReduceOp.values()) {
+        for (long bytes : sizes(maxBytes, t.byteSize())) {
+          if (bytes > (16 << 20) && !everyOpAtLargest && op != ReduceOp.SUM && op != ReduceOp.MAX) {
+            continue;
+          }
+          allReduce(t, op, bytes / t.byteSize());
+        }
+      }
+    }
+    for (DataType t : MOVE_TYPES) {
+      for (long bytes : sizes(maxBytes, t.byteSize() * n)) {
+        allGather(t, Math.max(1, bytes / ((long) n * t.byteSize())));
+        allToAll(t, Math.max(1, bytes / ((long) n * t.byteSize())));
+        broadcast(t, bytes / t.byteSize(), (int) (seed % n));
+      }
+    }
+    for (DataType t : new DataType[] {DataType.FLOAT32, DataType.BFLOAT16, DataType.INT32, DataType.FLOAT64}) {
+      for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.MAX}) {
+        for (long bytes : sizes(maxBytes, t.byteSize() * n)) {
+          reduceScatter(t, op, Math.max(1, bytes / ((long) n * t.byteSize())));
+        }
+      }
+    }
+    for (long unit : new long[] {1, 1000, 64 << 10}) {
+      if (unit * 4 * 4 * n <= maxBytes || unit == 1) {
+        allToAllv(DataType.FLOAT32, unit);
+      }
+    }
+    barrier();
+    split();
+    return finish();
+  }
+
+  /** One small case per collective (a later stage on a cached communicator). */
+  List<String> runSmall() {
+    allReduce(DataType.FLOAT32, ReduceOp.SUM, 1000);
+    allReduce(DataType.BFLOAT16, ReduceOp.AVG, 3);
+    allGather(DataType.FLOAT32, 257);
+    reduceScatter(DataType.FLOAT64, ReduceOp.SUM, 100);
+    allToAll(DataType.INT8, 1001);
+    allToAllv(DataType.FLOAT32, 10);
+    broadcast(DataType.FLOAT64, 333, n - 1);
+    barrier();
+    return finish();
+  }
+
+  List<String> finish() {
+    lines.add(0, "CHECKS stage=" + stage + " memory=" + mem.name() + " rank=" + rank + " cases=" + cases
+        + " failures=" + failures);
+    return lines;
+  }
+
+  /** True when errors in a row stopped the matrix: the communicator is not to be trusted further. */
+  boolean broken() {
+    return consecutiveErrors >= MAX_CONSECUTIVE_ERRORS;
+  }
+
+  // ---------------------------------------------------------------- cases
+
+  void allReduce(DataType t, ReduceOp op, long count) {
+    long s = ++seed;
+    run("allReduce " + t + " " + op + " " + count * t.byteSize() + " B", () -> {
+      Memory.Buf send = mem.send(Reference.input(s, rank, t, op, count));
+      Memory.Buf recv = mem.recv(count * t.byteSize());
+      comm.allReduce(send.comm(), recv.comm(), count, t, op);
+      ByteBuffer out = mem.read(recv);
+      ByteBuffer[] in = inputs(s, t, op, count);
+      long[] terms = new long[n];
+      for (long i = 0; i < count; i++) {
+        for (int r = 0; r < n; r++) {
+          terms[r] = Reference.get(in[r], t, i);
+        }
+        String bad = Reference.checkReduced(t, op, terms, Reference.get(out, t, i));
+        if (bad != null) {
+          return "element " + i + ": " + bad;
+        }
+      }
+      return null;
+    });
+  }
+
+  void reduceScatter(DataType t, ReduceOp op, long count) {
+    long s = ++seed;
+    run("reduceScatter " + t + " " + op + " " + count * n * t.byteSize() + " B", () -> {
+      Memory.Buf send = mem.send(Reference.input(s, rank, t, op, count * n));
+      Memory.Buf recv = mem.recv(count * t.byteSize());
+      comm.reduceScatter(send.comm(), recv.comm(), count, t, op);
+      ByteBuffer out = mem.read(recv);
+      ByteBuffer[] in = inputs(s, t, op, count * n);
+      long[] terms = new long[n];
+      for (long i = 0; i < count; i++) {
+        for (int r = 0; r < n; r++) {
+          terms[r] = Reference.get(in[r], t, rank * count + i);
+        }
+        String bad = Reference.checkReduced(t, op, terms, Reference.get(out, t, i));
+        if (bad != null) {
+          return "element " + i + ": " + bad;
+        }
+      }
+      return null;
+    });
+  }
+
+  void allGather(DataType t, long count) {
+    long s = ++seed;
+    run("allGather " + t + " " + count * n * t.byteSize() + " B", () -> {
+      Memory.Buf send = mem.send(Reference.input(s, rank, t, null, count));
+      Memory.Buf recv = mem.recv(count * n * t.byteSize());
+      comm.allGather(send.comm(), recv.comm(), count, t);
+      ByteBuffer out = mem.read(recv);
+      int block = Math.toIntExact(count * t.byteSize());
+      for (int r = 0; r < n; r++) {
+        String bad = sameBytes(Reference.input(s, r, t, null, count), 0, out, r * block, block);
+        if (bad != null) {
+          return "block of rank " + r + ": " + bad;
+        }
+      }
+      return null;
+    });
+  }
+
+  void allToAll(DataType t, long count) {
+    long s = ++seed;
+    run("allToAll " + t + " " + count * n * t.byteSize() + " B", () -> {
+      Memory.Buf send = mem.send(Reference.input(s, rank, t, null, count * n));
+      Memory.Buf recv = mem.recv(count * n * t.byteSize());
+      comm.allToAll(send.comm(), recv.comm(), count, t);
+      ByteBuffer out = mem.read(recv);
+      int block = Math.toIntExact(count * t.byteSize());
+      for (int r = 0; r < n; r++) {
+        String bad = sameBytes(Reference.input(s, r, t, null, count * n), rank * block, out, r * block, block);
+        if (bad != null) {
+          return "block from rank " + r + ": " + bad;
+        }
+      }
+      return null;
+    });
+  }
+
+  /** Rank r sends (1 + (3r + 5p) % 4) * unit elements to rank p, blocks packed in peer order. */
+  void allToAllv(DataType t, long unit) {
+    long s = ++seed;
+    run("allToAllv " + t + " unit " + unit, () -> {
+      long[] sendCounts = new long[n];
+      long[] sendDispls = new long[n];
+      long[] recvCounts = new long[n];
+      long[] recvDispls = new long[n];
+      long sendTotal = 0;
+      long recvTotal = 0;
+      for (int p = 0; p < n; p++) {
+        sendCounts[p] = vCount(rank, p, unit);
+        sendDispls[p] = sendTotal;
+        sendTotal += sendCounts[p];
+        recvCounts[p] = vCount(p, rank, unit);
+        recvDispls[p] = recvTotal;
+        recvTotal += recvCounts[p];
+      }
+      Memory.Buf send = mem.send(Reference.input(s, rank, t, null, sendTotal));
+      Memory.Buf recv = mem.recv(recvTotal * t.byteSize());
+      comm.allToAllv(send.comm(), sendCounts, sendDispls, recv.comm(), recvCounts, recvDispls, t);
+      ByteBuffer out = mem.read(recv);
+      for (int r = 0; r < n; r++) {
+        long peerTotal = 0;
+        long peerDispl = 0;
+        for (int p = 0; p < n; p++) {
+          if (p == rank) {
+            peerDispl = peerTotal;
+          }
+          peerTotal += vCount(r, p, unit);
+        }
+        String bad = sameBytes(Reference.input(s, r, t, null, peerTotal), (int) (peerDispl * t.byteSize()), out,
+            (int) (recvDispls[r] * t.byteSize()), (int) (recvCounts[r] * t.byteSize()));
+        if (bad != null) {
+          return "block from rank " + r + ": " + bad;
+        }
+      }
+      return null;
+    });
+  }
+
+  private static long vCount(int from, int to, long unit) {
+    return (1 + (3L * from + 5L * to) % 4) * unit;
+  }
+
+  void broadcast(DataType t, long count, int root) {
+    long s = ++seed;
+    run("broadcast " + t + " " + count * t.byteSize() + " B root " + root, () -> {
+      Memory.Buf send = mem.send(Reference.input(s, rank, t, null, count));
+      Memory.Buf recv = mem.recv(count * t.byteSize());
+      comm.broadcast(send.comm(), recv.comm(), count, t, root);
+      ByteBuffer out = mem.read(recv);
+      return sameBytes(Reference.input(s, root, t, null, count), 0, out, 0, (int) (count * t.byteSize()));
+    });
+  }
+
+  void barrier() {
+    run("barrier x3", () -> {
+      for (int i = 0; i < 3; i++) {
+        comm.barrier();
+      }
+      return null;
+    });
+  }
+
+  /** Reversed order in one color, then ranks by parity; each sub-group checked with an allGather of ranks. */
+  void split() {
+    run("split", () -> {
+      try (Communicator reversed = comm.split(0, n - 1 - rank)) {
+        if (reversed.size() != n || reversed.rank() != n - 1 - rank) {
+          return "split(0, n-1-rank): size " + reversed.size() + " rank " + reversed.rank() + ", expected size " + n
+              + " rank " + (n - 1 - rank);
+        }
+        int[] mine = {rank};
+        int[] all = new int[n];
+        reversed.allGather(dev.gpucoll.api.CommBuffer.of(mine), dev.gpucoll.api.CommBuffer.of(all), 1, DataType.INT32);
+        for (int j = 0; j < n; j++) {
+          if (all[j] != n - 1 - j) {
+            return "reversed sub-group: position " + j + " holds rank " + all[j] + ", expected " + (n - 1 - j);
+          }
+        }
+      }
+      try (Communicator parity = comm.split(rank % 2, rank)) {
+        long[] sum = {rank};
+        parity.allReduce(sum, ReduceOp.SUM);
+        long expect = 0;
+        for (int r = rank % 2; r < n; r += 2) {
+          expect += r;
+        }
+        if (sum[0] != expect) {
+          return "parity sub-group " + rank % 2 + ": sum of ranks " + sum[0] + ", expected " + expect;
+        }
+      }
+      return null;
+    });
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private ByteBuffer[] inputs(long s, DataType t, ReduceOp op, long count) {
+    ByteBuffer[] in = new ByteBuffer[n];
+    for (int r = 0; r < n; r++) {
+      in[r] = Reference.input(s, r, t, op, count);
+    }
+    return in;
+  }
+
+  private static String sameBytes(ByteBuffer expect, int expectAt, ByteBuffer got, int gotAt, int len) {
+    for (int i = 0; i < len; i++) {
+      byte e = expect.get(expectAt + i);
+      byte g = got.get(gotAt + i);
+      if (e != g) {
+        return "byte " + i + " expected 0x" + Integer.toHexString(e & 0xFF) + ", got 0x" + Integer.toHexString(g & 0xFF);
+      }
+    }
+    return null;
+  }
+
+  private interface Case {
+    /** Null when right, else what is wrong. */
+    String run() throws Exception;
+  }
+
+  private void run(String what, Case c) {
+    if (consecutiveErrors >= MAX_CONSECUTIVE_ERRORS) {
+      return; // the communicator is broken: the first errors say why
+    }
+    cases++;
+    String bad;
+    try {
+      bad = c.run();
+      consecutiveErrors = 0;
+    } catch (Exception | Error e) {
+      bad = "error: " + e;
+      consecutiveErrors++;
+      if (consecutiveErrors == MAX_CONSECUTIVE_ERRORS) {
+        lines.add("FAIL stage=" + stage + " memory=" + mem.name() + " rank=" + rank + " " + MAX_CONSECUTIVE_ERRORS
+            + " errors in a row: the remaining cases of this stage are skipped");
+      }
+    } finally {
+      try {
+        mem.caseDone();
+      } catch (RuntimeException e) {
+        lines.add("FAIL stage=" + stage + " memory=" + mem.name() + " rank=" + rank + " releasing buffers: " + e);
+      }
+    }
+    if (bad != null) {
+      failures++;
+      if (failures <= MAX_FAIL_LINES) {
+        lines.add("FAIL stage=" + stage + " memory=" + mem.name() + " rank=" + rank + " " + what + ": " + bad);
+      }
+    }
+  }
+}

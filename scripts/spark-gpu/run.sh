@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# The Spark run on GPUs, end to end: a Spark standalone cluster on this machine (a Master and one
+# Worker per GPU, each Worker given only its own GPU by its own discovery script), the plugin on,
+# and dev.gpucoll.examples.gpu.SparkGpuCheck submitted to it (see docs/spark-gpu.md for what each
+# stage checks). Without GPUs the same cluster runs on the host backend (2 Workers by default).
+#
+# Needs the slim Spark set and our jars from scripts/gpu-bundle/spark-slim.sh (or build.sh --with-spark).
+# On the GPU machine (no Java there; 64 MiB per upload), from the repository root, with .spark-bundle
+# and .spark-app uploaded next to the repository (44 + 8 MiB measured, one upload):
+#   bash scripts/spark-gpu/run.sh [--quick] [--fractional] [--gpus N] [--conf k=v ...]
+# which unpacks Spark + its Java runtime into $SPARK_SLIM (default /tmp/gpucoll-spark) once; that stays
+# on a warm machine, so later runs need .spark-app alone. If both do not fit one upload: first
+# .spark-bundle with --unpack-only, then .spark-app.
+# Logs: $OUT when set, else /tmp/gpucoll-spark-out: driver.log, spark-logs.tar.gz (event log,
+# executor logs, NCCL debug files, metrics CSVs, Master/Worker logs), the JSON benchmark record.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SPARK_SLIM=${SPARK_SLIM:-/tmp/gpucoll-spark}
+LOGS=${OUT:-/tmp/gpucoll-spark-out}
+QUICK=""
+FRACTIONAL=""
+UNPACK_ONLY=""
+NGPUS=""
+CPU_WORKERS=2
+EXTRA_CONF=() # e.g. --conf spark.gpucoll.nccl.blocking=true
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=--quick ;;
+    --fractional) FRACTIONAL=--fractional ;;
+    --unpack-only) UNPACK_ONLY=1 ;;
+    --gpus) NGPUS=${2:?--gpus needs a number}; shift ;;
+    --cpu-workers) CPU_WORKERS=${2:?--cpu-workers needs a number}; shift ;;
+    --conf) EXTRA_CONF+=(--conf "${2:?--conf needs key=value}"); shift ;;
+    *) echo "run.sh: unknown argument $1 (known: --quick --fractional --unpack-only --gpus N --cpu-workers N" \
+         "--conf key=value)" >&2
+       exit 2 ;;
+  esac
+  shift
+done
+mkdir -p "$LOGS"
+
+# ---- 1. the slim Spark set and its Java runtime
+BUNDLE="$ROOT/.spark-bundle"
+if ls "$BUNDLE"/spark.tar.xz.part* >/dev/null 2>&1; then
+  SUMS=$(cat "$BUNDLE/SHA256SUMS")
+  if [ "$(cat "$SPARK_SLIM/.sha256sums" 2>/dev/null)" != "$SUMS" ]; then
+    (cd "$BUNDLE" && sha256sum -c --quiet SHA256SUMS) || { echo "run.sh: .spark-bundle parts are damaged" >&2; exit 2; }
+    rm -rf "$SPARK_SLIM"
+    mkdir -p "$(dirname "$SPARK_SLIM")"
+    STAGE=$(mktemp -d "$(dirname "$SPARK_SLIM")/gpucoll-spark-unpack.XXXXXX")
+    cat "$BUNDLE"/spark.tar.xz.part* | xz -dc | tar -x -C "$STAGE" || { echo "run.sh: unpacking failed" >&2; exit 2; }
+    mv "$STAGE/gpucoll-spark" "$SPARK_SLIM" && rmdir "$STAGE"
+    echo "$SUMS" > "$SPARK_SLIM/.sha256sums"
+    echo "== unpacked the slim Spark set into $SPARK_SLIM ($(du -sh "$SPARK_SLIM" | cut -f1))"
+  fi
+fi
+if [ -n "$UNPACK_ONLY" ]; then
+  [ -x "$SPARK_SLIM/jre/bin/java" ] || { echo "run.sh: no .spark-bundle to unpack (build it with scripts/gpu-bundle/spark-slim.sh)" >&2; exit 2; }
+  "$SPARK_SLIM/jre/bin/java" -version 2>&1 | sed -n 1p
+  exit 0
+fi
+if [ ! -x "$SPARK_SLIM/jre/bin/java" ] || [ ! -d "$SPARK_SLIM/jars" ]; then
+  echo "run.sh: no slim Spark set at $SPARK_SLIM: first run 'bash scripts/spark-gpu/run.sh --unpack-only' with" \
+    ".spark-bundle uploaded (a fresh machine has lost it)" >&2
+  exit 2
+fi
+APP="$ROOT/.spark-app"
+if ! ls "$APP"/gpucoll-examples_2.13-*.jar >/dev/null 2>&1; then
+  echo "run.sh: no .spark-app (our jars): build it with scripts/gpu-bundle/spark-slim.sh and upload .spark-app" >&2
+  exit 2
+fi
+JAVA="$SPARK_SLIM/jre/bin/java"
+export JAVA_HOME="$SPARK_SLIM/jre" SPARK_HOME="$SPARK_SLIM" SPARK_SCALA_VERSION=2.13
+export NCCL_NVLS_ENABLE=0 # never NVLink multicast on these machines
+RUN=$(mktemp -d /tmp/gpucoll-spark-run.XXXXXX)
+export SPARK_LOCAL_DIRS="$RUN/local" # the Workers' and executors' scratch space, removed at the end
+# The plugin and the job, on the driver's and the executors' class path (one host, absolute paths).
+# With the one deployable jar this line becomes: APP_CP="<gpucoll-dist_2.13-*.jar>:<gpucoll-examples_2.13-*.jar>"
+APP_CP=$(ls "$APP"/*.jar | paste -sd: -)
+APP_JAR=$(ls "$APP"/gpucoll-examples_2.13-*.jar | head -1)
+# Spark's own JVM flags for Java 17+ (one place: spark.jvm.flags in the root pom).
+read -r -a JFLAGS <<< "$(sed -n 's:.*<spark.jvm.flags>\(.*\)</spark.jvm.flags>.*:\1:p' "$ROOT/pom.xml")"
+LOG4J="-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties"
+
+# ---- 2. the cluster
+if [ -z "$NGPUS" ]; then
+  NGPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+fi
+mkdir -p "$RUN"/{events,metrics,nccl,local,logs}
+if [ -n "$FRACTIONAL" ]; then
+  # Two tasks share the one GPU of one executor (without GPUs: two tasks in one executor).
+  WORKERS=1; CORES=2; RANKS=2; EXECUTORS=1; TASK_GPU=$([ "$NGPUS" -gt 0 ] && echo 0.5)
+elif [ "$NGPUS" -gt 0 ]; then
+  WORKERS=$NGPUS; CORES=1; RANKS=$NGPUS; EXECUTORS=$NGPUS; TASK_GPU=1
+else
+  WORKERS=$CPU_WORKERS; CORES=1; RANKS=$CPU_WORKERS; EXECUTORS=$CPU_WORKERS; TASK_GPU=""
+fi
+BACKEND=$([ "$NGPUS" -gt 0 ] && echo gpu || echo host)
+echo "== Spark run: backend $BACKEND, $WORKERS worker(s), $RANKS rank(s)${FRACTIONAL:+, fractional GPUs (task gpu $TASK_GPU)},"\
+" $(date -u +%FT%TZ), commit $(tr '\n' ' ' < "$APP/COMMIT")"
+[ "$NGPUS" -gt 0 ] && nvidia-smi --query-gpu=index,name,driver_version,uuid,pci.bus_id --format=csv,noheader \
+  | tee "$RUN/logs/gpus.txt"
+"$JAVA" -version 2>&1 | sed -n 1p
+
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  wait 2>/dev/null
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null \
+  || echo $((20000 + RANDOM % 20000)); }
+MPORT=$(free_port)
+MASTER="spark://127.0.0.1:$MPORT"
+# Master and Workers log at Spark's default level (INFO): the registration lines below are read from it.
+"$JAVA" "${JFLAGS[@]}" -Xmx1g -cp "$SPARK_SLIM/jars/*" org.apache.spark.deploy.master.Master \
+  --host 127.0.0.1 --port "$MPORT" --webui-port 0 > "$RUN/logs/master.log" 2>&1 &
+PIDS+=($!)
+for ((w = 0; w < WORKERS; w++)); do
+  WOPTS=()
+  if [ -n "$TASK_GPU" ]; then
+    # Each Worker sees only its GPU, so its executors never discover the other Workers' GPUs.
+    printf '#!/usr/bin/env bash\necho '"'"'{"name": "gpu", "addresses": ["%d"]}'"'"'\n' "$w" > "$RUN/gpu$w.sh"
+    chmod +x "$RUN/gpu$w.sh"
+    WOPTS=(-Dspark.worker.resource.gpu.amount=1 "-Dspark.worker.resource.gpu.discoveryScript=$RUN/gpu$w.sh")
+  fi
+  "$JAVA" "${JFLAGS[@]}" -Xmx1g "${WOPTS[@]}" -cp "$SPARK_SLIM/jars/*" \
+    org.apache.spark.deploy.worker.Worker --host 127.0.0.1 --port 0 --webui-port 0 --cores "$CORES" \
+    --memory "$([ "$BACKEND" = gpu ] && echo 24g || echo 2g)" --work-dir "$RUN/work$w" "$MASTER" \
+    > "$RUN/logs/worker$w.log" 2>&1 &
+  PIDS+=($!)
+done
+registered() { grep -c 'Registering worker' "$RUN/logs/master.log" 2>/dev/null; }
+for _ in $(seq 1 240); do
+  [ "$(registered)" -ge "$WORKERS" ] && break
+  for p in "${PIDS[@]}"; do
+    kill -0 "$p" 2>/dev/null || { echo "run.sh: the Master or a Worker exited at start:" >&2
+      grep -h -m3 -E 'Exception|Error' "$RUN"/logs/*.log >&2; tar -C "$RUN" -czf "$LOGS/spark-logs.tar.gz" logs ; exit 1; }
+  done
+  sleep 0.5
+done
+if [ "$(registered)" -lt "$WORKERS" ]; then
+  echo "run.sh: only $(registered) of $WORKERS workers registered with the master within 120 s" >&2
+  tar -C "$RUN" -czf "$LOGS/spark-logs.tar.gz" logs
+  exit 1
+fi
+
+# ---- 3. the job
+CONF=(
+  --conf spark.plugins=dev.gpucoll.spark.GpuCollectivesPlugin
+  --conf spark.gpucoll.report=verbose
+  --conf spark.gpucoll.timeout=60s
+  --conf spark.executor.cores=$CORES
+  --conf spark.task.cpus=1
+  --conf spark.cores.max=$((WORKERS * CORES))
+  --conf spark.executor.memory=$([ "$BACKEND" = gpu ] && echo 16g || echo 1g)
+  --conf spark.executor.extraClassPath=$APP_CP
+  --conf "spark.executor.extraJavaOptions=$LOG4J -Dorg.bytedeco.javacpp.cachedir=/tmp/javacpp-cache"
+  --conf spark.executorEnv.NCCL_DEBUG=INFO
+  --conf spark.executorEnv.NCCL_DEBUG_SUBSYS=INIT,TUNING
+  --conf "spark.executorEnv.NCCL_DEBUG_FILE=$RUN/nccl/nccl.%h.%p.log"
+  --conf spark.executorEnv.NCCL_NVLS_ENABLE=0
+  --conf spark.eventLog.enabled=true
+  --conf spark.eventLog.compress=false
+  --conf spark.eventLog.dir=file:$RUN/events
+  --conf "spark.metrics.conf.*.sink.csv.class=org.apache.spark.metrics.sink.CsvSink"
+  --conf "spark.metrics.conf.*.sink.csv.period=1"
+  --conf "spark.metrics.conf.*.sink.csv.unit=seconds"
+  --conf "spark.metrics.conf.*.sink.csv.directory=$RUN/metrics"
+  --conf spark.ui.enabled=false
+  --conf spark.driver.host=127.0.0.1
+  --conf spark.driver.bindAddress=127.0.0.1
+  --conf spark.dynamicAllocation.enabled=false
+  --conf spark.task.maxFailures=1
+  --conf spark.stage.maxConsecutiveAttempts=1
+)
+CONF+=("${EXTRA_CONF[@]}")
+if [ -n "$TASK_GPU" ]; then
+  CONF+=(--conf spark.executor.resource.gpu.amount=1 --conf spark.task.resource.gpu.amount=$TASK_GPU)
+fi
+"$JAVA" "${JFLAGS[@]}" "$LOG4J" "-Xmx$([ "$BACKEND" = gpu ] && echo 8g || echo 1g)" -Dorg.bytedeco.javacpp.cachedir=/tmp/javacpp-cache \
+  -cp "$SPARK_SLIM/jars/*:$APP_CP" org.apache.spark.deploy.SparkSubmit --master "$MASTER" --deploy-mode client \
+  --class dev.gpucoll.examples.gpu.SparkGpuCheck "${CONF[@]}" "$APP_JAR" \
+  --ranks "$RANKS" --executors "$EXECUTORS" $QUICK $FRACTIONAL 2>&1 | tee "$RUN/logs/driver.log"
+RC=${PIPESTATUS[0]}
+cleanup
+trap - EXIT
+
+# ---- 4. what comes back (at most 8 files, 2 folders deep: one tar for the many small files)
+cp "$RUN/logs/driver.log" "$LOGS/driver.log"
+COMMIT=$(head -1 "$APP/COMMIT")
+DATE=$(date -u +%F)
+if [ "$BACKEND" = gpu ]; then
+  KIND="gpu-${NGPUS}x"
+  MACHINE="$NGPUS x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), driver $(nvidia-smi \
+    --query-gpu=driver_version --format=csv,noheader | head -1)"
+else
+  KIND="spark-host"
+  MACHINE="$(nproc) CPU cores, no GPU (host backend)"
+fi
+[ -n "$FRACTIONAL" ] && KIND="$KIND-fractional"
+RECORD="$LOGS/$KIND-$DATE-$COMMIT.json"
+if grep -q '^BENCH ' "$RUN/logs/driver.log"; then
+  {
+    printf '{"kind": "%s", "date": "%s", "commit": "%s", "machine": "%s", "rows": [\n' "$KIND" "$DATE" "$COMMIT" "$MACHINE"
+    grep '^BENCH ' "$RUN/logs/driver.log" | sed 's/^BENCH //' | sed '$!s/$/,/'
+    printf ']}\n'
+  } > "$RECORD"
+  echo "== benchmark record: $RECORD (copy it to docs/bench/ for a GPU run)"
+fi
+EVENTS=$(cat "$RUN"/events/*/events_* 2>/dev/null | grep -c 'GroupReportEvent')
+NCCL_FILES=$(ls "$RUN"/nccl 2>/dev/null | wc -l)
+tar -C "$RUN" -czf "$LOGS/spark-logs.tar.gz" events metrics nccl logs $(cd "$RUN" && ls -d work* 2>/dev/null)
+rm -rf "$RUN"
+
+echo
+echo "================ summary ================"
+grep -E ' (INFO|WARN|ERROR) GpuCollectivesPlugin' "$LOGS/driver.log" | head -40
+echo "event log: $EVENTS GroupReportEvent(s); NCCL debug files: $NCCL_FILES"
+sed -n '/^== SparkGpuCheck summary/,$p' "$LOGS/driver.log" | grep -v '^BENCH '
+echo "logs: $LOGS ($(ls "$LOGS" | tr '\n' ' '))"
+exit "$RC"
