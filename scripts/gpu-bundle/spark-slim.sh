@@ -82,11 +82,9 @@ fi
 # modules resolve to the jars just packaged.
 rm -rf "$APP"
 mkdir -p "$APP"
-"${MVN[@]}" -f "$ROOT/pom.xml" -pl examples -am package dependency:copy-dependencies -DskipTests \
-  -DincludeScope=runtime -DincludeGroupIds=org.bytedeco -DoutputDirectory="$APP"
-cp "$ROOT"/spark-plugin/gpucoll-{api,core,cuda}/target/gpucoll-*-[0-9]*[0-9T].jar \
-  "$ROOT"/spark-plugin/gpucoll-spark/target/gpucoll-spark_2.13-*[0-9T].jar \
-  "$ROOT"/native-kernels/target/gpucoll-native-kernels-*[0-9T].jar \
+"${MVN[@]}" -f "$ROOT/pom.xml" -pl spark-plugin/gpucoll-dist,examples -am package -DskipTests
+# What a user deploys: the one jar (plugin, GPU backend, fatbin, JavaCPP CUDA presets) and the job.
+cp "$ROOT"/spark-plugin/gpucoll-dist/target/gpucoll-dist_2.13-*[0-9T].jar \
   "$ROOT"/examples/target/gpucoll-examples_2.13-*[0-9T].jar "$APP/"
 git -C "$ROOT" rev-parse --short HEAD > "$APP/COMMIT" 2>/dev/null || echo unknown > "$APP/COMMIT"
 if ! git -C "$ROOT" diff --quiet HEAD -- spark-plugin native-kernels examples 2>/dev/null; then

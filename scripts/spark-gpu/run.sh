@@ -74,9 +74,8 @@ export JAVA_HOME="$SPARK_SLIM/jre" SPARK_HOME="$SPARK_SLIM" SPARK_SCALA_VERSION=
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast on these machines
 RUN=$(mktemp -d /tmp/gpucoll-spark-run.XXXXXX)
 export SPARK_LOCAL_DIRS="$RUN/local" # the Workers' and executors' scratch space, removed at the end
-# The plugin and the job, on the driver's and the executors' class path (one host, absolute paths).
-# With the one deployable jar this line becomes: APP_CP="<gpucoll-dist_2.13-*.jar>:<gpucoll-examples_2.13-*.jar>"
-APP_CP=$(ls "$APP"/*.jar | paste -sd: -)
+# As a user deploys it: the one jar through --jars, the job as the application jar; no extraClassPath.
+DIST_JAR=$(ls "$APP"/gpucoll-dist_2.13-*.jar | head -1)
 APP_JAR=$(ls "$APP"/gpucoll-examples_2.13-*.jar | head -1)
 # Spark's own JVM flags for Java 17+ (one place: spark.jvm.flags in the root pom).
 read -r -a JFLAGS <<< "$(sed -n 's:.*<spark.jvm.flags>\(.*\)</spark.jvm.flags>.*:\1:p' "$ROOT/pom.xml")"
@@ -154,7 +153,6 @@ CONF=(
   --conf spark.task.cpus=1
   --conf spark.cores.max=$((WORKERS * CORES))
   --conf spark.executor.memory=$([ "$BACKEND" = gpu ] && echo 16g || echo 1g)
-  --conf spark.executor.extraClassPath=$APP_CP
   --conf "spark.executor.extraJavaOptions=$LOG4J -Dorg.bytedeco.javacpp.cachedir=/tmp/javacpp-cache"
   --conf spark.executorEnv.NCCL_DEBUG=INFO
   --conf spark.executorEnv.NCCL_DEBUG_SUBSYS=INIT,TUNING
@@ -179,8 +177,8 @@ if [ -n "$TASK_GPU" ]; then
   CONF+=(--conf spark.executor.resource.gpu.amount=1 --conf spark.task.resource.gpu.amount=$TASK_GPU)
 fi
 "$JAVA" "${JFLAGS[@]}" "$LOG4J" "-Xmx$([ "$BACKEND" = gpu ] && echo 8g || echo 1g)" -Dorg.bytedeco.javacpp.cachedir=/tmp/javacpp-cache \
-  -cp "$SPARK_SLIM/jars/*:$APP_CP" org.apache.spark.deploy.SparkSubmit --master "$MASTER" --deploy-mode client \
-  --class dev.gpucoll.examples.gpu.SparkGpuCheck "${CONF[@]}" "$APP_JAR" \
+  -cp "$SPARK_SLIM/jars/*" org.apache.spark.deploy.SparkSubmit --master "$MASTER" --deploy-mode client \
+  --jars "$DIST_JAR" --class dev.gpucoll.examples.gpu.SparkGpuCheck "${CONF[@]}" "$APP_JAR" \
   --ranks "$RANKS" --executors "$EXECUTORS" $QUICK $FRACTIONAL 2>&1 | tee "$RUN/logs/driver.log"
 RC=${PIPESTATUS[0]}
 cleanup

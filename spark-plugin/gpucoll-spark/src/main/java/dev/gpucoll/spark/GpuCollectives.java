@@ -154,7 +154,7 @@ public final class GpuCollectives {
     for (BarrierTaskInfo info : infos) {
       addresses.add(info.address());
     }
-    String key = cacheKey(addresses, rank, conf);
+    String key = cacheKey(addresses, rank);
     CommunicatorCache cache = CommunicatorCache.INSTANCE;
     CommunicatorCache.Entry entry;
     if (plugin == null || conf.get(GpuCollConf.RENDEZVOUS).equals("allgather")) {
@@ -340,12 +340,12 @@ public final class GpuCollectives {
   }
 
   /**
-   * The communicator cache key: every rank's executor address in rank order, this rank, and the
-   * group's settings, so a stage with other settings (e.g. a local property forcing
-   * spark.gpucoll.algorithm) forms its own group instead of reusing one built for other settings.
+   * The communicator cache key: every rank's executor address in rank order and this rank. Whether
+   * the cached communicator suits this job's settings is the cache's decision ({@link
+   * CommunicatorCache#acquire}).
    */
-  static String cacheKey(List<String> addresses, int rank, GpuCollConf conf) {
-    return String.join(",", addresses) + "#" + rank + "#" + conf.asMap();
+  static String cacheKey(List<String> addresses, int rank) {
+    return String.join(",", addresses) + "#" + rank;
   }
 
   static String hostOf(String address) {
