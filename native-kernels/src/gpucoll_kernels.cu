@@ -15,6 +15,8 @@ template <> struct DtypeOf<__half> { static constexpr uint32_t value = GC_DT_FLO
 template <> struct DtypeOf<__nv_bfloat16> { static constexpr uint32_t value = GC_DT_BFLOAT16; };
 template <> struct DtypeOf<int32_t> { static constexpr uint32_t value = GC_DT_INT32; };
 template <> struct DtypeOf<int64_t> { static constexpr uint32_t value = GC_DT_INT64; };
+template <> struct DtypeOf<int8_t> { static constexpr uint32_t value = GC_DT_INT8; };
+template <> struct DtypeOf<uint8_t> { static constexpr uint32_t value = GC_DT_UINT8; };
 
 __device__ __forceinline__ uint64_t tid() { return (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ uint64_t nthreads() { return (uint64_t)gridDim.x * blockDim.x; }
@@ -85,6 +87,12 @@ struct Layout {
     }
     return m;
   }
+  // Whether every peer sends this rank at least one byte (then no arrival wait is needed).
+  __device__ bool receivesFromAll() const {
+    for (uint32_t p = 0; p < a.nranks; ++p)
+      if (p != a.rank && recvBytes(p) == 0) return false;
+    return true;
+  }
   __device__ bool validOffsets() const {
     if (coll != GC_COLL_ALLTOALLV) return true;
     for (uint32_t p = 0; p < a.nranks; ++p)
@@ -102,28 +110,29 @@ __device__ bool prologue(const Ctx& c, uint32_t dtype, bool reduction) {
 
 // ------------------------------------------------------------------ allReduce
 
-// One-shot: bcast my slots to every rank, recvReduce every slot from all ranks. No barrier.
-template <typename T> __device__ void allReduceLL(const GcArgs& a, uint64_t epoch) {
+// One-shot: bcast my slots to every rank, recvReduce every slot from all ranks. No barrier, no
+// arrival wait (it receives from every peer). OP is the compile-time op (GcArgs.op, dispatched once).
+template <typename T, uint32_t OP> __device__ void allReduceLL(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_LL), epoch);
   const uint64_t bytes = a.count * sizeof(T);
   if (!prologue(c, DtypeOf<T>::value, true) || !withinCapacity(c, bytes, GC_LL_MAX_BYTES)) return;
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
   if (c.n == 1) return copyBytes(out, in, bytes);
-  if (!awaitPeersStarted(c)) return;
+  if (bytes == 0) return finishArrivals(c);
   LLBuffer ll(c);
   const uint64_t slots = ceilDiv(bytes, 8);
   for (uint64_t s = tid(); s < slots; s += nthreads()) ll.bcast(s, loadBytes8(in + 8 * s, min32(bytes - 8 * s, 8)));
   for (uint64_t s = tid(); s < slots; s += nthreads()) {
     uint64_t v;
-    if (!ll.recvReduce<T>(s, a.op, v)) return;
+    if (!ll.recvReduce<T>(s, OP, v)) return;
     storeBytes8(out + 8 * s, v, min32(bytes - 8 * s, 8));
   }
 }
 
 // The same movement with a flag barrier before (peers' staging is free) and after (all data is in),
 // as vLLM's custom allReduce does; rounds of GC_RAW_PEER_BYTES. For the benchmark comparison.
-template <typename T> __device__ void allReduceBarrier2(const GcArgs& a, uint64_t epoch) {
+template <typename T, uint32_t OP> __device__ void allReduceBarrier2(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_BARRIER2), epoch);
   const uint64_t bytes = a.count * sizeof(T);
   if (!prologue(c, DtypeOf<T>::value, true)) return;
@@ -149,22 +158,21 @@ template <typename T> __device__ void allReduceBarrier2(const GcArgs& a, uint64_
       Lanes<T, 16> acc;
       acc.load(loadWs16(c.own() + GC_WS_RAW_OFFSET + 16 * u));
       for (uint32_t r = 1; r < c.n; ++r)
-        acc.add(loadWs16(c.own() + GC_WS_RAW_OFFSET + (uint64_t)r * GC_RAW_PEER_BYTES + 16 * u), a.op);
-      storeBytes16(out + base + 16 * u, acc.store(a.op, c.n), min32(rb - 16 * u, 16));
+        acc.add(loadWs16(c.own() + GC_WS_RAW_OFFSET + (uint64_t)r * GC_RAW_PEER_BYTES + 16 * u), OP);
+      storeBytes16(out + base + 16 * u, acc.store(OP, c.n), min32(rb - 16 * u, 16));
     }
   }
 }
 
 // Two-shot: reduce-scatter then all-gather of 16-byte units over sentinel-prefilled, double-buffered
 // regions. Owner o reduces units [o*P, o*P+P) in rank order and sends the result to every rank.
-template <typename T> __device__ void allReduceSentinel(const GcArgs& a, uint64_t epoch) {
+template <typename T, uint32_t OP> __device__ void allReduceSentinel(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_SENTINEL), epoch);
   const uint64_t bytes = a.count * sizeof(T);
   if (!prologue(c, DtypeOf<T>::value, true) || !withinCapacity(c, bytes, GC_SENT_MAX_BYTES)) return;
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
   if (c.n == 1) return copyBytes(out, in, bytes);
-  if (!awaitPeersStarted(c)) return;
   Sentinel sent(c);
   const uint64_t units = ceilDiv(bytes, 16), per = ceilDiv(units, c.n);
   for (uint64_t u = tid(); u < units; u += nthreads())  // reduce-scatter: my unit u to its owner
@@ -175,9 +183,9 @@ template <typename T> __device__ void allReduceSentinel(const GcArgs& a, uint64_
     for (uint32_t r = 0; r < c.n; ++r) {
       U16 x;
       if (!sent.recv(r, 0, i, x)) return;
-      if (r == 0) acc.load(x); else acc.add(x, a.op);
+      if (r == 0) acc.load(x); else acc.add(x, OP);
     }
-    U16 y = acc.store(a.op, c.n);
+    U16 y = acc.store(OP, c.n);
     for (uint32_t p = 0; p < c.n; ++p)
       if (p != c.rank) sent.send(p, 1, i, y);
     storeBytes16(out + 16 * (first + i), y, min32(bytes - 16 * (first + i), 16));
@@ -189,6 +197,7 @@ template <typename T> __device__ void allReduceSentinel(const GcArgs& a, uint64_
     if (!sent.recv(owner, 1, u % per, x)) return;
     storeBytes16(out + 16 * u, x, min32(bytes - 16 * u, 16));
   }
+  if (units == 0 || (c.n - 1) * per >= units) finishArrivals(c);  // some rank owned no unit
 }
 
 template <typename A> __device__ __forceinline__ A loadVolatile(const char* p) { return *reinterpret_cast<const volatile A*>(p); }
@@ -210,7 +219,6 @@ template <typename T> __device__ void allReduceLL128(const GcArgs& a, uint64_t e
   const T* in = reinterpret_cast<const T*>(a.send);
   T* out = reinterpret_cast<T*>(a.recv);
   if (c.n == 1) return copyBytes(reinterpret_cast<char*>(out), reinterpret_cast<const char*>(in), a.count * sizeof(T));
-  if (!awaitPeersStarted(c)) return;
   LL128 ll(c);
   const int lane = threadIdx.x & 31;
   const uint64_t warp = tid() / 32, warps = nthreads() / 32;
@@ -235,12 +243,13 @@ template <typename T> __device__ void allReduceLL128(const GcArgs& a, uint64_t e
     const uint64_t i = l * epl + lane;
     if (lane < (int)epl && i < a.count) out[i] = fromAcc<T>(finish(loadVolatile<A>(line + 8 + lane * sizeof(A)), a.op, c.n));
   }
+  if (lines < c.n) finishArrivals(c);  // some rank owned no line
 }
 
 // ------------------------------------------------------------------ LL data movement / reduce-scatter
 
 // Every peer's bytes through LL slots; the own part is a local copy.
-__device__ void llExchange(const Ctx& c, const Layout& L) {
+__device__ bool llExchange(const Ctx& c, const Layout& L) {
   const char* in = reinterpret_cast<const char*>(c.a->send);
   char* out = reinterpret_cast<char*>(c.a->recv);
   LLBuffer ll(c);
@@ -255,10 +264,11 @@ __device__ void llExchange(const Ctx& c, const Layout& L) {
     const uint64_t nb = L.recvBytes(p), off = L.recvOff(p);
     for (uint64_t s = tid(); s * 8 < nb; s += nthreads()) {
       uint64_t v;
-      if (!ll.recv(p, s, v)) return;
+      if (!ll.recv(p, s, v)) return false;
       storeBytes8(out + off + 8 * s, v, min32(nb - 8 * s, 8));
     }
   }
+  return true;
 }
 
 __device__ void movementLL(const GcArgs& a, uint32_t coll, uint64_t epoch) {
@@ -274,19 +284,18 @@ __device__ void movementLL(const GcArgs& a, uint32_t coll, uint64_t epoch) {
     return;
   }
   if (!withinCapacity(c, L.maxPeerBytes(), GC_LL_MAX_BYTES)) return;
-  if (c.n > 1 && !awaitPeersStarted(c)) return;
-  llExchange(c, L);
+  if (llExchange(c, L) && !L.receivesFromAll()) finishArrivals(c);
 }
 
 // Segment p of my input to rank p; my segment reduced over ranks 0..n-1.
-template <typename T> __device__ void reduceScatterLL(const GcArgs& a, uint64_t epoch) {
+template <typename T, uint32_t OP> __device__ void reduceScatterLL(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_REDUCESCATTER, GC_VAR_LL), epoch);
   const uint64_t bytes = a.count * sizeof(T);
   if (!prologue(c, DtypeOf<T>::value, true) || !withinCapacity(c, bytes, GC_LL_MAX_BYTES)) return;
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
   if (c.n == 1) return copyBytes(out, in, bytes);
-  if (!awaitPeersStarted(c)) return;
+  if (bytes == 0) return finishArrivals(c);
   LLBuffer ll(c);
   const uint64_t slots = ceilDiv(bytes, 8);
   for (uint32_t j = 0; j < c.n; ++j) {
@@ -295,7 +304,7 @@ template <typename T> __device__ void reduceScatterLL(const GcArgs& a, uint64_t 
   }
   for (uint64_t s = tid(); s < slots; s += nthreads()) {
     uint64_t v;
-    if (!ll.recvReduce<T>(s, a.op, v)) return;
+    if (!ll.recvReduce<T>(s, OP, v)) return;
     storeBytes8(out + 8 * s, v, min32(bytes - 8 * s, 8));
   }
 }
@@ -365,7 +374,7 @@ __device__ void movementPipe(const GcArgs& a, uint32_t coll, uint64_t epoch) {
     return;
   }
   uint32_t round = 0;
-  pipeExchange(c, L, round);
+  if (pipeExchange(c, L, round) && c.n > 1 && !L.receivesFromAll()) finishArrivals(c);
 }
 
 // Reduce-scatter through the pipe: each round sends chunk k of segment p to p, then reduces the same
@@ -418,6 +427,7 @@ template <typename T> __device__ void reduceScatterPipe(const GcArgs& a, uint64_
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
   if (c.n == 1) return copyBytes(out, in, bytes);
+  if (bytes == 0) return finishArrivals(c);
   uint32_t round = 0;
   pipeReduceScatter<T>(c, in, out, bytes, bytes * c.n, bytes, round);
 }
@@ -459,6 +469,7 @@ template <typename T> __device__ void allReducePipe(const GcArgs& a, uint64_t ep
       pipe.ack(p, half, flag);
     }
   }
+  if ((c.n - 1) * stride >= bytes) finishArrivals(c);  // the last rank's segment was empty
 }
 
 // ------------------------------------------------------------------ barrier
@@ -471,16 +482,43 @@ __device__ void barrierKernel(const GcArgs& a, uint64_t epoch) {
 
 }  // namespace gc
 
-#define GC_KERNEL extern "C" __global__ void __launch_bounds__(GC_BLOCK_THREADS, 2)
+namespace gc {
 
-#define GC_REDUCTION_KERNELS(sfx, T)                                                                 \
-  GC_KERNEL gc_allreduce_ll_##sfx(const __grid_constant__ GcArgs a) { gc::allReduceLL<T>(a, a.epoch); }        \
-  GC_KERNEL gc_allreduce_sentinel_##sfx(const __grid_constant__ GcArgs a) { gc::allReduceSentinel<T>(a, a.epoch); } \
-  GC_KERNEL gc_allreduce_ll128_##sfx(const __grid_constant__ GcArgs a) { gc::allReduceLL128<T>(a, a.epoch); }  \
-  GC_KERNEL gc_allreduce_pipe_##sfx(const __grid_constant__ GcArgs a) { gc::allReducePipe<T>(a, a.epoch); }    \
-  GC_KERNEL gc_allreduce_barrier2_##sfx(const __grid_constant__ GcArgs a) { gc::allReduceBarrier2<T>(a, a.epoch); } \
-  GC_KERNEL gc_reducescatter_ll_##sfx(const __grid_constant__ GcArgs a) { gc::reduceScatterLL<T>(a, a.epoch); } \
-  GC_KERNEL gc_reducescatter_pipe_##sfx(const __grid_constant__ GcArgs a) { gc::reduceScatterPipe<T>(a, a.epoch); }
+// Every kernel: wait for the predecessor (dependent launch), take this launch's epoch, let the
+// successor launch, run the body, record the epoch for the next launch (kernel_abi.h section 3).
+template <typename Body> __device__ __forceinline__ void runLaunch(const GcArgs& a, Body body) {
+  waitForPredecessor();
+  const uint64_t epoch = beginEpoch(a);
+  allowSuccessorLaunch();
+  body(epoch);
+  commitEpoch(a, epoch);
+}
+
+// The op is fixed per body: one runtime switch per launch instead of one per element.
+#define GC_WITH_OP(fn, T, a, epoch)                                 \
+  switch ((a).op) {                                                 \
+    case GC_OP_PROD: fn<T, GC_OP_PROD>(a, epoch); break;            \
+    case GC_OP_MIN: fn<T, GC_OP_MIN>(a, epoch); break;              \
+    case GC_OP_MAX: fn<T, GC_OP_MAX>(a, epoch); break;              \
+    case GC_OP_AVG: fn<T, GC_OP_AVG>(a, epoch); break;              \
+    default: fn<T, GC_OP_SUM>(a, epoch); /* validate() rejects unknown ops */ \
+  }
+
+}  // namespace gc
+
+#define GC_KERNEL extern "C" __global__ void __launch_bounds__(GC_BLOCK_THREADS, 2)
+#define GC_LAUNCH(stmt) gc::runLaunch(a, [&](uint64_t epoch) { stmt; })
+
+#define GC_REDUCTION_KERNELS(sfx, T)                                                                     \
+  GC_KERNEL gc_allreduce_ll_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(GC_WITH_OP(gc::allReduceLL, T, a, epoch)); } \
+  GC_KERNEL gc_allreduce_sentinel_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(GC_WITH_OP(gc::allReduceSentinel, T, a, epoch)); } \
+  GC_KERNEL gc_allreduce_pipe_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::allReducePipe<T>(a, epoch)); } \
+  GC_KERNEL gc_allreduce_barrier2_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(GC_WITH_OP(gc::allReduceBarrier2, T, a, epoch)); } \
+  GC_KERNEL gc_reducescatter_ll_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(GC_WITH_OP(gc::reduceScatterLL, T, a, epoch)); } \
+  GC_KERNEL gc_reducescatter_pipe_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::reduceScatterPipe<T>(a, epoch)); }
+// Hardware atomics exist for these accumulation types only (not 8-bit).
+#define GC_LL128_KERNEL(sfx, T) \
+  GC_KERNEL gc_allreduce_ll128_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::allReduceLL128<T>(a, epoch)); }
 
 GC_REDUCTION_KERNELS(f32, float)
 GC_REDUCTION_KERNELS(f64, double)
@@ -488,13 +526,21 @@ GC_REDUCTION_KERNELS(f16, __half)
 GC_REDUCTION_KERNELS(bf16, __nv_bfloat16)
 GC_REDUCTION_KERNELS(i32, int32_t)
 GC_REDUCTION_KERNELS(i64, int64_t)
+GC_REDUCTION_KERNELS(i8, int8_t)
+GC_REDUCTION_KERNELS(u8, uint8_t)
+GC_LL128_KERNEL(f32, float)
+GC_LL128_KERNEL(f64, double)
+GC_LL128_KERNEL(f16, __half)
+GC_LL128_KERNEL(bf16, __nv_bfloat16)
+GC_LL128_KERNEL(i32, int32_t)
+GC_LL128_KERNEL(i64, int64_t)
 
-GC_KERNEL gc_allgather_ll(const __grid_constant__ GcArgs a) { gc::movementLL(a, GC_COLL_ALLGATHER, a.epoch); }
-GC_KERNEL gc_allgather_pipe(const __grid_constant__ GcArgs a) { gc::movementPipe(a, GC_COLL_ALLGATHER, a.epoch); }
-GC_KERNEL gc_alltoall_ll(const __grid_constant__ GcArgs a) { gc::movementLL(a, GC_COLL_ALLTOALL, a.epoch); }
-GC_KERNEL gc_alltoall_pipe(const __grid_constant__ GcArgs a) { gc::movementPipe(a, GC_COLL_ALLTOALL, a.epoch); }
-GC_KERNEL gc_alltoallv_ll(const __grid_constant__ GcArgs a) { gc::movementLL(a, GC_COLL_ALLTOALLV, a.epoch); }
-GC_KERNEL gc_alltoallv_pipe(const __grid_constant__ GcArgs a) { gc::movementPipe(a, GC_COLL_ALLTOALLV, a.epoch); }
-GC_KERNEL gc_broadcast_ll(const __grid_constant__ GcArgs a) { gc::movementLL(a, GC_COLL_BROADCAST, a.epoch); }
-GC_KERNEL gc_broadcast_pipe(const __grid_constant__ GcArgs a) { gc::movementPipe(a, GC_COLL_BROADCAST, a.epoch); }
-GC_KERNEL gc_barrier(const __grid_constant__ GcArgs a) { gc::barrierKernel(a, a.epoch); }
+GC_KERNEL gc_allgather_ll(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::movementLL(a, GC_COLL_ALLGATHER, epoch)); }
+GC_KERNEL gc_allgather_pipe(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::movementPipe(a, GC_COLL_ALLGATHER, epoch)); }
+GC_KERNEL gc_alltoall_ll(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::movementLL(a, GC_COLL_ALLTOALL, epoch)); }
+GC_KERNEL gc_alltoall_pipe(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::movementPipe(a, GC_COLL_ALLTOALL, epoch)); }
+GC_KERNEL gc_alltoallv_ll(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::movementLL(a, GC_COLL_ALLTOALLV, epoch)); }
+GC_KERNEL gc_alltoallv_pipe(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::movementPipe(a, GC_COLL_ALLTOALLV, epoch)); }
+GC_KERNEL gc_broadcast_ll(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::movementLL(a, GC_COLL_BROADCAST, epoch)); }
+GC_KERNEL gc_broadcast_pipe(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::movementPipe(a, GC_COLL_BROADCAST, epoch)); }
+GC_KERNEL gc_barrier(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::barrierKernel(a, epoch)); }

@@ -12,10 +12,12 @@
 //   Pipe        per-block 16 KB chunks + flag, with credits (ack words) so any size streams through.
 //   FlagBarrier per-block barrier words (only for the two-barrier comparison and gc_barrier).
 //
-// Why no barrier between calls: see kernel_abi.h section 3. Every kernel announces its epoch to every
-// peer when it starts (announce); before a warp first writes into a peer's double-buffered region it
-// checks that the peer announced epoch-1 (awaitPeersStarted), which proves the peer finished epoch-2,
-// the last user of this parity. In steady state that word is already there: a local load, no wait.
+// Why no barrier between calls: see kernel_abi.h section 3. Invariant: when a rank's kernel at epoch e
+// completes, every peer has started epoch e. A collective that receives from every peer gets that for
+// free; the others (broadcast, sparse allToAllv, tiny two-shot / LL128 / pipe calls) wait for the
+// peers' arrival words before they exit (finishArrivals). So a rank about to write a peer's half at
+// epoch e (completed e-1 => the peer started e-1 => it finished e-2, the last user of this half)
+// never waits on anything at the start of a call.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -240,13 +242,52 @@ __device__ __forceinline__ void announce(const Ctx& c) {
     st64(c.ws(threadIdx.x) + GC_WS_ARRIVED + 8u * c.rank, c.epoch);
 }
 
-// Warp-collective: true once every peer announced epoch-1 (=> it finished epoch-2, the previous user
-// of this parity's buffers). All lanes of the warp must call it.
-__device__ __forceinline__ bool awaitPeersStarted(const Ctx& c) {
-  bool ok = true;
-  for (uint32_t p = threadIdx.x & 31; p < c.n; p += 32)
-    if (p != c.rank && ok) ok = waitAtLeastRelaxed(c, c.own() + GC_WS_ARRIVED + 8u * p, c.epoch - 1, p);
-  return __all_sync(0xffffffffu, ok);
+// For a collective that did not receive from every peer: before the kernel exits, one warp of block 0
+// waits until every peer announced this epoch (see the invariant at the top). In steady state the
+// words are already there: one local load per peer.
+__device__ __forceinline__ void finishArrivals(const Ctx& c) {
+  if (blockIdx.x != 0 || threadIdx.x >= 32) return;
+  for (uint32_t p = threadIdx.x; p < c.n; p += 32)
+    if (p != c.rank && !waitAtLeastRelaxed(c, c.own() + GC_WS_ARRIVED + 8u * p, c.epoch, p)) return;
+}
+
+// ------------------------------------------------------------------ launch: dependent launch, device epochs
+
+// Programmatic dependent launch (sm_90+): a kernel launched with the programmatic-serialization
+// attribute may start while its predecessor on the stream still runs; it must wait before touching
+// anything the predecessor writes. Both are no-ops for a plain launch.
+__device__ __forceinline__ void waitForPredecessor() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void allowSuccessorLaunch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+// The epoch of this launch: max(args.epoch, the last epoch this rank ran + 1), the latter from the
+// rank's own epoch words (kernel_abi.h section 3). One word per block index, so no block can overwrite
+// a word another block of the same launch still has to read; commitEpoch sets them all.
+__device__ __forceinline__ uint64_t* epochWords(const GcArgs& a) {
+  if (a.nranks == 0 || a.nranks > GC_MAX_RANKS || a.rank >= a.nranks || a.peers[a.rank] == 0 ||
+      blockIdx.x >= GC_MAX_BLOCKS)
+    return nullptr;
+  return reinterpret_cast<uint64_t*>(a.peers[a.rank] + GC_WS_EPOCH);
+}
+__device__ __forceinline__ uint64_t beginEpoch(const GcArgs& a) {
+  const uint64_t* w = epochWords(a);
+  if (w == nullptr) return a.epoch;  // bad arguments: validate() reports them
+  const uint64_t next = ld64(w + blockIdx.x) + 1;
+  return a.epoch > next ? a.epoch : next;
+}
+__device__ __forceinline__ void commitEpoch(const GcArgs& a, uint64_t epoch) {
+  uint64_t* w = epochWords(a);
+  if (w == nullptr) return;
+  if (threadIdx.x == 0) st64(w + blockIdx.x, epoch);
+  if (blockIdx.x == 0)  // words of block indices this launch does not have
+    for (uint32_t j = gridDim.x + threadIdx.x; j < GC_MAX_BLOCKS; j += blockDim.x) st64(w + j, epoch);
 }
 
 // ------------------------------------------------------------------ element types and reductions
@@ -260,6 +301,8 @@ template <> __device__ __forceinline__ float fromBits<float>(uint64_t b) { retur
 template <> __device__ __forceinline__ double fromBits<double>(uint64_t b) { return __longlong_as_double((long long)b); }
 template <> __device__ __forceinline__ int32_t fromBits<int32_t>(uint64_t b) { return (int32_t)(uint32_t)b; }
 template <> __device__ __forceinline__ int64_t fromBits<int64_t>(uint64_t b) { return (int64_t)b; }
+template <> __device__ __forceinline__ int8_t fromBits<int8_t>(uint64_t b) { return (int8_t)(uint8_t)b; }
+template <> __device__ __forceinline__ uint8_t fromBits<uint8_t>(uint64_t b) { return (uint8_t)b; }
 template <> __device__ __forceinline__ __half fromBits<__half>(uint64_t b) { return __ushort_as_half((unsigned short)b); }
 template <> __device__ __forceinline__ __nv_bfloat16 fromBits<__nv_bfloat16>(uint64_t b) {
   return __ushort_as_bfloat16((unsigned short)b);
@@ -268,6 +311,8 @@ __device__ __forceinline__ uint64_t toBits(float x) { return __float_as_uint(x);
 __device__ __forceinline__ uint64_t toBits(double x) { return (uint64_t)__double_as_longlong(x); }
 __device__ __forceinline__ uint64_t toBits(int32_t x) { return (uint32_t)x; }
 __device__ __forceinline__ uint64_t toBits(int64_t x) { return (uint64_t)x; }
+__device__ __forceinline__ uint64_t toBits(int8_t x) { return (uint8_t)x; }
+__device__ __forceinline__ uint64_t toBits(uint8_t x) { return x; }
 __device__ __forceinline__ uint64_t toBits(__half x) { return __half_as_ushort(x); }
 __device__ __forceinline__ uint64_t toBits(__nv_bfloat16 x) { return __bfloat16_as_ushort(x); }
 
@@ -303,9 +348,26 @@ template <> __device__ __forceinline__ int64_t combine<int64_t>(int64_t a, int64
     default: return (int64_t)((uint64_t)a + (uint64_t)b);
   }
 }
+// 8-bit integers wrap in their own width (as the host backend's Reducer); MIN/MAX compare signed / unsigned.
+template <> __device__ __forceinline__ int8_t combine<int8_t>(int8_t a, int8_t b, uint32_t op) {
+  switch (op) {
+    case GC_OP_PROD: return (int8_t)(uint8_t)((uint32_t)a * (uint32_t)b);
+    case GC_OP_MIN: return b < a ? b : a;
+    case GC_OP_MAX: return a < b ? b : a;
+    default: return (int8_t)(uint8_t)((uint32_t)a + (uint32_t)b);
+  }
+}
+template <> __device__ __forceinline__ uint8_t combine<uint8_t>(uint8_t a, uint8_t b, uint32_t op) {
+  switch (op) {
+    case GC_OP_PROD: return (uint8_t)((uint32_t)a * (uint32_t)b);
+    case GC_OP_MIN: return b < a ? b : a;
+    case GC_OP_MAX: return a < b ? b : a;
+    default: return (uint8_t)((uint32_t)a + (uint32_t)b);
+  }
+}
 // AVG: one division by nranks in the accumulation type (integers truncate toward zero).
 template <typename A> __device__ __forceinline__ A finish(A a, uint32_t op, uint32_t n) {
-  return op == GC_OP_AVG ? a / static_cast<A>(static_cast<int>(n)) : a;
+  return op == GC_OP_AVG ? static_cast<A>(a / static_cast<int>(n)) : a;
 }
 __device__ __forceinline__ float finish(float a, uint32_t op, uint32_t n) {
   return op == GC_OP_AVG ? __fdiv_rn(a, (float)n) : a;
