@@ -111,7 +111,7 @@ public final class KernelAbi {
     return LL128_MAX_LINES * (t == DataType.FLOAT64 || t == DataType.INT64 ? 15 : 30);
   }
 
-  /** Kernel-name suffix of a reduction type; null for types the reduction kernels lack. */
+  /** Kernel-name suffix of a reduction type (every type has reduction kernels). */
   public static String typeSuffix(DataType t) {
     return switch (t) {
       case FLOAT32 -> "f32";
@@ -120,8 +120,14 @@ public final class KernelAbi {
       case BFLOAT16 -> "bf16";
       case INT32 -> "i32";
       case INT64 -> "i64";
-      default -> null;
+      case INT8 -> "i8";
+      case UINT8 -> "u8";
     };
+  }
+
+  /** Whether gc_allreduce_ll128_&lt;t&gt; exists: hardware atomics have no 8-bit accumulation type. */
+  public static boolean hasLl128(DataType t) {
+    return t != DataType.INT8 && t != DataType.UINT8;
   }
 
   /** One kernel call's arguments, before layout. */

@@ -13,7 +13,7 @@ import java.util.List;
  * Java: every rank computes the same plan from the same arguments, which the per-block channel
  * variants (pipe, barrier2) need, and it is unit-tested without a GPU.
  *
- * <p>allReduce by default: LL128-atomic for SUM/AVG from {@code gpu.ll128MinRanks} ranks up to
+ * <p>allReduce by default: LL128-atomic for SUM/AVG (not 8-bit types) from {@code gpu.ll128MinRanks} ranks up to
  * {@code gpu.twoShotMaxBytes}; else LL one-shot up to {@code gpu.oneShotMaxBytes}, sentinel two-shot
  * up to {@code gpu.twoShotMaxBytes} (each capped by the kernel's capacity), the credit pipe above.
  * Other collectives: LL up to 64 KB per peer, then the pipe. A forced variant that cannot take the
@@ -84,7 +84,6 @@ public final class LaunchPlanner {
     return switch (c) {
       case ALL_REDUCE -> allReduce(t, op, count, bytes, why);
       case REDUCE_SCATTER -> {
-        reductionSuffix(c, t);
         KernelVariant v = movement(c, bytes, why);
         yield new LaunchPlan(c, v, kernelName(c, v, t), grid(v, bytes), bytes, algorithmName(c, v), why);
       }
@@ -124,7 +123,6 @@ public final class LaunchPlanner {
 
   private LaunchPlan allReduce(DataType t, ReduceOp op, long count, long bytes, List<String> why) {
     Collective c = Collective.ALL_REDUCE;
-    reductionSuffix(c, t);
     KernelVariant v;
     if (forced != null) {
       v = forced;
@@ -135,6 +133,9 @@ public final class LaunchPlanner {
         case LL -> requireAtMost(c, v, bytes, KernelAbi.LL_MAX_BYTES);
         case SENTINEL -> requireAtMost(c, v, bytes, KernelAbi.SENT_MAX_BYTES);
         case LL128 -> {
+          if (!KernelAbi.hasLl128(t)) {
+            throw new CollectiveException(rank, c, "the ll128 kernels have no " + t + " variant (no 8-bit atomics)");
+          }
           if (op != ReduceOp.SUM && op != ReduceOp.AVG) {
             throw new CollectiveException(rank, c, "the ll128 kernels reduce with SUM or AVG only, not " + op);
           }
@@ -145,7 +146,8 @@ public final class LaunchPlanner {
         }
         default -> { }
       }
-    } else if (nranks >= ll128MinRanks && (op == ReduceOp.SUM || op == ReduceOp.AVG) && bytes <= twoShotMax
+    } else if (nranks >= ll128MinRanks && KernelAbi.hasLl128(t) && (op == ReduceOp.SUM || op == ReduceOp.AVG)
+        && bytes <= twoShotMax
         && count <= KernelAbi.ll128MaxCount(t)) {
       v = KernelVariant.LL128;
       if (why != null) {
@@ -205,15 +207,6 @@ public final class LaunchPlanner {
       throw new CollectiveException(rank, c, "variant " + v.abiName() + " takes at most " + max + " bytes; this call has "
           + bytes);
     }
-  }
-
-  private String reductionSuffix(Collective c, DataType t) {
-    String s = KernelAbi.typeSuffix(t);
-    if (s == null) {
-      throw new CollectiveException(rank, c, "the gpu kernels do not reduce " + t
-          + " (fp32, fp64, fp16, bf16, int32, int64 only)");
-    }
-    return s;
   }
 
   private static final String[][][] KERNEL_NAMES = kernelNames();

@@ -61,16 +61,27 @@ class LaunchPlannerTest {
 
   @Test
   void everyReductionTypeHasAKernelSuffix() {
-    String[] expect = {"f32", "f64", "f16", "bf16", "i32", "i64"};
+    String[] expect = {"f32", "f64", "f16", "bf16", "i32", "i64", "i8", "u8"};
     DataType[] types = {DataType.FLOAT32, DataType.FLOAT64, DataType.FLOAT16, DataType.BFLOAT16, DataType.INT32,
-        DataType.INT64};
+        DataType.INT64, DataType.INT8, DataType.UINT8};
     for (int i = 0; i < types.length; i++) {
       assertEquals("gc_reducescatter_ll_" + expect[i],
           auto.plan(Collective.REDUCE_SCATTER, types[i], ReduceOp.SUM, 100).kernel());
+      assertEquals("gc_allreduce_ll_" + expect[i], auto.plan(Collective.ALL_REDUCE, types[i], ReduceOp.MAX, 10).kernel());
     }
+  }
+
+  @Test
+  void eightBitReductionsNeverTakeLl128() {
+    LaunchPlanner manyRanks = new LaunchPlanner(0, 8, null, KernelAbi.LL_MAX_BYTES, KernelAbi.SENT_MAX_BYTES, 4,
+        KernelAbi.LL_MAX_BYTES);
+    assertEquals("gc_allreduce_ll128_f32", manyRanks.plan(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, 10).kernel());
+    assertEquals("gc_allreduce_ll_i8", manyRanks.plan(Collective.ALL_REDUCE, DataType.INT8, ReduceOp.SUM, 10).kernel());
+    assertEquals("gc_allreduce_ll_u8", manyRanks.plan(Collective.ALL_REDUCE, DataType.UINT8, ReduceOp.AVG, 10).kernel());
+    LaunchPlanner forced = new LaunchPlanner(0, 2, KernelVariant.LL128);
     CollectiveException e = assertThrows(CollectiveException.class,
-        () -> auto.plan(Collective.ALL_REDUCE, DataType.INT8, ReduceOp.SUM, 10));
-    assertTrue(e.getMessage().contains("INT8"), e.getMessage());
+        () -> forced.plan(Collective.ALL_REDUCE, DataType.UINT8, ReduceOp.SUM, 10));
+    assertTrue(e.getMessage().contains("UINT8") && e.getMessage().contains("ll128"), e.getMessage());
     assertEquals(Collective.ALL_REDUCE, e.collective());
   }
 
