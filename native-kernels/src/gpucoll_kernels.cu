@@ -132,7 +132,7 @@ template <typename T, uint32_t OP> __device__ void allReduceLL(const GcArgs& a, 
 
 // The same movement with a flag barrier before (peers' staging is free) and after (all data is in),
 // as vLLM's custom allReduce does; rounds of GC_RAW_PEER_BYTES. For the benchmark comparison.
-template <typename T, uint32_t OP> __device__ void allReduceBarrier2(const GcArgs& a, uint64_t epoch) {
+template <typename T> __device__ void allReduceBarrier2(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_BARRIER2), epoch);
   const uint64_t bytes = a.count * sizeof(T);
   if (!prologue(c, DtypeOf<T>::value, true)) return;
@@ -158,15 +158,15 @@ template <typename T, uint32_t OP> __device__ void allReduceBarrier2(const GcArg
       Lanes<T, 16> acc;
       acc.load(loadWs16(c.own() + GC_WS_RAW_OFFSET + 16 * u));
       for (uint32_t r = 1; r < c.n; ++r)
-        acc.add(loadWs16(c.own() + GC_WS_RAW_OFFSET + (uint64_t)r * GC_RAW_PEER_BYTES + 16 * u), OP);
-      storeBytes16(out + base + 16 * u, acc.store(OP, c.n), min32(rb - 16 * u, 16));
+        acc.add(loadWs16(c.own() + GC_WS_RAW_OFFSET + (uint64_t)r * GC_RAW_PEER_BYTES + 16 * u), a.op);
+      storeBytes16(out + base + 16 * u, acc.store(a.op, c.n), min32(rb - 16 * u, 16));
     }
   }
 }
 
 // Two-shot: reduce-scatter then all-gather of 16-byte units over sentinel-prefilled, double-buffered
 // regions. Owner o reduces units [o*P, o*P+P) in rank order and sends the result to every rank.
-template <typename T, uint32_t OP> __device__ void allReduceSentinel(const GcArgs& a, uint64_t epoch) {
+template <typename T> __device__ void allReduceSentinel(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_SENTINEL), epoch);
   const uint64_t bytes = a.count * sizeof(T);
   if (!prologue(c, DtypeOf<T>::value, true) || !withinCapacity(c, bytes, GC_SENT_MAX_BYTES)) return;
@@ -183,9 +183,9 @@ template <typename T, uint32_t OP> __device__ void allReduceSentinel(const GcArg
     for (uint32_t r = 0; r < c.n; ++r) {
       U16 x;
       if (!sent.recv(r, 0, i, x)) return;
-      if (r == 0) acc.load(x); else acc.add(x, OP);
+      if (r == 0) acc.load(x); else acc.add(x, a.op);
     }
-    U16 y = acc.store(OP, c.n);
+    U16 y = acc.store(a.op, c.n);
     for (uint32_t p = 0; p < c.n; ++p)
       if (p != c.rank) sent.send(p, 1, i, y);
     storeBytes16(out + 16 * (first + i), y, min32(bytes - 16 * (first + i), 16));
@@ -288,7 +288,7 @@ __device__ void movementLL(const GcArgs& a, uint32_t coll, uint64_t epoch) {
 }
 
 // Segment p of my input to rank p; my segment reduced over ranks 0..n-1.
-template <typename T, uint32_t OP> __device__ void reduceScatterLL(const GcArgs& a, uint64_t epoch) {
+template <typename T> __device__ void reduceScatterLL(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_REDUCESCATTER, GC_VAR_LL), epoch);
   const uint64_t bytes = a.count * sizeof(T);
   if (!prologue(c, DtypeOf<T>::value, true) || !withinCapacity(c, bytes, GC_LL_MAX_BYTES)) return;
@@ -304,7 +304,7 @@ template <typename T, uint32_t OP> __device__ void reduceScatterLL(const GcArgs&
   }
   for (uint64_t s = tid(); s < slots; s += nthreads()) {
     uint64_t v;
-    if (!ll.recvReduce<T>(s, OP, v)) return;
+    if (!ll.recvReduce<T>(s, a.op, v)) return;
     storeBytes8(out + 8 * s, v, min32(bytes - 8 * s, 8));
   }
 }
@@ -494,7 +494,10 @@ template <typename Body> __device__ __forceinline__ void runLaunch(const GcArgs&
   commitEpoch(a, epoch);
 }
 
-// The op is fixed per body: one runtime switch per launch instead of one per element.
+// The op is fixed per body: one runtime switch per launch instead of one per element. Only for the
+// one-shot LL allReduce, where the reduction sits on the latency path of every small call; the other
+// bodies read the op per element (it costs little next to their data movement, and one body per op
+// would multiply the fatbin's compile time).
 #define GC_WITH_OP(fn, T, a, epoch)                                 \
   switch ((a).op) {                                                 \
     case GC_OP_PROD: fn<T, GC_OP_PROD>(a, epoch); break;            \
@@ -511,10 +514,10 @@ template <typename Body> __device__ __forceinline__ void runLaunch(const GcArgs&
 
 #define GC_REDUCTION_KERNELS(sfx, T)                                                                     \
   GC_KERNEL gc_allreduce_ll_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(GC_WITH_OP(gc::allReduceLL, T, a, epoch)); } \
-  GC_KERNEL gc_allreduce_sentinel_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(GC_WITH_OP(gc::allReduceSentinel, T, a, epoch)); } \
+  GC_KERNEL gc_allreduce_sentinel_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::allReduceSentinel<T>(a, epoch)); } \
   GC_KERNEL gc_allreduce_pipe_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::allReducePipe<T>(a, epoch)); } \
-  GC_KERNEL gc_allreduce_barrier2_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(GC_WITH_OP(gc::allReduceBarrier2, T, a, epoch)); } \
-  GC_KERNEL gc_reducescatter_ll_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(GC_WITH_OP(gc::reduceScatterLL, T, a, epoch)); } \
+  GC_KERNEL gc_allreduce_barrier2_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::allReduceBarrier2<T>(a, epoch)); } \
+  GC_KERNEL gc_reducescatter_ll_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::reduceScatterLL<T>(a, epoch)); } \
   GC_KERNEL gc_reducescatter_pipe_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::reduceScatterPipe<T>(a, epoch)); }
 // Hardware atomics exist for these accumulation types only (not 8-bit).
 #define GC_LL128_KERNEL(sfx, T) \

@@ -8,7 +8,7 @@
 //     protocol), K collectives inside ONE launch (no launch gaps) and graph replay, 8 B - 64 KB; writes
 //     $OUT/gpu-inloop.json ({"kind":"gpu-inloop", date, commit from $GC_DATE / $GC_COMMIT, rows}).
 //  3. Host cost per launch of the same kernel: <<<>>> and cuLaunchKernel on the shipped fatbin.
-//   usage: gc_bench [fatbin-path]
+//   usage: gc_bench [fatbin-path | --floor-only]   (--floor-only: part 2 alone)
 #include "../src/gpucoll_kernels.cu"
 #include "harness.cuh"
 
@@ -140,7 +140,8 @@ double timeLoop(Comm& c, Bufs& b, void (*k)(const GcArgs, int), unsigned grid, u
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* fatbinPath = argc > 1 ? argv[1] : "gpucoll_kernels.fatbin";
+  const bool floorOnly = argc > 1 && std::string(argv[1]) == "--floor-only";
+  const char* fatbinPath = argc > 1 && !floorOnly ? argv[1] : "gpucoll_kernels.fatbin";
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   int driver = 0;
@@ -218,6 +219,7 @@ int main(int argc, char** argv) {
     }
   }
 
+  if (floorOnly) return 0;
   const uint64_t sizes[] = {8, 64, 512, 4096, 16384, 65536, 262144, 1u << 20, 4u << 20, 16u << 20, 64u << 20};
 
   std::printf("\n## allReduce fp32 sum, us per collective: graph replay of K back-to-back launches per rank, median of %d\n", reps);
