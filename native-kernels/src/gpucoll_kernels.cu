@@ -23,14 +23,15 @@ __device__ __forceinline__ uint64_t nthreads() { return (uint64_t)gridDim.x * bl
 __device__ __forceinline__ uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 __device__ __forceinline__ uint32_t min32(uint64_t a, uint32_t b) { return a < b ? (uint32_t)a : b; }
 
-// Argument checks shared by every kernel; the first failing block records GC_ERR_BAD_ARGS.
+// Argument checks shared by every kernel; the first failing block records GC_ERR_BAD_ARGS. The epoch is
+// not checked here: reading it would wait for the epoch word's load before the first data load is
+// issued. Epochs are >= 1 by construction; kernels whose flags shift the epoch check its range.
 // dtype == GC_DT_COUNT means "any known type" (data movement).
 __device__ bool validate(const Ctx& c, uint32_t dtype, bool reduction) {
   const GcArgs& a = *c.a;
   uint32_t bad = 0;
   if (a.nranks == 0 || a.nranks > GC_MAX_RANKS) bad = kBadNranks;
   else if (a.rank >= a.nranks) bad = kBadRank;
-  else if (c.epoch == 0 || (c.epoch >> 40) != 0) bad = kBadEpoch;
   else if (blockDim.x != GC_BLOCK_THREADS || gridDim.x > GC_MAX_BLOCKS) bad = kBadGeometry;
   else if (dtype == GC_DT_COUNT ? gc_dtype_size(a.dtype) == 0 : a.dtype != dtype) bad = kBadDtype;
   else if (reduction && a.op > GC_OP_AVG) bad = kBadOp;
@@ -102,6 +103,13 @@ struct Layout {
   }
 };
 
+// Kernels whose flags are (epoch << 24) | round need epoch < 2^40.
+__device__ bool epochFitsShiftedFlags(const Ctx& c) {
+  if ((c.epoch >> 40) == 0) return true;
+  if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, c.epoch, kBadEpoch);
+  return false;
+}
+
 __device__ bool prologue(const Ctx& c, uint32_t dtype, bool reduction) {
   if (!validate(c, dtype, reduction)) return false;
   announce(c);
@@ -115,14 +123,17 @@ __device__ bool prologue(const Ctx& c, uint32_t dtype, bool reduction) {
 template <typename T, uint32_t OP> __device__ void allReduceLL(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_LL), epoch);
   const uint64_t bytes = a.count * sizeof(T);
-  if (!prologue(c, DtypeOf<T>::value, true) || !withinCapacity(c, bytes, GC_LL_MAX_BYTES)) return;
+  if (!validate(c, DtypeOf<T>::value, true) || !withinCapacity(c, bytes, GC_LL_MAX_BYTES)) return;
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
   if (c.n == 1) return copyBytes(out, in, bytes);
-  if (bytes == 0) return finishArrivals(c);
   LLBuffer ll(c);
   const uint64_t slots = ceilDiv(bytes, 8);
+  // Sends first, arrival word after: the first use of the epoch (loaded at launch) comes after the
+  // input load has been issued, so the two loads overlap.
   for (uint64_t s = tid(); s < slots; s += nthreads()) ll.bcast(s, loadBytes8(in + 8 * s, min32(bytes - 8 * s, 8)));
+  announce(c);
+  if (bytes == 0) return finishArrivals(c);
   for (uint64_t s = tid(); s < slots; s += nthreads()) {
     uint64_t v;
     if (!ll.recvReduce<T>(s, OP, v)) return;
@@ -135,7 +146,7 @@ template <typename T, uint32_t OP> __device__ void allReduceLL(const GcArgs& a, 
 template <typename T> __device__ void allReduceBarrier2(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_BARRIER2), epoch);
   const uint64_t bytes = a.count * sizeof(T);
-  if (!prologue(c, DtypeOf<T>::value, true)) return;
+  if (!prologue(c, DtypeOf<T>::value, true) || !epochFitsShiftedFlags(c)) return;
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
   if (c.n == 1) return copyBytes(out, in, bytes);
@@ -248,7 +259,8 @@ template <typename T> __device__ void allReduceLL128(const GcArgs& a, uint64_t e
 
 // ------------------------------------------------------------------ LL data movement / reduce-scatter
 
-// Every peer's bytes through LL slots; the own part is a local copy.
+// Every peer's bytes through LL slots; the own part is a local copy. Arrival word after the sends
+// (see allReduceLL).
 __device__ bool llExchange(const Ctx& c, const Layout& L) {
   const char* in = reinterpret_cast<const char*>(c.a->send);
   char* out = reinterpret_cast<char*>(c.a->recv);
@@ -259,6 +271,7 @@ __device__ bool llExchange(const Ctx& c, const Layout& L) {
     if (p == c.rank) { copyBytes(out + L.recvOff(p), in + off, nb); continue; }
     for (uint64_t s = tid(); s * 8 < nb; s += nthreads()) ll.send(p, s, loadBytes8(in + off + 8 * s, min32(nb - 8 * s, 8)));
   }
+  announce(c);
   for (uint32_t j = 1; j < c.n; ++j) {
     const uint32_t p = (c.rank + c.n - j) % c.n;
     const uint64_t nb = L.recvBytes(p), off = L.recvOff(p);
@@ -273,7 +286,7 @@ __device__ bool llExchange(const Ctx& c, const Layout& L) {
 
 __device__ void movementLL(const GcArgs& a, uint32_t coll, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(coll, GC_VAR_LL), epoch);
-  if (!prologue(c, GC_DT_COUNT, false)) return;
+  if (!validate(c, GC_DT_COUNT, false)) return;
   Layout L(a, coll);
   if (!L.validOffsets()) {
     if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, 0, kBadGeometry);
@@ -291,17 +304,18 @@ __device__ void movementLL(const GcArgs& a, uint32_t coll, uint64_t epoch) {
 template <typename T> __device__ void reduceScatterLL(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_REDUCESCATTER, GC_VAR_LL), epoch);
   const uint64_t bytes = a.count * sizeof(T);
-  if (!prologue(c, DtypeOf<T>::value, true) || !withinCapacity(c, bytes, GC_LL_MAX_BYTES)) return;
+  if (!validate(c, DtypeOf<T>::value, true) || !withinCapacity(c, bytes, GC_LL_MAX_BYTES)) return;
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
   if (c.n == 1) return copyBytes(out, in, bytes);
-  if (bytes == 0) return finishArrivals(c);
   LLBuffer ll(c);
   const uint64_t slots = ceilDiv(bytes, 8);
   for (uint32_t j = 0; j < c.n; ++j) {
     const uint32_t p = (c.rank + j) % c.n;
     for (uint64_t s = tid(); s < slots; s += nthreads()) ll.send(p, s, loadBytes8(in + p * bytes + 8 * s, min32(bytes - 8 * s, 8)));
   }
+  announce(c);
+  if (bytes == 0) return finishArrivals(c);
   for (uint64_t s = tid(); s < slots; s += nthreads()) {
     uint64_t v;
     if (!ll.recvReduce<T>(s, a.op, v)) return;
@@ -367,7 +381,7 @@ __device__ bool pipeExchange(const Ctx& c, const Layout& L, uint32_t& round) {
 
 __device__ void movementPipe(const GcArgs& a, uint32_t coll, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(coll, GC_VAR_PIPE), epoch);
-  if (!prologue(c, GC_DT_COUNT, false)) return;
+  if (!prologue(c, GC_DT_COUNT, false) || !epochFitsShiftedFlags(c)) return;
   Layout L(a, coll);
   if (!L.validOffsets() || (coll == GC_COLL_BROADCAST && a.root >= a.nranks)) {
     if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, 0, kBadGeometry);
@@ -422,7 +436,7 @@ __device__ bool pipeReduceScatter(const Ctx& c, const char* in, char* out, uint6
 
 template <typename T> __device__ void reduceScatterPipe(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_REDUCESCATTER, GC_VAR_PIPE), epoch);
-  if (!prologue(c, DtypeOf<T>::value, true)) return;
+  if (!prologue(c, DtypeOf<T>::value, true) || !epochFitsShiftedFlags(c)) return;
   const uint64_t bytes = a.count * sizeof(T);
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
@@ -435,7 +449,7 @@ template <typename T> __device__ void reduceScatterPipe(const GcArgs& a, uint64_
 // Reduce-scatter into my segment of recv, then all-gather the segments, all through the pipe.
 template <typename T> __device__ void allReducePipe(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_PIPE), epoch);
-  if (!prologue(c, DtypeOf<T>::value, true)) return;
+  if (!prologue(c, DtypeOf<T>::value, true) || !epochFitsShiftedFlags(c)) return;
   const uint64_t bytes = a.count * sizeof(T);
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
@@ -476,12 +490,13 @@ template <typename T> __device__ void allReducePipe(const GcArgs& a, uint64_t ep
 
 __device__ void barrierKernel(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_BARRIER, GC_VAR_LL), epoch);
-  if (!prologue(c, GC_DT_COUNT, false) || c.n == 1) return;
+  if (!prologue(c, GC_DT_COUNT, false) || !epochFitsShiftedFlags(c) || c.n == 1) return;
   flagBarrier(c, (c.epoch << 24) + 1);
 }
 
 }  // namespace gc
 
+#ifndef GC_BODIES_ONLY  // (defined by a translation unit that wants the bodies without the 63 kernels)
 namespace gc {
 
 // Every kernel: wait for the predecessor (dependent launch), take this launch's epoch, let the
@@ -547,3 +562,4 @@ GC_KERNEL gc_alltoallv_pipe(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::mo
 GC_KERNEL gc_broadcast_ll(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::movementLL(a, GC_COLL_BROADCAST, epoch)); }
 GC_KERNEL gc_broadcast_pipe(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::movementPipe(a, GC_COLL_BROADCAST, epoch)); }
 GC_KERNEL gc_barrier(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::barrierKernel(a, epoch)); }
+#endif  // GC_BODIES_ONLY

@@ -5,7 +5,7 @@
 #include "gpucoll/primitives.cuh"
 
 // No argument checks, no bounded waits, no error record, no arrival words, no epoch words; fp32 sum,
-// count even, buffers 8-byte aligned; epochs from GcArgs.epoch (the host's counter).
+// count even, buffers 16-byte aligned and padded to 16 bytes; epochs from GcArgs.epoch (the host's).
 // Minimal LL: each thread pushes 16-byte {8 B data, 8 B epoch} slots into every peer's inbox (the
 // workspace LL region, epoch-parity halves); the receiver polls the slot of every peer until all
 // flags equal the epoch, then sums in rank order. 256 threads, min(8, count/512) blocks.
@@ -62,7 +62,7 @@ __device__ __forceinline__ void floorBarrier(const GcArgs& a, uint64_t value) {
 }
 __device__ __forceinline__ void floorTwoBarrier(const GcArgs& a, uint64_t epoch) {
   const uint32_t n = a.nranks, rank = a.rank;
-  const uint64_t units = a.count / 4;
+  const uint64_t units = (a.count + 3) / 4;  // buffers padded to 16 bytes
   const uint4* in = reinterpret_cast<const uint4*>(a.send);
   float4* out = reinterpret_cast<float4*>(a.recv);
   floorBarrier(a, (epoch << 24) + 1);

@@ -129,9 +129,9 @@
 #define GC_BLOCK_THREADS 512
 #define GC_MAX_BLOCKS 32
 #define GC_PIPE_BLOCKS 16
-#define GC_BYTES_PER_BLOCK 8192
+#define GC_BYTES_PER_BLOCK 4096
 #define GC_MAX_GRID_RULE 16
-/* Recommended grid: ceil(bytes / 8 KB) clamped to [1, 16]. */
+/* Recommended grid: ceil(bytes / 4 KB) clamped to [1, 16]: one LL slot per thread up to 64 KB. */
 #define GC_GRID_FOR_BYTES(bytes) \
   ((bytes) <= GC_BYTES_PER_BLOCK ? 1u \
    : ((bytes) >= (uint64_t)GC_BYTES_PER_BLOCK * GC_MAX_GRID_RULE ? (unsigned)GC_MAX_GRID_RULE \

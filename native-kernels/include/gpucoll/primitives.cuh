@@ -413,10 +413,15 @@ template <typename T, int W> struct Lanes {
 // and the epoch that wrote them, stored together by one 16-byte store, so a reader that sees the flag
 // sees the data: no fence, no separate notification.
 struct LLBuffer {
+  static constexpr uint64_t kSrcBytes = (uint64_t)GC_LL_SLOTS * 16u;  // one source's slots of one half
   const Ctx& c;
   uint64_t epoch;
   uint32_t half;
-  __device__ explicit LLBuffer(const Ctx& ctx) : c(ctx), epoch(ctx.epoch), half(ctx.half()) {}
+  // This rank's slots of this half ([src][slot]), computed once: the polls then do no address loads.
+  const char* inbox;
+  __device__ explicit LLBuffer(const Ctx& ctx)
+      : c(ctx), epoch(ctx.epoch), half(ctx.half()),
+        inbox(ctx.own() + GC_WS_LL_OFFSET + (uint64_t)ctx.half() * GC_MAX_RANKS * kSrcBytes) {}
 
   __device__ char* slot(uint32_t owner, uint32_t src, uint32_t s) const {
     return c.ws(owner) + GC_WS_LL_OFFSET + ((uint64_t)(half * GC_MAX_RANKS + src) * GC_LL_SLOTS + s) * 16u;
@@ -427,7 +432,7 @@ struct LLBuffer {
     for (uint32_t p = 0; p < c.n; ++p) send(p, s, v);
   }
   __device__ __forceinline__ bool recv(uint32_t src, uint32_t s, uint64_t& v) const {
-    const char* p = slot(c.rank, src, s);
+    const char* p = inbox + src * kSrcBytes + (uint64_t)s * 16u;
     Spinner sp;
     uint64_t f;
     for (;;) {
@@ -441,7 +446,9 @@ struct LLBuffer {
   template <typename T>
   __device__ __forceinline__ bool recvReduce(uint32_t s, uint32_t op, uint64_t& out) const {
     uint64_t d[GC_MAX_RANKS];
-    uint32_t pending = (c.n >= 32 ? 0xffffffffu : ((1u << c.n) - 1));
+    const uint32_t n = c.n;
+    const char* at = inbox + (uint64_t)s * 16u;
+    uint32_t pending = (1u << n) - 1;  // n <= GC_MAX_RANKS = 16
     Spinner sp;
     uint32_t firstMissing = 0;
     uint64_t lastFlag = 0;
@@ -450,7 +457,7 @@ struct LLBuffer {
       for (uint32_t r = 0; r < GC_MAX_RANKS; ++r) {
         if (pending & (1u << r)) {
           uint64_t v, f;
-          ld16(slot(c.rank, r, s), v, f);
+          ld16(at + r * kSrcBytes, v, f);
           if (f == epoch) {
             d[r] = v;
             pending &= ~(1u << r);
@@ -466,14 +473,15 @@ struct LLBuffer {
     acc.load(U16{d[0], 0});
 #pragma unroll
     for (uint32_t r = 1; r < GC_MAX_RANKS; ++r)
-      if (r < c.n) acc.add(U16{d[r], 0}, op);
-    out = acc.store(op, c.n).lo;
+      if (r < n) acc.add(U16{d[r], 0}, op);
+    out = acc.store(op, n).lo;
     return true;
   }
   // In-kernel loop over several collectives (K per launch): the next epoch uses the other half. The
   // host then advances GcArgs.epoch by K.
   __device__ void advanceEpoch() {
     ++epoch;
+    inbox += half ? -(int64_t)(GC_MAX_RANKS * kSrcBytes) : (int64_t)(GC_MAX_RANKS * kSrcBytes);
     half ^= 1u;
   }
 };

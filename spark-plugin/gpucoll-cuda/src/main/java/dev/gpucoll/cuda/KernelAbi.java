@@ -25,7 +25,7 @@ public final class KernelAbi {
   public static final int BLOCK_THREADS = 512;
   public static final int MAX_BLOCKS = 32;
   public static final int PIPE_BLOCKS = 16;
-  public static final int BYTES_PER_BLOCK = 8192;
+  public static final int BYTES_PER_BLOCK = 4096;
   public static final int MAX_GRID_RULE = 16;
   public static final long DEFAULT_TIMEOUT_NS = 10_000_000_000L;
 
@@ -95,7 +95,7 @@ public final class KernelAbi {
       "allToAllv", "broadcast", "barrier"};
   public static final String[] VARIANT_NAMES = {"ll", "sentinel", "ll128", "pipe", "barrier2"};
 
-  /** GC_GRID_FOR_BYTES: ceil(bytes / 8 KB) clamped to [1, 16]. */
+  /** GC_GRID_FOR_BYTES: ceil(bytes / 4 KB) clamped to [1, 16]. */
   public static int gridForBytes(long bytes) {
     if (bytes <= BYTES_PER_BLOCK) {
       return 1;

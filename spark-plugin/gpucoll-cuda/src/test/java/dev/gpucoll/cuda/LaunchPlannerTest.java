@@ -24,12 +24,12 @@ class LaunchPlannerTest {
 
     LaunchPlan edge = auto.plan(Collective.ALL_REDUCE, DataType.BFLOAT16, ReduceOp.MAX, 32768); // 64 KB
     assertEquals("gc_allreduce_ll_bf16", edge.kernel());
-    assertEquals(8, edge.grid());
+    assertEquals(16, edge.grid());
 
     LaunchPlan medium = auto.plan(Collective.ALL_REDUCE, DataType.FLOAT64, ReduceOp.PROD, 8193); // 64 KB + 8
     assertEquals("gc_allreduce_sentinel_f64", medium.kernel());
     assertEquals(KernelVariant.SENTINEL, medium.variant());
-    assertEquals(9, medium.grid());
+    assertEquals(16, medium.grid());
 
     LaunchPlan mb = auto.plan(Collective.ALL_REDUCE, DataType.INT32, ReduceOp.MIN, 262144); // 1 MB
     assertEquals("gc_allreduce_sentinel_i32", mb.kernel());
@@ -123,7 +123,7 @@ class LaunchPlannerTest {
     LaunchPlan forced = ll.planAllToAllv(DataType.FLOAT32, send, recv);
     assertEquals("gc_alltoallv_ll", forced.kernel());
     assertEquals(65536, forced.bytes());
-    assertEquals(8, forced.grid());
+    assertEquals(16, forced.grid());
     recv[7] = 16385;
     assertThrows(CollectiveException.class, () -> ll.planAllToAllv(DataType.FLOAT32, send, recv));
     assertThrows(CollectiveException.class,
