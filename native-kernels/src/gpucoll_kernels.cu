@@ -36,8 +36,9 @@ __device__ bool validate(const Ctx& c, uint32_t dtype, bool reduction) {
   else if (dtype == GC_DT_COUNT ? gc_dtype_size(a.dtype) == 0 : a.dtype != dtype) bad = kBadDtype;
   else if (reduction && a.op > GC_OP_AVG) bad = kBadOp;
   else
-    for (uint32_t r = 0; r < a.nranks; ++r)
-      if (a.peers[r] == 0) bad = kBadPeers;
+#pragma unroll
+    for (uint32_t r = 0; r < GC_MAX_RANKS; ++r)
+      if (r < a.nranks && a.peers[r] == 0) bad = kBadPeers;
   if (bad && threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, 0, bad);
   return bad == 0;
 }
@@ -496,7 +497,6 @@ __device__ void barrierKernel(const GcArgs& a, uint64_t epoch) {
 
 }  // namespace gc
 
-#ifndef GC_BODIES_ONLY  // (defined by a translation unit that wants the bodies without the 63 kernels)
 namespace gc {
 
 // Every kernel: wait for the predecessor (dependent launch), take this launch's epoch, let the
@@ -524,6 +524,7 @@ template <typename Body> __device__ __forceinline__ void runLaunch(const GcArgs&
 
 }  // namespace gc
 
+#ifndef GC_BODIES_ONLY  // (defined by a translation unit that wants the bodies without the 63 kernels)
 #define GC_KERNEL extern "C" __global__ void __launch_bounds__(GC_BLOCK_THREADS, 2)
 #define GC_LAUNCH(stmt) gc::runLaunch(a, [&](uint64_t epoch) { stmt; })
 

@@ -237,17 +237,21 @@ __device__ __forceinline__ bool waitAtLeastRelaxed(const Ctx& c, const void* wor
 }
 
 // Every kernel tells every peer which epoch it started (block 0 only; any block proves the launch).
+// Bookkeeping (arrival words, epoch words, arrival waits) runs in the LAST warp of a block: small calls
+// put their data in warp 0, whose lanes then never diverge into it.
+__device__ __forceinline__ bool inLastWarp() { return threadIdx.x >= blockDim.x - 32; }
 __device__ __forceinline__ void announce(const Ctx& c) {
-  if (blockIdx.x == 0 && threadIdx.x < c.n && threadIdx.x != c.rank)
-    st64(c.ws(threadIdx.x) + GC_WS_ARRIVED + 8u * c.rank, c.epoch);
+  const uint32_t p = threadIdx.x & 31;
+  if (blockIdx.x == 0 && inLastWarp() && p < c.n && p != c.rank)
+    st64(c.ws(p) + GC_WS_ARRIVED + 8u * c.rank, c.epoch);
 }
 
 // For a collective that did not receive from every peer: before the kernel exits, one warp of block 0
 // waits until every peer announced this epoch (see the invariant at the top). In steady state the
 // words are already there: one local load per peer.
 __device__ __forceinline__ void finishArrivals(const Ctx& c) {
-  if (blockIdx.x != 0 || threadIdx.x >= 32) return;
-  for (uint32_t p = threadIdx.x; p < c.n; p += 32)
+  if (blockIdx.x != 0 || !inLastWarp()) return;
+  for (uint32_t p = threadIdx.x & 31; p < c.n; p += 32)
     if (p != c.rank && !waitAtLeastRelaxed(c, c.own() + GC_WS_ARRIVED + 8u * p, c.epoch, p)) return;
 }
 
@@ -282,12 +286,17 @@ __device__ __forceinline__ uint64_t beginEpoch(const GcArgs& a) {
   const uint64_t next = ld64(w + blockIdx.x) + 1;
   return a.epoch > next ? a.epoch : next;
 }
+// Block-collective (every thread of the block calls it once, at the end): the barrier makes sure no
+// warp of the block still has to read its epoch word when it is overwritten.
 __device__ __forceinline__ void commitEpoch(const GcArgs& a, uint64_t epoch) {
   uint64_t* w = epochWords(a);
   if (w == nullptr) return;
-  if (threadIdx.x == 0) st64(w + blockIdx.x, epoch);
+  __syncthreads();
+  if (!inLastWarp()) return;
+  const uint32_t lane = threadIdx.x & 31;
+  if (lane == 0) st64(w + blockIdx.x, epoch);
   if (blockIdx.x == 0)  // words of block indices this launch does not have
-    for (uint32_t j = gridDim.x + threadIdx.x; j < GC_MAX_BLOCKS; j += blockDim.x) st64(w + j, epoch);
+    for (uint32_t j = gridDim.x + lane; j < GC_MAX_BLOCKS; j += 32) st64(w + j, epoch);
 }
 
 // ------------------------------------------------------------------ element types and reductions
