@@ -499,14 +499,13 @@ __device__ void barrierKernel(const GcArgs& a, uint64_t epoch) {
 
 namespace gc {
 
-// Every kernel: wait for the predecessor (dependent launch), take this launch's epoch, let the
-// successor launch, run the body, record the epoch for the next launch (kernel_abi.h section 3).
+// Every kernel: wait for the predecessor (dependent launch), take this launch's epoch (and record it
+// for the next launch, kernel_abi.h section 3), let the successor launch, run the body.
 template <typename Body> __device__ __forceinline__ void runLaunch(const GcArgs& a, Body body) {
   waitForPredecessor();
   const uint64_t epoch = beginEpoch(a);
   allowSuccessorLaunch();
   body(epoch);
-  commitEpoch(a, epoch);
 }
 
 // The op is fixed per body: one runtime switch per launch instead of one per element. Only for the

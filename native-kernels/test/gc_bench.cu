@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(GC_BLOCK_THREADS, 2) oursLLLoop(const __grid_c
   gc::waitForPredecessor();
   const uint64_t e0 = gc::beginEpoch(a);
   for (int i = 0; i < k; ++i) gc::allReduceLL<float, GC_OP_SUM>(a, e0 + i);
-  gc::commitEpoch(a, e0 + k - 1);
+  gc::recordLastEpoch(a, e0 + k - 1);
 }
 
 namespace {

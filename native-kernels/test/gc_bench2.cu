@@ -274,7 +274,7 @@ __global__ void __launch_bounds__(GC_BLOCK_THREADS, 2) oursLLLoop2(const __grid_
   gc::waitForPredecessor();
   const uint64_t e0 = gc::beginEpoch(a);
   for (int i = 0; i < k; ++i) gc::allReduceLL<float, GC_OP_SUM>(a, e0 + i);
-  gc::commitEpoch(a, e0 + k - 1);
+  gc::recordLastEpoch(a, e0 + k - 1);
 }
 
 // The allReduce kernel the planner picks by size (LaunchPlanner defaults: one-shot <= 64 KB... here

@@ -273,30 +273,43 @@ __device__ __forceinline__ void allowSuccessorLaunch() {
 
 // The epoch of this launch: max(args.epoch, the last epoch this rank ran + 1), the latter from the
 // rank's own epoch words (kernel_abi.h section 3). One word per block index, so no block can overwrite
-// a word another block of the same launch still has to read; commitEpoch sets them all.
+// a word another block of the same launch still has to read; beginEpoch sets them all.
 __device__ __forceinline__ uint64_t* epochWords(const GcArgs& a) {
   if (a.nranks == 0 || a.nranks > GC_MAX_RANKS || a.rank >= a.nranks || a.peers[a.rank] == 0 ||
-      blockIdx.x >= GC_MAX_BLOCKS)
+      blockIdx.x >= GC_MAX_BLOCKS || blockDim.x != GC_BLOCK_THREADS)
     return nullptr;
   return reinterpret_cast<uint64_t*>(a.peers[a.rank] + GC_WS_EPOCH);
 }
-__device__ __forceinline__ uint64_t beginEpoch(const GcArgs& a) {
-  const uint64_t* w = epochWords(a);
-  if (w == nullptr) return a.epoch;  // bad arguments: validate() reports them
-  const uint64_t next = ld64(w + blockIdx.x) + 1;
-  return a.epoch > next ? a.epoch : next;
-}
-// Block-collective (every thread of the block calls it once, at the end): the barrier makes sure no
-// warp of the block still has to read its epoch word when it is overwritten.
-__device__ __forceinline__ void commitEpoch(const GcArgs& a, uint64_t epoch) {
-  uint64_t* w = epochWords(a);
-  if (w == nullptr) return;
-  __syncthreads();
-  if (!inLastWarp()) return;
+// The last warp sets the epoch words for the next launch: block b's own word, and (block 0) the words of
+// block indices this launch does not have.
+__device__ __forceinline__ void storeEpochWords(uint64_t* w, uint64_t epoch) {
   const uint32_t lane = threadIdx.x & 31;
   if (lane == 0) st64(w + blockIdx.x, epoch);
-  if (blockIdx.x == 0)  // words of block indices this launch does not have
+  if (blockIdx.x == 0)
     for (uint32_t j = gridDim.x + lane; j < GC_MAX_BLOCKS; j += 32) st64(w + j, epoch);
+}
+// Every thread, once, at the start of a launch. Every warp but the last reads its block's word and
+// arrives at the named barrier kEpochBarrier; the last warp reads, waits there until all have read,
+// and at once stores this launch's epoch for the next one (nobody in this launch reads it again), so
+// nothing is left to do at the end of the launch and no other warp ever waits.
+constexpr int kEpochBarrier = 1;  // __syncthreads uses barrier 0
+__device__ __forceinline__ uint64_t beginEpoch(const GcArgs& a) {
+  uint64_t* w = epochWords(a);
+  if (w == nullptr) return a.epoch;  // bad arguments: validate() reports them
+  const uint64_t next = ld64(w + blockIdx.x) + 1;
+  const uint64_t epoch = a.epoch > next ? a.epoch : next;
+  if (!inLastWarp()) {
+    asm volatile("barrier.arrive %0, %1;" ::"n"(kEpochBarrier), "r"(blockDim.x) : "memory");
+  } else {
+    asm volatile("barrier.sync %0, %1;" ::"n"(kEpochBarrier), "r"(blockDim.x) : "memory");
+    storeEpochWords(w, epoch);
+  }
+  return epoch;
+}
+// In-kernel loops of several collectives (benchmarks): the epoch words after the last one.
+__device__ __forceinline__ void recordLastEpoch(const GcArgs& a, uint64_t epoch) {
+  uint64_t* w = epochWords(a);
+  if (w != nullptr && inLastWarp()) storeEpochWords(w, epoch);
 }
 
 // ------------------------------------------------------------------ element types and reductions
