@@ -2,7 +2,8 @@
 # Builds .gpu-bundle/ (git-ignored): everything the GPU machine needs to run the GPU suite and
 # benchmark without Java installed there:
 #   jre/   a jlink'ed Java 17 runtime from this machine's JDK
-#   lib/   gpucoll api/core/cuda jars, the native-kernels jar (with the fatbin), JavaCPP + CUDA presets (linux-x86_64)
+#   lib/   gpucoll api/core/cuda jars, the native-kernels jar (with the fatbin), the GPU checks jar
+#          (gpucoll-gpu-checks: suite, benchmark, multi-GPU mains), JavaCPP + CUDA presets (linux-x86_64)
 #   run.sh the one command to run there (copied from scripts/gpu-bundle/run.sh)
 # Carry it with the device tool as carry=[".gpu-bundle"]; the whole bundle must stay under 60 MiB.
 set -euo pipefail
@@ -11,7 +12,7 @@ BUNDLE="$ROOT/.gpu-bundle"
 LIMIT_BYTES=$((60 * 1024 * 1024))
 # Offline first (the dependencies are normally in ~/.m2 already); online when something is missing.
 MVN=(mvn -B -q -o -f "$ROOT/pom.xml")
-if ! mvn -B -q -o -f "$ROOT/pom.xml" -pl spark-plugin/gpucoll-cuda dependency:resolve >/dev/null 2>&1; then
+if ! mvn -B -q -o -f "$ROOT/pom.xml" -pl spark-plugin/gpucoll-gpu-checks -am dependency:resolve >/dev/null 2>&1; then
   MVN=(mvn -B -q -f "$ROOT/pom.xml")
 fi
 
@@ -25,15 +26,13 @@ if [ ! -d "$JAVA_HOME_FOR_JLINK/jmods" ]; then
   exit 1
 fi
 
-# Our modules (the native-kernels build needs nvcc; it fails with a clear message without it).
-"${MVN[@]}" -pl native-kernels,spark-plugin/gpucoll-api,spark-plugin/gpucoll-core,spark-plugin/gpucoll-cuda \
-  install -Dmaven.test.skip=true
-
+# Our modules (the native-kernels build needs nvcc; it fails with a clear message without it), packaged
+# in one reactor build that also copies every runtime jar into lib/: nothing goes to ~/.m2.
 rm -rf "$BUNDLE"
 mkdir -p "$BUNDLE/lib"
-"${MVN[@]}" -pl spark-plugin/gpucoll-cuda dependency:copy-dependencies \
+"${MVN[@]}" -pl spark-plugin/gpucoll-gpu-checks -am package dependency:copy-dependencies -DskipTests \
   -DincludeScope=runtime -DoutputDirectory="$BUNDLE/lib"
-cp "$ROOT"/spark-plugin/gpucoll-cuda/target/gpucoll-cuda-*[0-9T].jar "$BUNDLE/lib/"
+cp "$ROOT"/spark-plugin/gpucoll-gpu-checks/target/gpucoll-gpu-checks-*[0-9T].jar "$BUNDLE/lib/"
 if ! unzip -l "$BUNDLE"/lib/gpucoll-native-kernels-*.jar | grep -q 'dev/gpucoll/native/gpucoll_kernels.fatbin'; then
   echo "build.sh: the native-kernels jar holds no dev/gpucoll/native/gpucoll_kernels.fatbin" >&2
   exit 1
@@ -57,7 +56,7 @@ else
 fi
 
 # The GPU machine may have no unzip: record here which optional mains the bundle holds.
-unzip -l "$BUNDLE"/lib/gpucoll-cuda-*.jar | awk '{print $4}' | grep -E '(Check|Suite|Bench|Rank)\.class$' \
+unzip -l "$BUNDLE"/lib/gpucoll-gpu-checks-*.jar | awk '{print $4}' | grep -E '(Check|Suite|Bench|Rank)\.class$' \
   | sed 's/\.class$//; s#/#.#g' > "$BUNDLE/MAINS"
 
 cp "$ROOT/scripts/gpu-bundle/run.sh" "$BUNDLE/run.sh"

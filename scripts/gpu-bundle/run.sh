@@ -41,10 +41,10 @@ if [ "$WHAT" != bench ]; then
   "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.check.GpuSuite $QUICK --budget-seconds "${SUITE_BUDGET_S:-240}" \
     2>&1 | tee "$LOGS/suite.log"
   RC=${PIPESTATUS[0]}
-  if grep -qx 'dev.gpucoll.cuda.nccl.NcclSelfCheck' "$BUNDLE/MAINS" 2>/dev/null; then
-    "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.nccl.NcclSelfCheck 2>&1 | tee "$LOGS/nccl-selfcheck.log"
+  if grep -qx 'dev.gpucoll.cuda.check.NcclSelfCheck' "$BUNDLE/MAINS" 2>/dev/null; then
+    "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.check.NcclSelfCheck 2>&1 | tee "$LOGS/nccl-selfcheck.log"
   else
-    echo "(no dev.gpucoll.cuda.nccl.NcclSelfCheck in this bundle)"
+    echo "(no dev.gpucoll.cuda.check.NcclSelfCheck in this bundle)"
   fi
 fi
 if [ "$WHAT" != suite ]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs only dev.gpucoll.cuda.nccl.NcclSelfCheck from a GPU bundle (scripts/gpu-bundle/build.sh makes
+# Runs only dev.gpucoll.cuda.check.NcclSelfCheck from a GPU bundle (scripts/gpu-bundle/build.sh makes
 # .gpu-bundle/: a jlink'ed JRE and the jars), on the GPU machine, from the repository root:
 #   bash scripts/nccl-probe/selfcheck.sh [bundle-dir]
 # Carry the bundle with the device tool (carry=[".gpu-bundle"]). Output: $OUT/nccl-selfcheck.log and
@@ -9,7 +9,7 @@ B=${1:-.gpu-bundle}
 OUTDIR=${OUT:-/tmp}
 export NCCL_NVLS_ENABLE=0
 "$B/jre/bin/java" -Dorg.bytedeco.javacpp.cachedir=/tmp/javacpp-cache -cp "$B/lib/*" \
-  dev.gpucoll.cuda.nccl.NcclSelfCheck /tmp/nccl-selfcheck 2>&1 | tee "$OUTDIR/nccl-selfcheck.log"
+  dev.gpucoll.cuda.check.NcclSelfCheck /tmp/nccl-selfcheck 2>&1 | tee "$OUTDIR/nccl-selfcheck.log"
 rc=${PIPESTATUS[0]}
 tar -C /tmp -czf "$OUTDIR/nccl-selfcheck-logs.tar.gz" nccl-selfcheck 2>/dev/null
 exit "$rc"

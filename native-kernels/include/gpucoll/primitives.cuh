@@ -3,7 +3,7 @@
 // section 4); receivers poll only their own memory. Every spin is bounded (Spinner).
 //
 //   LLBuffer    16-byte slots {8 B data, 8 B flag = epoch} written by ONE 16-byte store: send, bcast,
-//               recv, recvReduce (fixed rank order), advanceEpoch. Double-buffered by epoch parity.
+//               recv, recvReduce (fixed rank order). Double-buffered by epoch parity.
 //   Sentinel    raw 16-byte units over a region prefilled with GC_SENTINEL_WORD; the receiver polls until
 //               the unit differs from the sentinel, then refills it. A payload unit that IS the sentinel
 //               pattern is sent as an escape word (= epoch) instead, so every payload comes out exact.
@@ -498,13 +498,6 @@ struct LLBuffer {
       if (r < n) acc.add(U16{d[r], 0}, op);
     out = acc.store(op, n).lo;
     return true;
-  }
-  // In-kernel loop over several collectives (K per launch): the next epoch uses the other half. The
-  // host then advances GcArgs.epoch by K.
-  __device__ void advanceEpoch() {
-    ++epoch;
-    inbox += half ? -(int64_t)(GC_MAX_RANKS * kSrcBytes) : (int64_t)(GC_MAX_RANKS * kSrcBytes);
-    half ^= 1u;
   }
 };
 

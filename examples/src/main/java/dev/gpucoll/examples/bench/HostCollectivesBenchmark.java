@@ -27,7 +27,7 @@ import java.util.concurrent.TimeUnit;
  *   java -cp ... dev.gpucoll.examples.bench.HostCollectivesBenchmark [ranks] [--sizes=8,4096,...]
  *       [--collectives=allReduce,allToAll] [--no-bind] [key=value ...]
  * </pre>
- * key=value pairs are spark.gpucoll settings without the prefix (e.g. algorithm=twoshot). Ranks
+ * key=value pairs are spark.gpucoll settings without the prefix (e.g. algorithm=host-twoshot). Ranks
  * are bound to cores (taskset) like mpirun's default binding unless --no-bind is given.
  * Bytes are the message size per rank (allReduce: the vector; allToAll: the whole send buffer).
  * Time is per call on rank 0 (median and p99 over back-to-back calls); GB/s = bytes / median.

@@ -31,6 +31,14 @@ public final class CommunicatorFactory {
 
   private CommunicatorFactory() {}
 
+  /**
+   * Makes device {@code ordinal} current for this thread in every usable backend that has devices
+   * (the gpu backend builds its communicator on the calling thread's current CUDA device).
+   */
+  public static void useDevice(int ordinal) {
+    usableBackends().values().forEach(b -> b.useDevice(ordinal));
+  }
+
   /** Backends on the class path, by name. */
   public static Map<String, CommunicatorBackend> backends() {
     Map<String, CommunicatorBackend> out = new LinkedHashMap<>();

@@ -18,23 +18,16 @@ public final class CudaEnvironment {
   /** Set to "true" to make this process behave as if it had no GPU (tests, debugging). */
   public static final String DISABLE_PROPERTY = "gpucoll.cuda.disable";
 
-  private static volatile CudaProbe probe;
-
   private CudaEnvironment() {}
+
+  /** Loaded by the JVM on first use, once per process (class initialisation is thread-safe). */
+  private static final class Loaded {
+    static final CudaProbe PROBE = load();
+  }
 
   /** The process-wide probe; the first call loads the libraries. */
   public static CudaProbe probe() {
-    CudaProbe p = probe;
-    if (p == null) {
-      synchronized (CudaEnvironment.class) {
-        p = probe;
-        if (p == null) {
-          p = load();
-          probe = p;
-        }
-      }
-    }
-    return p;
+    return Loaded.PROBE;
   }
 
   private static CudaProbe load() {
@@ -87,13 +80,13 @@ public final class CudaEnvironment {
     return p;
   }
 
-  static String rootMessage(Throwable e) {
+  /** The innermost cause's message, cut to 300 characters (JavaCPP's carry the full cache path). */
+  public static String rootMessage(Throwable e) {
     Throwable t = e;
     while (t.getCause() != null && t.getCause() != t) {
       t = t.getCause();
     }
     String m = t.getMessage() == null ? t.toString() : t.getMessage();
-    // JavaCPP's messages carry the full cache path; the library name and the loader's reason are the point.
     return m.length() > 300 ? m.substring(0, 300) + "..." : m;
   }
 }

@@ -1,7 +1,6 @@
 package dev.gpucoll.cuda;
 
 import dev.gpucoll.api.Communicator;
-import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.core.spi.CommunicatorBackend;
 import dev.gpucoll.core.spi.GroupContext;
 import dev.gpucoll.cuda.eligibility.LocalFacts;
@@ -16,7 +15,7 @@ import java.util.function.Supplier;
  * factory picks the host backend.
  *
  * <p>The device a rank uses is the calling thread's current CUDA device when the communicator is
- * created (the Spark layer sets it from the task's GPU resource; {@link CudaNative#setDevice}).
+ * created (the Spark layer sets it from the task's GPU resource through {@link #useDevice}).
  */
 public final class GpuBackend implements CommunicatorBackend {
   public static final String NAME = "gpu";
@@ -70,16 +69,12 @@ public final class GpuBackend implements CommunicatorBackend {
   }
 
   @Override
-  public Communicator create(GroupContext group) {
-    return CudaCommunicator.create(group, null);
+  public void useDevice(int ordinal) {
+    CudaNative.setDevice(ordinal);
   }
 
-  /**
-   * A communicator whose every collective runs {@code variant} (tests and benchmarks: compare the
-   * barrier-free kernels with the two-barrier ones on the same ranks). A call the variant cannot
-   * take fails; it never falls back silently.
-   */
-  public GpuCommunicator create(GroupContext group, KernelVariant variant) {
-    return CudaCommunicator.create(group, variant);
+  @Override
+  public Communicator create(GroupContext group) {
+    return CudaCommunicator.create(group, null, false);
   }
 }

@@ -85,6 +85,19 @@ public final class GroupTopology {
     return out;
   }
 
+  /** Pairs of ranks of one process on the same GPU (Spark's fractional GPUs); empty if none. */
+  public List<String> sameProcessSharedGpus() {
+    List<String> out = new ArrayList<>();
+    for (int a = 0; a < members.size(); a++) {
+      for (int b = a + 1; b < members.size(); b++) {
+        if (sameGpu(a, b) && sameProcess(a, b)) {
+          out.add("ranks " + a + "," + b + " share " + uuid(a) + " in one process");
+        }
+      }
+    }
+    return out;
+  }
+
   /** True when spinning kernels would time-slice: the group must use the non-spinning path. */
   public boolean mustNotSpin() {
     return !crossProcessSharedGpus().isEmpty();

@@ -16,7 +16,7 @@ import java.nio.ByteOrder;
  * struct the kernels take by value, the workspace layout, and the GcErrorRecord they fill. A unit
  * test parses the header and checks every constant here against its macro.
  */
-public final class KernelAbi {
+final class KernelAbi {
   private KernelAbi() {}
 
   public static final int ABI_VERSION = 1;

@@ -1,28 +1,24 @@
 package dev.gpucoll.cuda;
 
 import dev.gpucoll.api.Collective;
-import java.util.List;
+import dev.gpucoll.core.Algorithm;
 
 /**
  * One kernel launch, decided on the host before anything is enqueued.
  *
  * @param kernel    the extern "C" name in the fatbin, e.g. gc_allreduce_ll_f32
  * @param grid      gridDim.x (the same on every rank for the per-block channel variants)
- * @param algorithm the name reports and listeners see, e.g. "gpu-ll-oneshot"
- * @param reasons   why this variant, for {@link dev.gpucoll.api.PathChoice}
+ * @param bytes     the per-rank message (allToAllv: the largest per-peer block)
+ * @param algorithm the name reports and listeners see, e.g. gpu-ll-oneshot
  */
-public record LaunchPlan(Collective collective, KernelVariant variant, String kernel, int grid, long bytes,
-    String algorithm, List<String> reasons) {
+record LaunchPlan(Collective collective, KernelVariant variant, String kernel, int grid, long bytes,
+    Algorithm algorithm) {
 
-  public LaunchPlan {
-    reasons = reasons == null ? List.of() : List.copyOf(reasons);
-  }
-
-  public int block() {
+  int block() {
     return KernelAbi.BLOCK_THREADS;
   }
 
-  public int sharedBytes() {
+  int sharedBytes() {
     return 0;
   }
 }

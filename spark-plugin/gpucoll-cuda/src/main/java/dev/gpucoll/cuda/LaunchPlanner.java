@@ -3,135 +3,30 @@ package dev.gpucoll.cuda;
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.DataType;
-import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
-import java.util.ArrayList;
-import java.util.List;
+import dev.gpucoll.core.Algorithm;
 
 /**
- * Chooses the kernel, variant and grid of each collective from kernel_abi.h's capacities. Pure
- * Java: every rank computes the same plan from the same arguments, which the per-block channel
- * variants (pipe, barrier2) need, and it is unit-tested without a GPU.
- *
- * <p>allReduce by default: LL128-atomic for SUM/AVG (not 8-bit types) from {@code gpu.ll128MinRanks} ranks up to
- * {@code gpu.twoShotMaxBytes}; else LL one-shot up to {@code gpu.oneShotMaxBytes}, sentinel two-shot
- * up to {@code gpu.twoShotMaxBytes} (each capped by the kernel's capacity), the credit pipe above.
- * Other collectives: LL up to 64 KB per peer, then the pipe. A forced variant that cannot take the
- * call is an error, never a silent fallback.
+ * The launch of one kernel variant for one call: kernel name, grid, and the capacity checks of
+ * kernel_abi.h. Which variant runs is {@link GroupRoute}'s decision; a variant that cannot take
+ * the call (a forced one) is an error here, never a silent fallback. Pure Java: every rank builds
+ * the same plan from the same arguments, which the per-block channel variants (pipe, barrier2) need.
  */
-public final class LaunchPlanner {
-  private final int rank;
-  private final int nranks;
-  private final KernelVariant forced;
-  private final long oneShotMax;
-  private final long twoShotMax;
-  private final int ll128MinRanks;
-  private final long llMovementMax;
+final class LaunchPlanner {
+  private LaunchPlanner() {}
 
   /**
-   * Largest per-peer payload that data movement sends over LL slots when every rank has its own GPU.
-   * Measured on 2 H200s over NVLink (docs/gpu-multi.md): LL allGather/allToAll took 5 us at 16 KB
-   * per peer but ~105 us at 64 KB per peer, while the pipe took 8 us at 256 KB per peer.
+   * @param bytes the per-rank message (count times element size); for allToAllv the largest per-peer block
+   * @throws CollectiveException when {@code v} cannot take the call, naming the limit
    */
-  public static final long LL_MOVEMENT_MAX_ACROSS_GPUS = 16 << 10;
-
-  /** Planner with the default thresholds (64 KB one-shot, 1 MB two-shot, LL128 from 8 ranks). */
-  public LaunchPlanner(int rank, int nranks, KernelVariant forced) {
-    this(rank, nranks, forced, KernelAbi.LL_MAX_BYTES, KernelAbi.SENT_MAX_BYTES, 8, KernelAbi.LL_MAX_BYTES);
-  }
-
-  /**
-   * @param forced null to choose by size; else every collective uses this variant where the
-   *               collective has it (pipe and LL exist for all; sentinel, ll128, barrier2 are allReduce's)
-   */
-  public LaunchPlanner(int rank, int nranks, KernelVariant forced, long oneShotMax, long twoShotMax,
-      int ll128MinRanks, long llMovementMax) {
-    if (nranks < 1 || nranks > KernelAbi.MAX_RANKS) {
-      throw new IllegalArgumentException("the gpu kernels serve 1.." + KernelAbi.MAX_RANKS + " ranks, not " + nranks);
+  static LaunchPlan plan(int rank, Collective c, KernelVariant v, DataType t, ReduceOp op, long bytes) {
+    if (c == Collective.BARRIER) {
+      return new LaunchPlan(c, KernelVariant.LL, "gc_barrier", 1, 0, Algorithm.GPU_BARRIER);
     }
-    this.rank = rank;
-    this.nranks = nranks;
-    this.forced = forced;
-    this.oneShotMax = Math.min(oneShotMax, KernelAbi.LL_MAX_BYTES);
-    this.twoShotMax = Math.min(twoShotMax, KernelAbi.SENT_MAX_BYTES);
-    this.ll128MinRanks = ll128MinRanks;
-    this.llMovementMax = Math.min(llMovementMax, KernelAbi.LL_MAX_BYTES);
-  }
-
-  /** The variant spark.gpucoll.algorithm asks for; null for auto, or when it names a non-kernel path. */
-  public static KernelVariant fromAlgorithmSetting(String algorithm) {
-    return switch (algorithm) {
-      case "oneshot" -> KernelVariant.LL;
-      case "twoshot" -> KernelVariant.SENTINEL;
-      case "ll128" -> KernelVariant.LL128;
-      default -> null;
-    };
-  }
-
-  public KernelVariant forced() {
-    return forced;
-  }
-
-  /** Plan for a collective with one count per rank (all but allToAllv), without reasons (the hot path). */
-  public LaunchPlan plan(Collective c, DataType t, ReduceOp op, long count) {
-    return plan(c, t, op, count, false);
-  }
-
-  /** Plan with the reasons for each decision when {@code reasons} (for explain and reports). */
-  public LaunchPlan plan(Collective c, DataType t, ReduceOp op, long count, boolean reasons) {
-    long bytes = count * t.byteSize();
-    List<String> why = reasons ? new ArrayList<>() : null;
-    return switch (c) {
-      case ALL_REDUCE -> allReduce(t, op, count, bytes, why);
-      case REDUCE_SCATTER -> {
-        KernelVariant v = movement(c, bytes, why);
-        yield new LaunchPlan(c, v, kernelName(c, v, t), grid(v, bytes), bytes, algorithmName(c, v), why);
-      }
-      case ALL_GATHER, ALL_TO_ALL, BROADCAST -> {
-        KernelVariant v = movement(c, bytes, why);
-        yield new LaunchPlan(c, v, kernelName(c, v, t), grid(v, bytes), bytes, algorithmName(c, v), why);
-      }
-      case BARRIER -> new LaunchPlan(c, KernelVariant.LL, "gc_barrier", 1, 0, "gpu-barrier",
-          List.of("flag barrier kernel: every rank enters before any leaves"));
-      case ALL_TO_ALLV -> throw new IllegalArgumentException("allToAllv is planned from its per-peer counts");
-    };
-  }
-
-  /**
-   * Plan for allToAllv. The LL kernel needs every per-peer block of every rank within its capacity,
-   * but a rank knows only its own counts, and ranks that chose different kernels would wait on each
-   * other forever; so the credit pipe (any size) unless LL is forced by the caller, who then vouches
-   * for every rank's counts.
-   */
-  public LaunchPlan planAllToAllv(DataType t, long[] sendCounts, long[] recvCounts) {
-    long maxBytes = AllToAllvPlan.maxBlock(sendCounts, recvCounts) * t.byteSize();
-    List<String> why = new ArrayList<>();
-    KernelVariant v;
-    if (forced == KernelVariant.LL) {
-      v = movement(Collective.ALL_TO_ALLV, maxBytes, why);
-    } else if (forced != null && forced != KernelVariant.PIPE) {
-      throw new CollectiveException(rank, Collective.ALL_TO_ALLV, "variant " + forced.abiName()
-          + " exists for allReduce only; allToAllv has ll and pipe");
-    } else {
-      v = KernelVariant.PIPE;
-      why.add("allToAllv: per-peer counts differ between ranks and are not known to all, so every rank takes"
-          + " the credit pipe (any size); the LL kernel only when forced");
-    }
-    return new LaunchPlan(Collective.ALL_TO_ALLV, v, kernelName(Collective.ALL_TO_ALLV, v, t), grid(v, maxBytes),
-        maxBytes, algorithmName(Collective.ALL_TO_ALLV, v), why);
-  }
-
-  private LaunchPlan allReduce(DataType t, ReduceOp op, long count, long bytes, List<String> why) {
-    Collective c = Collective.ALL_REDUCE;
-    KernelVariant v;
-    if (forced != null) {
-      v = forced;
-      if (why != null) {
-        why.add("variant forced to " + v.abiName());
-      }
+    if (c == Collective.ALL_REDUCE) {
       switch (v) {
-        case LL -> requireAtMost(c, v, bytes, KernelAbi.LL_MAX_BYTES);
-        case SENTINEL -> requireAtMost(c, v, bytes, KernelAbi.SENT_MAX_BYTES);
+        case LL -> requireAtMost(rank, c, v, bytes, KernelAbi.LL_MAX_BYTES);
+        case SENTINEL -> requireAtMost(rank, c, v, bytes, KernelAbi.SENT_MAX_BYTES);
         case LL128 -> {
           if (!KernelAbi.hasLl128(t)) {
             throw new CollectiveException(rank, c, "the ll128 kernels have no " + t + " variant (no 8-bit atomics)");
@@ -139,6 +34,7 @@ public final class LaunchPlanner {
           if (op != ReduceOp.SUM && op != ReduceOp.AVG) {
             throw new CollectiveException(rank, c, "the ll128 kernels reduce with SUM or AVG only, not " + op);
           }
+          long count = bytes / t.byteSize();
           if (count > KernelAbi.ll128MaxCount(t)) {
             throw new CollectiveException(rank, c, "the ll128 kernels take at most " + KernelAbi.ll128MaxCount(t)
                 + " " + t + " elements; this call has " + count);
@@ -146,66 +42,19 @@ public final class LaunchPlanner {
         }
         default -> { }
       }
-    } else if (nranks >= ll128MinRanks && KernelAbi.hasLl128(t) && (op == ReduceOp.SUM || op == ReduceOp.AVG)
-        && bytes <= twoShotMax
-        && count <= KernelAbi.ll128MaxCount(t)) {
-      v = KernelVariant.LL128;
-      if (why != null) {
-        why.add(nranks + " ranks >= gpu.ll128MinRanks " + ll128MinRanks + ", " + op + ", " + bytes + " B <= "
-            + twoShotMax + " B: LL128-atomic reduce-scatter + all-gather (float sums in arrival order:"
-            + " identical on all ranks, last bits may vary between runs)");
-      }
-    } else if (bytes <= oneShotMax) {
-      v = KernelVariant.LL;
-      if (why != null) {
-        why.add(bytes + " B <= " + oneShotMax + " B: one-shot over LL slots, barrier-free");
-      }
-    } else if (bytes <= twoShotMax) {
-      v = KernelVariant.SENTINEL;
-      if (why != null) {
-        why.add(bytes + " B <= " + twoShotMax + " B: two-shot with sentinel prefill, double-buffered");
-      }
-    } else {
-      v = KernelVariant.PIPE;
-      if (why != null) {
-        why.add(bytes + " B > " + twoShotMax + " B: reduce-scatter + all-gather through the credit pipe");
-      }
+    } else if (v != KernelVariant.LL && v != KernelVariant.PIPE) {
+      throw new CollectiveException(rank, c, "variant " + v.abiName() + " exists for allReduce only; "
+          + c.apiName() + " has ll and pipe");
+    } else if (v == KernelVariant.LL) {
+      requireAtMost(rank, c, v, bytes, KernelAbi.LL_MAX_BYTES);
     }
-    return new LaunchPlan(c, v, kernelName(c, v, t), grid(v, bytes), bytes, algorithmName(c, v), why);
+    return new LaunchPlan(c, v, kernelName(c, v, t), grid(v, bytes), bytes, algorithm(c, v));
   }
 
-  /** LL up to llMovementMax per peer, else the pipe; only those two exist for the non-allReduce collectives. */
-  private KernelVariant movement(Collective c, long perPeerBytes, List<String> why) {
-    if (forced != null) {
-      if (forced != KernelVariant.LL && forced != KernelVariant.PIPE) {
-        throw new CollectiveException(rank, c, "variant " + forced.abiName() + " exists for allReduce only; "
-            + c.apiName() + " has ll and pipe");
-      }
-      if (why != null) {
-        why.add("variant forced to " + forced.abiName());
-      }
-      if (forced == KernelVariant.LL) {
-        requireAtMost(c, forced, perPeerBytes, KernelAbi.LL_MAX_BYTES);
-      }
-      return forced;
-    }
-    if (perPeerBytes <= llMovementMax) {
-      if (why != null) {
-        why.add(perPeerBytes + " B per peer <= " + llMovementMax + " B: LL slots, barrier-free");
-      }
-      return KernelVariant.LL;
-    }
-    if (why != null) {
-      why.add(perPeerBytes + " B per peer > " + llMovementMax + " B: credit pipe"
-          + (llMovementMax < KernelAbi.LL_MAX_BYTES ? " (LL is slower from here across GPUs, measured)" : ""));
-    }
-    return KernelVariant.PIPE;
-  }
-
-  private void requireAtMost(Collective c, KernelVariant v, long bytes, long max) {
+  private static void requireAtMost(int rank, Collective c, KernelVariant v, long bytes, long max) {
     if (bytes > max) {
-      throw new CollectiveException(rank, c, "variant " + v.abiName() + " takes at most " + max + " bytes; this call has "
-          + bytes);
+      throw new CollectiveException(rank, c, "variant " + v.abiName() + " takes at most " + max
+          + " bytes; this call has " + bytes);
     }
   }
 
@@ -240,36 +89,20 @@ public final class LaunchPlanner {
     return v == KernelVariant.PIPE ? KernelAbi.PIPE_BLOCKS : KernelAbi.gridForBytes(bytes);
   }
 
-  static String algorithmName(Collective c, KernelVariant v) {
+  static Algorithm algorithm(Collective c, KernelVariant v) {
     if (c == Collective.ALL_REDUCE) {
       return switch (v) {
-        case LL -> "gpu-ll-oneshot";
-        case SENTINEL -> "gpu-sentinel-twoshot";
-        case LL128 -> "gpu-ll128-atomic";
-        case PIPE -> "gpu-pipe";
-        case BARRIER2 -> "gpu-barrier2";
+        case LL -> Algorithm.GPU_LL_ONESHOT;
+        case SENTINEL -> Algorithm.GPU_SENTINEL_TWOSHOT;
+        case LL128 -> Algorithm.GPU_LL128_ATOMIC;
+        case PIPE -> Algorithm.GPU_PIPE;
+        case BARRIER2 -> Algorithm.GPU_BARRIER2;
       };
     }
-    return "gpu-" + v.abiName();
-  }
-
-  /** The path a collective of {@code bytes} would take, for reports (reductions assume fp32 SUM). */
-  public PathChoice explain(Collective c, long bytes) {
-    try {
-      LaunchPlan p = c == Collective.ALL_TO_ALLV
-          ? planAllToAllv(DataType.FLOAT32, fill(bytes / 4), fill(bytes / 4))
-          : plan(c, DataType.FLOAT32, ReduceOp.SUM, bytes / 4, true);
-      List<String> reasons = new ArrayList<>(p.reasons());
-      reasons.add("kernel " + p.kernel() + ", grid " + p.grid() + " x " + KernelAbi.BLOCK_THREADS);
-      return new PathChoice(c, bytes, p.algorithm(), reasons);
-    } catch (CollectiveException e) {
-      return new PathChoice(c, bytes, "unsupported", List.of(e.getMessage()));
-    }
-  }
-
-  private long[] fill(long v) {
-    long[] a = new long[nranks];
-    java.util.Arrays.fill(a, v);
-    return a;
+    return switch (v) {
+      case PIPE -> Algorithm.GPU_PIPE;
+      case BARRIER2 -> Algorithm.GPU_BARRIER2;
+      default -> Algorithm.GPU_LL;
+    };
   }
 }

@@ -9,7 +9,6 @@ import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.rendezvous.Rendezvous;
 import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.report.ReportingCommunicator;
-import dev.gpucoll.cuda.CudaNative;
 import dev.gpucoll.spark.RpcMessages.RankReportMessage;
 import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
@@ -277,7 +276,7 @@ public final class GpuCollectives {
     }
     String address = gpu.addresses()[0];
     try {
-      CudaNative.setDevice(Integer.parseInt(address.trim()));
+      CommunicatorFactory.useDevice(Integer.parseInt(address.trim()));
     } catch (RuntimeException | LinkageError e) {
       LOG.warn("gpucoll: cannot make the task's GPU {} current ({}); the group may fall back to"
           + " the host backend", address, e.toString());

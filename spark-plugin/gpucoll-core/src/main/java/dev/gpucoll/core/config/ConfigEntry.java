@@ -47,9 +47,7 @@ public final class ConfigEntry<T> {
     try {
       return parser.apply(raw);
     } catch (RuntimeException e) {
-      String expect = allowed.isEmpty() ? e.getMessage() : "expected one of " + allowed;
-      throw new IllegalArgumentException(
-          "invalid value '" + raw + "' for " + key + ": " + expect, e);
+      throw new IllegalArgumentException("invalid value '" + raw + "' for " + key + ": " + e.getMessage(), e);
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.gpucoll.core.config;
 
+import dev.gpucoll.core.Algorithm;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -7,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.function.Function;
 
@@ -30,12 +32,14 @@ public final class GpuCollConf {
           + " with an error naming the ranks that did not arrive. Units: ms, s, min.",
       GpuCollConf::parseDuration);
 
-  public static final ConfigEntry<String> ALGORITHM = choice("algorithm", "auto",
+  public static final ConfigEntry<Optional<Algorithm>> ALGORITHM = entry("algorithm", "auto",
       "Force one algorithm for every collective instead of choosing by size and topology (for"
-          + " benchmarks and debugging). An algorithm the group cannot run is an error, not a"
-          + " silent fallback.",
-      "auto", "oneshot", "twoshot", "ll128", "nccl", "nccl-symmetric", "nccl-zero-cta",
-      "hierarchical");
+          + " benchmarks and debugging); the names are those path reports print (dev.gpucoll.core.Algorithm)."
+          + " gpu-* and nccl* run on the gpu backend, host-* on the host backend. An algorithm the group"
+          + " cannot run is an error, not a silent fallback. Forcing gpu-* also keeps our spinning kernels"
+          + " on ranks of one process that share a GPU (they otherwise take gpu-staged-host): user code"
+          + " that synchronises the device between collectives (cudaFree) can then deadlock.",
+      Algorithm::parseSetting, Algorithm.settingValues());
 
   public static final ConfigEntry<String> REPORT = choice("report", "summary",
       "Path report verbosity: 'off', 'summary' (one line per group in the driver log) or"
@@ -168,7 +172,13 @@ public final class GpuCollConf {
   }
 
   static <T> ConfigEntry<T> entry(String name, String dflt, String doc, Function<String, T> parser) {
-    ConfigEntry<T> e = new ConfigEntry<>(PREFIX + name, doc, dflt, parser, List.of());
+    return entry(name, dflt, doc, parser, List.of());
+  }
+
+  /** An entry whose values are the names in {@code allowed}, parsed to a type by {@code parser}. */
+  static <T> ConfigEntry<T> entry(String name, String dflt, String doc, Function<String, T> parser,
+      List<String> allowed) {
+    ConfigEntry<T> e = new ConfigEntry<>(PREFIX + name, doc, dflt, parser, allowed);
     ENTRIES.add(e);
     return e;
   }

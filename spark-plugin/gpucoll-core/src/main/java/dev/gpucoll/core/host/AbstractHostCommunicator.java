@@ -10,9 +10,9 @@ import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
+import dev.gpucoll.core.spi.SplitOrder;
 import dev.gpucoll.core.report.ReportingCommunicator;
 import java.nio.Buffer;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -251,24 +251,17 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
 
   @Override
   public final List<String> observedPaths() {
-    List<String> out = new ArrayList<>();
-    synchronized (observed) {
-      observed.forEach((c, m) -> m.forEach((algo, n) -> out.add(c.apiName() + "/" + algo + "=" + n[0])));
-    }
-    return out;
+    return RankReport.observedPaths(observedCounts());
   }
 
   /** Calls per "collective/algorithm", for the report. */
   final Map<String, Long> observedCounts() {
     Map<String, Long> out = new LinkedHashMap<>();
     synchronized (observed) {
-      observed.forEach((c, m) -> m.forEach((algo, n) -> out.put(c.apiName() + "/" + algo, n[0])));
+      observed.forEach((c, m) -> m.forEach((algo, n) -> out.put(RankReport.pathKey(c, algo), n[0])));
     }
     return out;
   }
-
-  /** Sizes the report predicts paths for. */
-  static final long[] REPORT_SIZES = {8, 4096, 64 << 10, 1 << 20, 64 << 20};
 
   final List<PathChoice> predictedPaths() {
     List<PathChoice> out = new ArrayList<>();
@@ -276,7 +269,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       if (c == Collective.BARRIER) {
         out.add(explain(c, 0));
       } else {
-        for (long b : REPORT_SIZES) {
+        for (long b : RankReport.PREDICTED_SIZES) {
           out.add(explain(c, b));
         }
       }
@@ -291,17 +284,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
    * from every rank's (color, key) payload; empty for a negative color.
    */
   static int[] splitMembers(List<byte[]> colorKeys, int color) {
-    List<int[]> group = new ArrayList<>(); // {key, parent rank}
-    for (int p = 0; p < colorKeys.size(); p++) {
-      ByteBuffer b = ByteBuffer.wrap(colorKeys.get(p));
-      int pc = b.getInt();
-      int pk = b.getInt();
-      if (color >= 0 && pc == color) {
-        group.add(new int[] {pk, p});
-      }
-    }
-    group.sort((a, b) -> a[0] != b[0] ? Integer.compare(a[0], b[0]) : Integer.compare(a[1], b[1]));
-    return group.stream().mapToInt(m -> m[1]).toArray();
+    return SplitOrder.members(colorKeys, color);
   }
 
   @Override

@@ -8,6 +8,7 @@ import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.Algorithm;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.rendezvous.Rendezvous;
 import dev.gpucoll.core.spi.GroupContext;
@@ -21,6 +22,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -46,9 +48,9 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
   HostRelayCommunicator(GroupContext group) {
     super(group.rank(), group.size(), group.rendezvous().groupId(), group.self().host(),
         group.rendezvous().kind(), group.conf());
-    String a = conf.get(GpuCollConf.ALGORITHM);
-    if (!a.equals("auto")) {
-      throw new CollectiveException(rank, null, GpuCollConf.ALGORITHM.key() + "=" + a + " cannot run on "
+    Optional<Algorithm> a = conf.get(GpuCollConf.ALGORITHM);
+    if (a.isPresent()) {
+      throw new CollectiveException(rank, null, GpuCollConf.ALGORITHM.key() + "=" + a.get() + " cannot run on "
           + BACKEND + " (this group spans hosts " + hostsOf(group) + "; the relay has one algorithm)");
     }
     this.rendezvous = group.rendezvous();

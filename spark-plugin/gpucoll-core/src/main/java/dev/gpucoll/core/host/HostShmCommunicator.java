@@ -8,6 +8,7 @@ import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.Algorithm;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.spi.GroupContext;
 import java.nio.Buffer;
@@ -19,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Ranks of one host over one shared-memory segment, with the barrier-free protocols of the GPU
@@ -67,7 +69,8 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   private final int ll;
   private final int bulk;
   private final long oneShotMax;
-  private final String algorithm;
+  /** spark.gpucoll.algorithm: host-oneshot or host-twoshot for every allReduce, or empty to choose by size. */
+  private final Optional<Algorithm> forced;
   private final Backoff backoff = new Backoff();
   private long epoch;
 
@@ -89,7 +92,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     this.ll = seg.llBytes;
     this.bulk = seg.bulkBytes;
     this.oneShotMax = conf.get(GpuCollConf.HOST_ONE_SHOT_MAX_BYTES);
-    this.algorithm = conf.get(GpuCollConf.ALGORITHM);
+    this.forced = conf.get(GpuCollConf.ALGORITHM);
     this.segViews = new HostBuffers.Views(buf.duplicate());
     this.stageOut = new HostBuffers.Views(ByteBuffer.allocateDirect(ll + 8));
     this.stageIn = new HostBuffers.Views[size];
@@ -120,10 +123,11 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   }
 
   static void checkAlgorithm(GpuCollConf conf, int rank) {
-    String a = conf.get(GpuCollConf.ALGORITHM);
-    if (!List.of("auto", "oneshot", "twoshot").contains(a)) {
-      throw new CollectiveException(rank, null, GpuCollConf.ALGORITHM.key() + "=" + a
-          + " cannot run on the host backend (" + BACKEND + " runs auto, oneshot, twoshot)");
+    Optional<Algorithm> a = conf.get(GpuCollConf.ALGORITHM);
+    if (a.isPresent() && a.get() != Algorithm.HOST_ONESHOT && a.get() != Algorithm.HOST_TWOSHOT) {
+      throw new CollectiveException(rank, null, GpuCollConf.ALGORITHM.key() + "=" + a.get()
+          + " cannot run on the host backend (" + BACKEND + " runs auto, " + Algorithm.HOST_ONESHOT + ", "
+          + Algorithm.HOST_TWOSHOT + ")");
     }
   }
 
@@ -141,11 +145,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   // ---- path choice (shared by explain and the calls, so they cannot disagree) ----
 
   private boolean twoShot(long bytes) {
-    return switch (algorithm) {
-      case "oneshot" -> false;
-      case "twoshot" -> true;
-      default -> bytes > oneShotMax;
-    };
+    return forced.isPresent() ? forced.get() == Algorithm.HOST_TWOSHOT : bytes > oneShotMax;
   }
 
   private String allReduceAlgorithm(long bytes) {
@@ -167,8 +167,8 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     switch (collective) {
       case ALL_REDUCE -> {
         algo = allReduceAlgorithm(bytes);
-        if (!algorithm.equals("auto")) {
-          why.add(GpuCollConf.ALGORITHM.key() + "=" + algorithm + " forces it");
+        if (forced.isPresent()) {
+          why.add(GpuCollConf.ALGORITHM.key() + "=" + forced.get() + " forces it");
         } else {
           why.add(bytes + " bytes " + (bytes > oneShotMax ? ">" : "<=") + " "
               + GpuCollConf.HOST_ONE_SHOT_MAX_BYTES.key() + " (" + oneShotMax + ")");

@@ -1,6 +1,8 @@
 package dev.gpucoll.core.report;
 
+import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.PathChoice;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -9,7 +11,7 @@ import java.util.Map;
  * and size, what actually ran, and named findings (eligibility reasons, contradictions). The
  * driver merges the ranks' reports of a group into one block.
  *
- * @param observed algorithm name -> number of calls that really ran on it
+ * @param observed "collective/algorithm" ({@link #pathKey}) -> number of calls that really ran on it
  * @param findings free-form facts, one per line, e.g. "zero-cta: not eligible: ..."
  */
 public record RankReport(
@@ -23,10 +25,25 @@ public record RankReport(
     Map<String, Long> observed,
     List<String> findings) {
 
+  /** Message sizes at which both backends' reports list the predicted algorithm: the default thresholds' edges. */
+  public static final long[] PREDICTED_SIZES = {8, 4096, 64 << 10, (64 << 10) + 1, 1 << 20, (1 << 20) + 1, 64 << 20};
+
   public RankReport {
     predicted = List.copyOf(predicted);
     observed = Map.copyOf(observed);
     findings = List.copyOf(findings);
+  }
+
+  /** The key of {@link #observed()}, e.g. "allReduce/gpu-ll-oneshot". */
+  public static String pathKey(Collective c, String algorithm) {
+    return c.apiName() + "/" + algorithm;
+  }
+
+  /** {@code Communicator.observedPaths()} of both backends: "allReduce/gpu-ll-oneshot=3", in key order. */
+  public static List<String> observedPaths(Map<String, Long> counts) {
+    List<String> out = new ArrayList<>();
+    new java.util.TreeMap<>(counts).forEach((k, n) -> out.add(k + "=" + n));
+    return out;
   }
 
   /** Minimal JSON without a library, so the core stays dependency-free. */

@@ -21,6 +21,12 @@ public interface CommunicatorBackend {
     return java.util.Map.of();
   }
 
+  /**
+   * Makes device {@code ordinal} (e.g. a Spark task's GPU address) the one this thread's next
+   * communicator uses; backends without devices ignore it. Fails when the device cannot be used.
+   */
+  default void useDevice(int ordinal) {}
+
   /** Builds this rank's communicator; may use {@code group.rendezvous()} for more exchanges. */
   Communicator create(GroupContext group);
 }

@@ -80,7 +80,7 @@ class HostCollectivesTest {
 
   /** One-shot and two-shot reduce in the same rank order, so forcing either gives the same bits. */
   @ParameterizedTest
-  @ValueSource(strings = {"oneshot", "twoshot"})
+  @ValueSource(strings = {"host-oneshot", "host-twoshot"})
   void forcedAlgorithmsAgreeBitForBit(String algorithm) {
     int n = 3;
     int[] counts = {1, 5000, 300_000};

@@ -1,5 +1,6 @@
 package dev.gpucoll.cuda.nccl;
 
+import dev.gpucoll.cuda.CudaEnvironment;
 import java.util.EnumSet;
 import java.util.Optional;
 import java.util.Set;
@@ -17,8 +18,6 @@ import java.util.Set;
 public final class NcclLibrary {
   /** Set to "true" to behave as if NCCL were absent (tests, debugging). */
   public static final String DISABLE_PROPERTY = "gpucoll.nccl.disable";
-
-  private static volatile Object loaded; // NcclLibrary or String (the reason)
 
   private final int version;
 
@@ -41,18 +40,13 @@ public final class NcclLibrary {
     return l instanceof String why ? Optional.of("NCCL unavailable: " + why) : Optional.empty();
   }
 
+  /** NcclLibrary or String (the reason), loaded on first use, once per process. */
   private static Object state() {
-    Object l = loaded;
-    if (l == null) {
-      synchronized (NcclLibrary.class) {
-        l = loaded;
-        if (l == null) {
-          l = load();
-          loaded = l;
-        }
-      }
-    }
-    return l;
+    return Loaded.STATE;
+  }
+
+  private static final class Loaded {
+    static final Object STATE = load();
   }
 
   private static Object load() {
@@ -69,7 +63,7 @@ public final class NcclLibrary {
       }
       return new NcclLibrary(v);
     } catch (UnsatisfiedLinkError | NoClassDefFoundError | ExceptionInInitializerError e) {
-      return "the CUDA/NCCL libraries cannot be loaded: " + rootMessage(e);
+      return "the CUDA/NCCL libraries cannot be loaded: " + CudaEnvironment.rootMessage(e);
     } catch (RuntimeException e) {
       return "ncclGetVersion failed: " + e;
     }
@@ -127,14 +121,5 @@ public final class NcclLibrary {
       return (v / 1000) + "." + (v % 1000) / 100 + "." + (v % 100);
     }
     return (v / 10000) + "." + (v % 10000) / 100 + "." + (v % 100);
-  }
-
-  static String rootMessage(Throwable e) {
-    Throwable t = e;
-    while (t.getCause() != null && t.getCause() != t) {
-      t = t.getCause();
-    }
-    String m = t.getMessage() == null ? t.toString() : t.getMessage();
-    return m.length() > 300 ? m.substring(0, 300) + "..." : m;
   }
 }

@@ -1,6 +1,7 @@
 package dev.gpucoll.cuda.nccl;
 
 import dev.gpucoll.api.Collective;
+import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.cuda.eligibility.NcclPath;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -131,13 +132,13 @@ public final class PathProof {
     return List.copyOf(findings);
   }
 
-  /** Observed algorithm name to calls, for {@link dev.gpucoll.core.report.RankReport#observed()}. */
+  /** "collective/observed algorithm" to calls, for {@link dev.gpucoll.core.report.RankReport#observed()}. */
   public synchronized Map<String, Long> observedCounts() {
     Map<String, Long> out = new TreeMap<>();
     calls.forEach((c, n) -> {
       Observation o = observed.get(c);
       String name = o == null || o.path().isEmpty() ? "nccl-unconfirmed" : o.path().get().algorithm();
-      out.merge(name, n, Long::sum);
+      out.merge(RankReport.pathKey(c, name), n, Long::sum);
     });
     return out;
   }

@@ -21,17 +21,14 @@ import java.util.function.BiFunction;
  * turns it into the readable block the executor logs; {@link RankReport#toJson()} is the JSON.
  */
 public final class GpuPathReport {
-  /** Sizes at which the predicted algorithm is listed: the thresholds' edges and a large message. */
-  private static final long[] PROBE_SIZES = {1L << 10, 64L << 10, (64L << 10) + 1, 1L << 20, (1L << 20) + 1, 64L << 20};
-
   private GpuPathReport() {}
 
   /**
    * @param explain      the communicator's own answer per collective and size (our kernel variant or
    *                     the NCCL algorithm, with reasons)
    * @param ctaPolicy    the CTA policy the NCCL communicator was (or would be) created with
-   * @param backendFindings what the backend found while forming the group (workspace, selector...)
-   * @param kernelCalls  our kernels' call counts by algorithm name ("gpu-oneshot"), from the backend
+   * @param backendFindings what the backend found while forming the group (topology, route, workspace...)
+   * @param kernelCalls  calls that did not run on NCCL, by {@link RankReport#pathKey} ("allReduce/gpu-ll-oneshot")
    * @param proof        the NCCL communicator's proof, or null when the group has none
    */
   public static RankReport build(String groupId, int rank, String host, String rendezvousKind,
@@ -40,7 +37,7 @@ public final class GpuPathReport {
     List<PathChoice> predicted = new ArrayList<>();
     for (Collective c : Collective.values()) {
       String last = null;
-      for (long bytes : PROBE_SIZES) {
+      for (long bytes : RankReport.PREDICTED_SIZES) {
         PathChoice p;
         try {
           p = explain.apply(c, bytes);

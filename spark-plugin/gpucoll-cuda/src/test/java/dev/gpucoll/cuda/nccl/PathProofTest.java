@@ -82,7 +82,7 @@ class PathProofTest {
     assertEquals(before + 1, PathProof.contradictions());
     assertTrue(findings.get(0).startsWith("CONTRADICTION allGather: predicted nccl-zero-cta, NCCL ran nccl-symmetric"),
         findings.toString());
-    assertEquals(Map.of("nccl-symmetric", 1L), proof.observedCounts());
+    assertEquals(Map.of("allGather/nccl-symmetric", 1L), proof.observedCounts());
     // Checking again does not count the same contradiction twice.
     proof.check(RecordedLogs.parse("h200x2-2.28.3", "2gpu-zero-envzero"), true, true);
     assertEquals(before + 1, PathProof.contradictions());
@@ -99,6 +99,6 @@ class PathProofTest {
     long before = PathProof.contradictions();
     proof.check(RecordedLogs.parse("h200x1-2.28.3", "zero-memalloc"), true, true);
     assertEquals(before, PathProof.contradictions());
-    assertEquals(Map.of("nccl-one-rank", 1L), proof.observedCounts());
+    assertEquals(Map.of("allToAll/nccl-one-rank", 1L), proof.observedCounts());
   }
 }

@@ -7,6 +7,7 @@ import dev.gpucoll.core.spi.GroupContext;
 import dev.gpucoll.core.spi.MemberInfo;
 import dev.gpucoll.core.spi.MemberInfoCodec;
 import dev.gpucoll.cuda.CudaNative;
+import dev.gpucoll.cuda.ForGpuChecks;
 import dev.gpucoll.cuda.GpuBackend;
 import dev.gpucoll.cuda.KernelVariant;
 import java.nio.ByteBuffer;
@@ -22,6 +23,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import org.bytedeco.javacpp.BytePointer;
 
 /**
@@ -99,6 +101,21 @@ final class RankGroup implements AutoCloseable {
   /** As above, with more spark.gpucoll settings (e.g. spark.gpucoll.algorithm). */
   static RankGroup create(int size, int device, KernelVariant variant, Duration timeout, long capacity,
       Map<String, String> settings) {
+    return create(size, device, variant, timeout, capacity, settings,
+        group -> ForGpuChecks.kernelCommunicator(group, variant));
+  }
+
+  /**
+   * A group formed by the gpu backend itself, as a Spark job's ranks are: ranks sharing this GPU get
+   * the default route (the staged path), not the checks' kernels.
+   */
+  static RankGroup createDefaultRoute(int size, int device, Duration timeout, long capacity) {
+    return create(size, device, null, timeout, capacity, Map.of(),
+        group -> (GpuCommunicator) new GpuBackend().create(group));
+  }
+
+  private static RankGroup create(int size, int device, KernelVariant variant, Duration timeout, long capacity,
+      Map<String, String> settings, Function<GroupContext, GpuCommunicator> former) {
     String id = "suite-" + GROUPS.incrementAndGet() + "-n" + size + "-" + (variant == null ? "auto" : variant.abiName());
     RankGroup g = new RankGroup(size, id, variant);
     Map<String, String> all = new java.util.HashMap<>(settings);
@@ -115,7 +132,7 @@ final class RankGroup implements AutoCloseable {
         for (byte[] p : rdv.allGather(MemberInfoCodec.encode(self), timeout)) {
           members.add(MemberInfoCodec.decode(p));
         }
-        r.comm = backend.create(new GroupContext(rdv, members, conf), variant);
+        r.comm = former.apply(new GroupContext(rdv, members, conf));
         r.capacity = capacity;
         r.send = CudaNative.malloc(capacity);
         r.recv = CudaNative.malloc(capacity);

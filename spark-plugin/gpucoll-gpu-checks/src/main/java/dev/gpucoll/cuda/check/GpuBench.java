@@ -6,7 +6,7 @@ import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.cuda.CudaEnvironment;
 import dev.gpucoll.cuda.CudaNative;
 import dev.gpucoll.cuda.DeviceFacts;
-import dev.gpucoll.cuda.KernelAbi;
+import dev.gpucoll.cuda.ForGpuChecks;
 import dev.gpucoll.cuda.KernelVariant;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -62,7 +62,7 @@ public final class GpuBench {
             return null;
           });
           for (long bytes : sizes) {
-            if (v == KernelVariant.LL && bytes > KernelAbi.LL_MAX_BYTES) {
+            if (v == KernelVariant.LL && bytes > ForGpuChecks.llMaxBytes()) {
               continue;
             }
             rows.add(measure(g, n, v, bytes, quick));

@@ -181,7 +181,7 @@ final class TwoProcessCheck {
           System.out.println("RESULT rank " + rank + " report: " + f);
         }
       }
-      boolean staged = c.observedPaths().stream().allMatch(p -> p.startsWith("gpu-staged-host"));
+      boolean staged = c.observedPaths().stream().allMatch(p -> p.contains("/gpu-staged-host="));
       ok &= staged;
       System.out.println("RESULT " + (staged ? "" : "FAIL ") + "rank " + rank + ": observed paths " + c.observedPaths()
           + (staged ? " (non-spinning, as required for two processes on one GPU)" : " (expected gpu-staged-host only)"));

@@ -1,4 +1,4 @@
-package dev.gpucoll.cuda.select;
+package dev.gpucoll.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -6,9 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
+import dev.gpucoll.core.spi.MemberInfo;
 import dev.gpucoll.cuda.eligibility.GroupFacts;
 import dev.gpucoll.cuda.eligibility.NcclPath;
 import dev.gpucoll.cuda.nccl.PathProof;
+import dev.gpucoll.cuda.select.GpuPathReport;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -19,10 +21,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class GpuPathReportTest {
-  private static final GroupFacts NODE = GroupFacts.of(AlgorithmSelectorTest.cluster(1, 2, true));
-
-  private static final AlgorithmSelector SEL =
-      new AlgorithmSelector(NODE, GpuCollConf.defaults(), true, AlgorithmSelector.DEFAULT_KERNEL_COLLECTIVES);
+  private static final List<MemberInfo> MEMBERS = GroupRouteTest.cluster(1, 2, true);
+  private static final GroupFacts NODE = GroupFacts.of(MEMBERS);
+  private static final GroupRoute SEL = new GroupRoute(0, MEMBERS, GpuCollConf.defaults(), null, false);
 
   /** A process whose NCCL log is the real 2-H200 recording with NCCL_CTA_POLICY=ZERO (read as 0). */
   private static PathProof proofAgainstEnvZeroLog(Path dir, NcclPath predicted) throws IOException {
@@ -41,14 +42,14 @@ class GpuPathReportTest {
   void reportCarriesPredictionsEligibilityAndTheProof(@TempDir Path dir) throws IOException {
     PathProof proof = proofAgainstEnvZeroLog(dir, NcclPath.ZERO_CTA);
     RankReport r = GpuPathReport.build("g1", 0, "host-0", "spark-plugin-rpc", NODE, SEL::explain,
-        SEL.ctaPolicy(), List.of(), Map.of("gpu-oneshot", 10L), proof);
+        SEL.ctaPolicy(), List.of(), Map.of("allReduce/gpu-ll-oneshot", 10L), proof);
     assertEquals("gpu", r.backend());
     assertEquals(2, r.size());
     assertTrue(r.predicted().stream().anyMatch(p -> p.collective() == Collective.ALL_REDUCE
-        && p.algorithm().equals("gpu-oneshot")), r.predicted().toString());
+        && p.algorithm().equals("gpu-ll-oneshot")), r.predicted().toString());
     assertTrue(r.predicted().stream().anyMatch(p -> p.collective() == Collective.ALL_GATHER
         && p.algorithm().equals("nccl-zero-cta")), r.predicted().toString());
-    assertEquals(Map.of("gpu-oneshot", 10L, "nccl-symmetric", 1L), r.observed());
+    assertEquals(Map.of("allReduce/gpu-ll-oneshot", 10L, "allGather/nccl-symmetric", 1L), r.observed());
     assertTrue(r.findings().stream().anyMatch(f -> f.startsWith("topology: host host-0")), r.findings().toString());
     assertTrue(r.findings().contains("zero-cta allReduce: not eligible: COLLECTIVE_NEVER_CE: allReduce always runs on"
         + " SM kernels in NCCL (CE implements AllGather, AlltoAll, Gather, Scatter)"), r.findings().toString());
@@ -58,9 +59,11 @@ class GpuPathReportTest {
     String block = GpuPathReport.render(r);
     assertTrue(block.startsWith("gpucoll group g1 rank 0/2 on host-0, backend gpu"), block);
     assertTrue(block.contains("  WARN CONTRADICTION allGather: predicted nccl-zero-cta, NCCL ran nccl-symmetric"), block);
-    assertTrue(block.contains("    allReduce: >=1024 B: gpu-oneshot, >=65537 B: gpu-twoshot"), block);
+    assertTrue(block.contains("    allReduce: >=8 B: gpu-ll-oneshot, >=65537 B: gpu-sentinel-twoshot, >=1048577 B:"
+        + " nccl-symmetric"), block);
     String json = r.toJson();
-    assertTrue(json.contains("\"observed\":{\"gpu-oneshot\":10,\"nccl-symmetric\":1}"), json);
+    assertTrue(json.contains("\"observed\":{\"allGather/nccl-symmetric\":1,\"allReduce/gpu-ll-oneshot\":10}"),
+        json);
     assertTrue(json.contains("CONTRADICTION allGather"), json);
   }
 
@@ -81,6 +84,6 @@ class GpuPathReportTest {
     assertTrue(f.get(0).startsWith("runtime proof unavailable: NCCL_DEBUG is '', not INFO"), f.get(0));
     RankReport r = GpuPathReport.build("g", 0, "h", "local", NODE, SEL::explain, SEL.ctaPolicy(), List.of(), Map.of(), proof);
     assertTrue(r.findings().contains(f.get(0)));
-    assertEquals(Map.of("nccl-unconfirmed", 1L), r.observed());
+    assertEquals(Map.of("allGather/nccl-unconfirmed", 1L), r.observed());
   }
 }

@@ -1,10 +1,18 @@
-package dev.gpucoll.cuda.nccl;
+package dev.gpucoll.cuda.check;
 
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.core.rendezvous.LocalRendezvous;
 import dev.gpucoll.core.spi.MemberInfo;
+import dev.gpucoll.cuda.CudaNative;
 import dev.gpucoll.cuda.eligibility.BufferRegistration;
+import dev.gpucoll.cuda.nccl.NcclCapability;
+import dev.gpucoll.cuda.nccl.NcclCommunicator;
+import dev.gpucoll.cuda.nccl.NcclDebugLog;
+import dev.gpucoll.cuda.nccl.NcclLibrary;
+import dev.gpucoll.cuda.nccl.NcclLogParser;
+import dev.gpucoll.cuda.nccl.NcclLogSummary;
+import dev.gpucoll.cuda.nccl.PathProof;
 import dev.gpucoll.cuda.eligibility.GroupFacts;
 import dev.gpucoll.cuda.eligibility.LocalFacts;
 import dev.gpucoll.cuda.eligibility.Reason;
@@ -37,7 +45,7 @@ import org.bytedeco.javacpp.PointerPointer;
  * environment (NCCL 2.28 reads it as 0: the detector must say so); NCCL_CTA_POLICY=2. Prints one
  * PASS/FAIL line per check and exits with the number of failures.
  *
- * <p>Usage: {@code java -cp <jars> dev.gpucoll.cuda.nccl.NcclSelfCheck [logDir]}
+ * <p>Usage: {@code java -cp <jars> dev.gpucoll.cuda.check.NcclSelfCheck [logDir]}
  */
 public final class NcclSelfCheck {
   private static final long BYTES = 1 << 20;
@@ -195,7 +203,7 @@ public final class NcclSelfCheck {
               c.name() + ": cudaMalloc buffer refused before NCCL saw it: " + reg.refusal().orElse("(registered!)")));
         }
       }
-      checkCuda(cudart.cudaMemset(NcclCommunicator.ptr(sendAddr), rank + 1, BYTES * n), "cudaMemset");
+      checkCuda(cudart.cudaMemset(CudaNative.ptr(sendAddr), rank + 1, BYTES * n), "cudaMemset");
       Map<Collective, Verdict> verdicts = new LinkedHashMap<>();
       for (Collective coll : List.of(Collective.ALL_GATHER, Collective.ALL_TO_ALL)) {
         Verdict v = ZeroCtaDetector.evaluate(group, policy, coll, buffers, DataType.UINT8, null);
@@ -207,7 +215,7 @@ public final class NcclSelfCheck {
       comm.synchronize(0, Collective.ALL_GATHER);
       byte[] host = new byte[(int) (BYTES * n)];
       org.bytedeco.javacpp.BytePointer back = new org.bytedeco.javacpp.BytePointer(host.length);
-      checkCuda(cudart.cudaMemcpy(back, NcclCommunicator.ptr(recvAddr), host.length, cudart.cudaMemcpyDeviceToHost),
+      checkCuda(cudart.cudaMemcpy(back, CudaNative.ptr(recvAddr), host.length, cudart.cudaMemcpyDeviceToHost),
           "cudaMemcpy");
       back.get(host);
       boolean ok = true;
@@ -227,8 +235,8 @@ public final class NcclSelfCheck {
               + (comm.deregisterFailures().isEmpty() ? "" : ": " + comm.deregisterFailures())));
         }
       } else {
-        cudart.cudaFree(NcclCommunicator.ptr(sendAddr));
-        cudart.cudaFree(NcclCommunicator.ptr(recvAddr));
+        cudart.cudaFree(CudaNative.ptr(sendAddr));
+        cudart.cudaFree(CudaNative.ptr(recvAddr));
       }
       // ncclCommSplit: one color for all, so the "row" is the whole group; it must work and be distinct.
       // Its buffers are its own, and the window check runs first, so a window failure cannot be blamed on
@@ -242,8 +250,8 @@ public final class NcclSelfCheck {
             c.name() + " rank " + rank + ": ncclCommSplit gave rank " + row.rank() + " of a " + row.size()
                 + "-rank communicator " + Long.toHexString(row.address())));
       }
-      cudart.cudaFree(NcclCommunicator.ptr(rowSend));
-      cudart.cudaFree(NcclCommunicator.ptr(rowRecv));
+      cudart.cudaFree(CudaNative.ptr(rowSend));
+      cudart.cudaFree(CudaNative.ptr(rowRecv));
     }
   }
 

@@ -11,8 +11,7 @@ import dev.gpucoll.cuda.CudaEnvironment;
 import dev.gpucoll.cuda.CudaNative;
 import dev.gpucoll.cuda.CudaProbe;
 import dev.gpucoll.cuda.DeviceFacts;
-import dev.gpucoll.cuda.KernelAbi;
-import dev.gpucoll.cuda.KernelImage;
+import dev.gpucoll.cuda.ForGpuChecks;
 import dev.gpucoll.cuda.KernelVariant;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -95,6 +94,7 @@ public final class GpuSuite {
     split(5);
     forcedNccl();
     backToBack(quick ? 2 : 4, 1000);
+    freeBetweenCalls(2, quick ? 12 : 60);
     plantedMissingRank(3);
     twoProcesses();
     printSummary((System.nanoTime() - t0) / 1e9);
@@ -103,7 +103,6 @@ public final class GpuSuite {
 
   /** Every kernel the planner can name must be in the fatbin: cuModuleGetFunction on each. */
   private void checkKernelNames() {
-    KernelImage img = KernelImage.forDevice(device);
     List<String> names = new ArrayList<>();
     for (String t : List.of("f32", "f64", "f16", "bf16", "i32", "i64")) {
       for (String v : List.of("ll", "sentinel", "ll128", "pipe", "barrier2")) {
@@ -117,14 +116,7 @@ public final class GpuSuite {
       names.add("gc_" + c + "_pipe");
     }
     names.add("gc_barrier");
-    List<String> missing = new ArrayList<>();
-    for (String n : names) {
-      try {
-        img.function(n);
-      } catch (RuntimeException e) {
-        missing.add(n);
-      }
-    }
+    List<String> missing = ForGpuChecks.missingKernels(device, names);
     record("kernels in fatbin", names.size(), missing.size(), 0);
     if (!missing.isEmpty()) {
       failures.add("kernels missing from the fatbin: " + missing);
@@ -188,10 +180,10 @@ public final class GpuSuite {
           if (v == KernelVariant.LL128 && op != ReduceOp.SUM && op != ReduceOp.AVG) {
             continue;
           }
-          if (v == KernelVariant.SENTINEL && count * t.byteSize() > KernelAbi.SENT_MAX_BYTES) {
+          if (v == KernelVariant.SENTINEL && count * t.byteSize() > ForGpuChecks.sentinelMaxBytes()) {
             continue;
           }
-          if (v == KernelVariant.LL128 && count > KernelAbi.ll128MaxCount(t)) {
+          if (v == KernelVariant.LL128 && count > ForGpuChecks.ll128MaxCount(t)) {
             continue; // 1 MB of fp16/bf16 is 524288 elements; the LL128 lines hold 491520
           }
           out.add(new Case(Collective.ALL_REDUCE, t, op, count, 0, false, null));
@@ -703,7 +695,7 @@ public final class GpuSuite {
           bad.add("ncclComm() is 0");
         }
         List<String> paths = r.comm.observedPaths();
-        if (paths.isEmpty() || !paths.stream().allMatch(p -> p.startsWith("nccl"))) {
+        if (paths.isEmpty() || !paths.stream().allMatch(p -> p.contains("/nccl"))) {
           bad.add("observed " + paths + ", expected NCCL paths only");
         }
         notes.add(key + ": observed " + paths);
@@ -717,6 +709,95 @@ public final class GpuSuite {
       }
     } catch (RuntimeException e) {
       record(key, 1, 1, 0);
+      failures.add(key + ": " + e);
+    }
+  }
+
+  /**
+   * Fractional GPUs (Spark's spark.task.resource.gpu.amount=0.5): ranks of this process on one GPU,
+   * formed by the gpu backend's default route, with cudaFree of the previous buffers and cudaMalloc
+   * of new ones between every call, as user code may do. Spinning kernels would deadlock here (cudaFree
+   * waits for a peer's kernel that waits for this rank); the default route takes gpu-staged-host, so
+   * every call must finish, give the exact result, and be reported on that path.
+   */
+  private void freeBetweenCalls(int n, int calls) {
+    String key = "cudaFree between calls / default route / " + n + " ranks on one GPU";
+    if (System.nanoTime() > deadline) {
+      notRun.add(key + " (suite time budget spent)");
+      return;
+    }
+    long count = 1024; // int32 elements per rank and call
+    long bytes = count * 4 * n;
+    Collective[] order = {Collective.BROADCAST, Collective.REDUCE_SCATTER, Collective.ALL_REDUCE,
+        Collective.ALL_GATHER, Collective.ALL_TO_ALL, Collective.BARRIER};
+    try (RankGroup g = RankGroup.createDefaultRoute(n, device, Duration.ofSeconds(10), 4096)) {
+      List<List<String>> problems = g.onAll(Duration.ofSeconds(120), r -> {
+        List<String> bad = new ArrayList<>();
+        long host = CudaNative.hostAlloc(bytes);
+        ByteBuffer out = RankGroup.view(host, bytes);
+        long send = 0;
+        long recv = 0;
+        try {
+          for (int i = 0; i < calls && bad.size() < 5; i++) {
+            CudaNative.free(send); // cudaFree synchronises the device: a spinning peer would never let it return
+            CudaNative.free(recv);
+            send = CudaNative.malloc(bytes);
+            recv = CudaNative.malloc(bytes);
+            // Every byte of rank r's input is r + 1, so every int32 element is (r + 1) * 0x01010101.
+            CudaNative.memsetAsync(send, r.rank + 1, bytes, r.stream());
+            CudaNative.memsetAsync(recv, 0, bytes, r.stream());
+            Collective c = order[i % order.length];
+            CommBuffer s = CommBuffer.device(send, bytes);
+            CommBuffer d = CommBuffer.device(recv, bytes);
+            switch (c) {
+              case BROADCAST -> r.comm.broadcast(s, d, count, DataType.INT32, 0);
+              case REDUCE_SCATTER -> r.comm.reduceScatter(s, d, count, DataType.INT32, ReduceOp.SUM);
+              case ALL_REDUCE -> r.comm.allReduce(s, d, count, DataType.INT32, ReduceOp.SUM);
+              case ALL_GATHER -> r.comm.allGather(s, d, count, DataType.INT32);
+              case ALL_TO_ALL -> r.comm.allToAll(s, d, count, DataType.INT32);
+              default -> r.comm.barrier();
+            }
+            CudaNative.memcpyAsync(host, recv, bytes, r.stream());
+            r.comm.synchronize();
+            long outElems = c == Collective.ALL_GATHER || c == Collective.ALL_TO_ALL ? count * n
+                : c == Collective.BARRIER ? 0 : count;
+            for (long e = 0; e < outElems && bad.size() < 5; e++) {
+              int from = (int) (e / count); // allGather / allToAll: the block of rank "from"
+              long unit = 0x01010101L;
+              long expect = switch (c) {
+                case BROADCAST -> unit;
+                case REDUCE_SCATTER, ALL_REDUCE -> unit * n * (n + 1) / 2;
+                default -> unit * (from + 1);
+              };
+              int got = out.getInt((int) (e * 4));
+              if (got != (int) expect) {
+                bad.add("rank " + r.rank + " call " + i + " " + c.apiName() + " [" + e + "] = " + got + ", expected "
+                    + (int) expect);
+              }
+            }
+          }
+          List<String> paths = r.comm.observedPaths();
+          if (!paths.stream().allMatch(p -> p.contains("/gpu-staged-host="))) {
+            bad.add("rank " + r.rank + " observed " + paths + ", expected gpu-staged-host only");
+          }
+          if (r.rank == 0) {
+            notes.add(key + ": " + calls + " calls, observed " + paths);
+          }
+        } finally {
+          CudaNative.free(send);
+          CudaNative.free(recv);
+          CudaNative.freeHost(host);
+        }
+        return bad;
+      });
+      List<String> bad = new ArrayList<>();
+      problems.forEach(bad::addAll);
+      record(key, calls, bad.isEmpty() ? 0 : 1, 0);
+      if (!bad.isEmpty()) {
+        failures.add(key + ": " + bad);
+      }
+    } catch (RuntimeException e) {
+      record(key, calls, 1, 0);
       failures.add(key + ": " + e);
     }
   }

@@ -19,6 +19,7 @@ import dev.gpucoll.core.spi.GroupContext;
 import dev.gpucoll.core.spi.MemberInfo;
 import dev.gpucoll.core.spi.MemberInfoCodec;
 import dev.gpucoll.cuda.CudaNative;
+import dev.gpucoll.cuda.ForGpuChecks;
 import dev.gpucoll.cuda.GpuBackend;
 import dev.gpucoll.cuda.KernelVariant;
 import dev.gpucoll.cuda.nccl.NcclCommunicator;
@@ -421,7 +422,7 @@ public final class MultiGpuRank {
     for (byte[] p : r2.allGather(MemberInfoCodec.encode(self), Duration.ofSeconds(60))) {
       members.add(MemberInfoCodec.decode(p));
     }
-    return backend.create(new GroupContext(r2, members, conf), v);
+    return ForGpuChecks.kernelCommunicator(new GroupContext(r2, members, conf), v);
   }
 
   private static void ncclCall(NcclCommunicator nc, Collective coll, long send, long recv, long count, long stream) {

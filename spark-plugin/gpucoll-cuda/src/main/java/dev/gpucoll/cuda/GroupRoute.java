@@ -1,0 +1,492 @@
+package dev.gpucoll.cuda;
+
+import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.PathChoice;
+import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.Algorithm;
+import dev.gpucoll.core.config.GpuCollConf;
+import dev.gpucoll.core.report.RankReport;
+import dev.gpucoll.core.spi.MemberInfo;
+import dev.gpucoll.cuda.eligibility.BufferRegistration;
+import dev.gpucoll.cuda.eligibility.FactKeys;
+import dev.gpucoll.cuda.eligibility.GroupFacts;
+import dev.gpucoll.cuda.eligibility.GroupFacts.Link;
+import dev.gpucoll.cuda.eligibility.GroupFacts.Member;
+import dev.gpucoll.cuda.eligibility.Reason;
+import dev.gpucoll.cuda.eligibility.Verdict;
+import dev.gpucoll.cuda.eligibility.ZeroCtaDetector;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Which path every call of one GPU group takes, and why: the one place that decides it. Built once
+ * per group from the gathered facts (hosts, processes, GPUs, P2P links, NCCL versions), the
+ * settings and any forced algorithm; pure Java, so every rank reaches the same answers without
+ * another exchange, and it is tested without a GPU. {@link #route} answers each call; the
+ * communicator only executes the answer; {@link #explain} and the path report read the same code.
+ *
+ * <p>The decisions, in order:
+ * <ol>
+ *   <li>Ranks that share a GPU must not spin: ranks of different processes would time-slice (a
+ *       handshake costs milliseconds), and ranks of one process (Spark's fractional GPUs) would
+ *       deadlock when user code calls a device-synchronising function such as cudaFree between
+ *       collectives while a peer's kernel spins. Such groups take {@code gpu-staged-host} (device
+ *       to pinned host, the host backend, back), unless our kernels are forced.
+ *   <li>Our kernels serve up to {@value KernelAbi#MAX_RANKS} ranks of one host; larger groups, groups
+ *       across hosts, and {@code spark.gpucoll.algorithm=nccl*} run every collective on NCCL.
+ *   <li>Otherwise our kernels up to {@code gpu.twoShotMaxBytes} when every pair of GPUs has CUDA
+ *       P2P, NCCL above (on the path {@link ZeroCtaDetector} predicts for the buffers). Our kernel
+ *       for allReduce: LL128-atomic from {@code gpu.ll128MinRanks} ranks with their own GPUs (SUM,
+ *       AVG; not 8-bit types), LL one-shot up to {@code gpu.oneShotMaxBytes}, sentinel two-shot up to the kernel's
+ *       capacity, the credit pipe above; data movement: LL slots up to a per-peer size, the pipe above.
+ * </ol>
+ * A forced algorithm the group cannot run is an error naming why, never a silent fallback.
+ */
+final class GroupRoute {
+  /** How one call runs. */
+  enum Kind { STAGED, NCCL, KERNEL }
+
+  /**
+   * The answer for one call.
+   *
+   * @param plan the kernel launch when {@code kind} is KERNEL, else null
+   */
+  record Route(Kind kind, Algorithm algorithm, LaunchPlan plan) {
+    static final Route STAGED = new Route(Kind.STAGED, Algorithm.GPU_STAGED_HOST, null);
+  }
+
+  /**
+   * Largest per-peer payload that data movement sends over LL slots when every rank has its own GPU.
+   * Measured on 2 H200s over NVLink (docs/gpu-multi.md): LL allGather/allToAll took 5 us at 16 KB
+   * per peer but ~105 us at 64 KB per peer, while the pipe took 8 us at 256 KB per peer.
+   */
+  static final long LL_MOVEMENT_MAX_ACROSS_GPUS = 16 << 10;
+
+  private final int rank;
+  private final int size;
+  private final GroupTopology topology;
+  /** The eligibility facts; null when they cannot be parsed (then NCCL is never chosen by size). */
+  private final GroupFacts facts;
+  private final Optional<Algorithm> forced;
+  /** A kernel variant for every collective (the GPU checks), or null. */
+  private final KernelVariant forcedVariant;
+  private final int ctaPolicy;
+  private final long oneShotMax;
+  private final long twoShotMax;
+  private final int ll128MinRanks;
+  private final long llMovementMax;
+  /** Why our kernels cannot serve the group (every call on NCCL); null when they can. */
+  private final String kernelsOff;
+  /** Why the group must not spin (every call staged through the host); null when it may. */
+  private final String stagedWhy;
+  /** Why some pair of GPUs cannot run our kernels (large and small calls then go to NCCL); empty when all can. */
+  private final List<String> kernelBlockers;
+  /** Null when the group forms an NCCL communicator; else why not. */
+  private final String noNccl;
+  private final List<String> findings = new ArrayList<>();
+  /** NCCL-or-kernels answers by collective, size and registration: the verdict's reasons are too slow per call. */
+  private final Map<Long, Algorithm> ncclChoices = new HashMap<>();
+
+  /**
+   * @param forcedVariant a kernel variant for every collective, or null
+   * @param spinOnSharedGpu run our kernels even when ranks of this process share a GPU (the GPU
+   *                        checks; user code that synchronises the device between calls can then deadlock)
+   * @throws CollectiveException when the gpu backend cannot serve the group, naming why
+   */
+  GroupRoute(int rank, List<MemberInfo> members, GpuCollConf conf, KernelVariant forcedVariant,
+      boolean spinOnSharedGpu) {
+    this.rank = rank;
+    this.size = members.size();
+    this.topology = new GroupTopology(members);
+    this.forcedVariant = forcedVariant;
+    this.forced = forcedVariant != null ? Optional.empty() : conf.get(GpuCollConf.ALGORITHM);
+    if (!topology.problems().isEmpty()) {
+      throw fail("the gpu backend cannot serve this group: " + topology.problems());
+    }
+    if (forced.isPresent() && forced.get().id().startsWith("host-")) {
+      throw fail(GpuCollConf.ALGORITHM.key() + "=" + forced.get() + " runs on the host backend only; the gpu backend"
+          + " runs " + Algorithm.settingValues().stream().filter(v -> !v.startsWith("host-")).toList());
+    }
+    GroupFacts parsed = null;
+    try {
+      parsed = GroupFacts.of(members);
+    } catch (RuntimeException e) {
+      findings.add("eligibility facts unreadable (" + e.getMessage() + "): our kernels serve every size");
+    }
+    this.facts = parsed;
+    this.ctaPolicy = ctaPolicy(conf.get(GpuCollConf.NCCL_CTA_POLICY));
+    long oneShot = conf.get(GpuCollConf.GPU_ONE_SHOT_MAX_BYTES);
+    this.twoShotMax = conf.get(GpuCollConf.GPU_TWO_SHOT_MAX_BYTES);
+    if (oneShot > twoShotMax) {
+      throw fail(GpuCollConf.GPU_ONE_SHOT_MAX_BYTES.key() + " (" + oneShot + ") is larger than "
+          + GpuCollConf.GPU_TWO_SHOT_MAX_BYTES.key() + " (" + twoShotMax + ")");
+    }
+    this.oneShotMax = Math.min(oneShot, KernelAbi.LL_MAX_BYTES);
+
+    boolean ncclEverywhere = members.stream().allMatch(m -> version(m.facts().get(FactKeys.NCCL_VERSION)) > 0);
+    boolean distinctGpus = topology.gpuCount() == size;
+    boolean ncclForced = forced.map(Algorithm::isNccl).orElse(false);
+    boolean kernelsForced = forcedVariant != null || forced.isPresent() && !ncclForced;
+    this.kernelsOff = !topology.singleHost()
+        ? "the group spans hosts " + members.stream().map(MemberInfo::host).distinct().toList()
+            + " and our kernels serve ranks of one host"
+        : size > KernelAbi.MAX_RANKS ? "our kernels serve at most " + KernelAbi.MAX_RANKS + " ranks; this group has "
+            + size
+        : ncclForced ? GpuCollConf.ALGORITHM.key() + "=" + forced.get() : null;
+    if (kernelsOff != null && (!ncclEverywhere || !distinctGpus || kernelsForced)) {
+      throw fail("the gpu backend cannot serve this group: " + kernelsOff + ", and "
+          + (kernelsForced ? "our kernels are forced (" + (forcedVariant != null ? "variant " + forcedVariant.abiName()
+              : GpuCollConf.ALGORITHM.key() + "=" + forced.get()) + ")"
+          : !ncclEverywhere ? "NCCL is not loadable on every rank" : "ranks share a GPU (NCCL refuses that)"));
+    }
+
+    List<String> sameProcessShared = topology.sameProcessSharedGpus();
+    if (topology.mustNotSpin()) {
+      stagedWhy = String.join("; ", topology.crossProcessSharedGpus())
+          + ": spinning kernels of different processes on one GPU time-slice";
+    } else if (!sameProcessShared.isEmpty() && !kernelsForced && !spinOnSharedGpu) {
+      stagedWhy = String.join("; ", sameProcessShared) + ": a peer's spinning kernel would deadlock any"
+          + " device-wide synchronisation (cudaFree, cudaDeviceSynchronize) between collectives";
+    } else {
+      stagedWhy = null;
+    }
+
+    boolean acrossGpus = size > 1 && distinctGpus;
+    this.llMovementMax = acrossGpus ? LL_MOVEMENT_MAX_ACROSS_GPUS : KernelAbi.LL_MAX_BYTES;
+    // Measured on one H200 (docs/gpu-results.md): with ranks sharing a GPU the LL128-atomic kernel is
+    // slower than one-shot LL at every size, so it is chosen only when each rank has its own GPU.
+    this.ll128MinRanks = distinctGpus ? conf.get(GpuCollConf.GPU_LL128_MIN_RANKS) : Integer.MAX_VALUE;
+    this.kernelBlockers = facts == null ? List.of() : kernelBlockers(facts.members());
+
+    findings.add("topology: " + topology.describe());
+    if (stagedWhy != null) {
+      findings.add("spin kernels disabled: " + stagedWhy + "; collectives take " + Algorithm.GPU_STAGED_HOST);
+    } else if (!sameProcessShared.isEmpty()) {
+      findings.add("our kernels spin on shared GPUs (" + String.join("; ", sameProcessShared) + ") because they are"
+          + " forced; a device-wide synchronisation between collectives can deadlock");
+    }
+    if (kernelsOff != null) {
+      findings.add("our kernels are off: " + kernelsOff + "; every collective runs on NCCL");
+    } else if (stagedWhy == null) {
+      if (acrossGpus) {
+        findings.add("data movement over LL slots up to " + llMovementMax
+            + " B per peer, the credit pipe above (LL measured slower from 64 KB per peer across GPUs)");
+      }
+      if (!distinctGpus) {
+        findings.add("LL128-atomic not chosen by size: ranks share a GPU (" + topology.gpuCount() + " GPUs for "
+            + size + " ranks)");
+      }
+    }
+    this.noNccl = kernelsOff != null ? null
+        : !ncclEverywhere ? "NCCL is not loadable on every rank"
+        : !distinctGpus ? "ranks share a GPU (NCCL refuses that)" + (stagedWhy == null ? "; our kernels serve every size" : "")
+        : stagedWhy != null ? "staged path"
+        : forcedVariant != null ? "kernel variant forced to " + forcedVariant.abiName()
+        : facts == null ? "eligibility facts unreadable"
+        : null;
+    findings.add(noNccl == null ? "NCCL communicator formed (CTA policy " + ctaPolicy + ")"
+        : "no NCCL communicator: " + noNccl);
+    if (stagedWhy == null) {
+      summary().forEach(line -> findings.add("route: " + line));
+    }
+  }
+
+  private CollectiveException fail(String message) {
+    return new CollectiveException(rank, null, message);
+  }
+
+  private static int version(String s) {
+    try {
+      return s == null ? 0 : Integer.parseInt(s.trim());
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+
+  /** CTAPolicy value for {@code spark.gpucoll.nccl.ctaPolicy}. */
+  static int ctaPolicy(String name) {
+    return switch (name) {
+      case "zero" -> ZeroCtaDetector.CTA_POLICY_ZERO;
+      case "efficiency" -> ZeroCtaDetector.CTA_POLICY_EFFICIENCY;
+      default -> ZeroCtaDetector.CTA_POLICY_DEFAULT;
+    };
+  }
+
+  /** Why our kernels cannot run between some pair of GPUs; empty when they can. */
+  private static List<String> kernelBlockers(List<Member> ms) {
+    List<String> out = new ArrayList<>();
+    boolean oneProcess = ms.stream().map(Member::processId).distinct().count() == 1;
+    for (int i = 0; i < ms.size(); i++) {
+      for (int j = i + 1; j < ms.size(); j++) {
+        Member a = ms.get(i);
+        Member b = ms.get(j);
+        if (a.gpuUuid().or(a::busId).isPresent() && a.gpuUuid().or(a::busId).equals(b.gpuUuid().or(b::busId))) {
+          continue; // the same GPU: staged or spinning, decided above
+        }
+        Optional<Link> link = a.busId().isEmpty() || b.busId().isEmpty() ? Optional.empty()
+            : Optional.ofNullable(a.peers().get(b.busId().get())).or(() -> Optional.ofNullable(b.peers().get(a.busId().get())));
+        if (link.isEmpty()) {
+          if (!oneProcess) {
+            out.add("P2P between " + a.label() + " and " + b.label() + " unknown (peer GPU not visible)");
+          }
+        } else if (!link.get().p2p()) {
+          out.add(a.label() + " and " + b.label() + " have no CUDA P2P");
+        }
+      }
+    }
+    return out;
+  }
+
+  // ---- what the communicator needs to form ----
+
+  /** True when our kernels may run: the communicator maps the peers' workspaces and loads the fatbin. */
+  boolean kernelsOn() {
+    return kernelsOff == null;
+  }
+
+  /** True when every call is staged through the host backend. */
+  boolean staged() {
+    return stagedWhy != null;
+  }
+
+  /** True when the group forms an NCCL communicator (every rank reaches the same answer). */
+  boolean formsNccl() {
+    return noNccl == null;
+  }
+
+  int ctaPolicy() {
+    return ctaPolicy;
+  }
+
+  GroupTopology topology() {
+    return topology;
+  }
+
+  /** What the route found while forming, for the path report. */
+  List<String> findings() {
+    return List.copyOf(findings);
+  }
+
+  // ---- per call ----
+
+  /**
+   * The path of one call.
+   *
+   * @param bytes the per-rank message (count times element size); for allToAllv the largest per-peer block
+   * @throws CollectiveException when a forced algorithm or variant cannot take the call
+   */
+  Route route(Collective c, long bytes, DataType type, ReduceOp op, BufferRegistration registration) {
+    return decide(c, bytes, type, op, registration, null);
+  }
+
+  /** The path a call of {@code bytes} would take, with every reason (reductions assume fp32 SUM). */
+  PathChoice explain(Collective c, long bytes) {
+    List<String> why = new ArrayList<>();
+    try {
+      Route r = decide(c, bytes, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.UNKNOWN, why);
+      return new PathChoice(c, bytes, r.algorithm().id(), why);
+    } catch (CollectiveException e) {
+      return new PathChoice(c, bytes, "unsupported", List.of(e.getMessage()));
+    }
+  }
+
+  /** One line per collective: where the algorithm changes over the report sizes. */
+  List<String> summary() {
+    List<String> lines = new ArrayList<>();
+    for (Collective c : Collective.values()) {
+      if (c == Collective.BARRIER) {
+        continue;
+      }
+      StringBuilder sb = new StringBuilder(c.apiName()).append(':');
+      String last = null;
+      for (long s : RankReport.PREDICTED_SIZES) {
+        String alg = explain(c, s).algorithm();
+        if (!alg.equals(last)) {
+          sb.append(' ').append(s).append("B->").append(alg);
+          last = alg;
+        }
+      }
+      lines.add(sb.toString());
+    }
+    return lines;
+  }
+
+  private Route decide(Collective c, long bytes, DataType type, ReduceOp op, BufferRegistration registration,
+      List<String> why) {
+    if (bytes < 0) {
+      throw new CollectiveException(rank, c, "negative size " + bytes);
+    }
+    if (stagedWhy != null) {
+      note(why, stagedWhy + ": copy to pinned host memory and run the host backend");
+      return Route.STAGED;
+    }
+    if (kernelsOff != null) {
+      note(why, "our kernels are off: " + kernelsOff);
+      if (c == Collective.BARRIER) {
+        note(why, "a 1-element NCCL allReduce");
+        return new Route(Kind.NCCL, Algorithm.NCCL_BARRIER, null);
+      }
+      Algorithm a = c == Collective.ALL_TO_ALLV ? Algorithm.NCCL : ncclAlgorithm(c, bytes, registration, why);
+      return new Route(Kind.NCCL, a == null ? Algorithm.NCCL : a, null);
+    }
+    if (noNccl == null && c != Collective.BARRIER && c != Collective.ALL_TO_ALLV) {
+      Algorithm a = ncclAlgorithm(c, bytes, registration, why);
+      if (a != null) {
+        return new Route(Kind.NCCL, a, null);
+      }
+    }
+    LaunchPlan plan = kernelPlan(c, bytes, type, op, why);
+    if (why != null) {
+      why.add("kernel " + plan.kernel() + ", grid " + plan.grid() + " x " + KernelAbi.BLOCK_THREADS);
+    }
+    return new Route(Kind.KERNEL, plan.algorithm(), plan);
+  }
+
+  private static void note(List<String> why, String reason) {
+    if (why != null) {
+      why.add(reason);
+    }
+  }
+
+  /** The NCCL algorithm for this call, or null when our kernels take it. */
+  private Algorithm ncclAlgorithm(Collective c, long bytes, BufferRegistration registration, List<String> why) {
+    if (why == null) {
+      long key = (bytes * 8 + c.ordinal()) * 8 + registration.ordinal();
+      Algorithm cached = ncclChoices.get(key);
+      if (cached == null) {
+        cached = ncclDecision(c, bytes, registration, null);
+        if (ncclChoices.size() > 4096) {
+          ncclChoices.clear();
+        }
+        ncclChoices.put(key, cached);
+      }
+      return cached == Algorithm.GPU_LL ? null : cached; // GPU_LL: the cache's "our kernels"
+    }
+    Algorithm a = ncclDecision(c, bytes, registration, why);
+    return a == Algorithm.GPU_LL ? null : a;
+  }
+
+  /** NCCL's algorithm for the call, or GPU_LL meaning "our kernels". */
+  private Algorithm ncclDecision(Collective c, long bytes, BufferRegistration registration, List<String> why) {
+    if (forced.isPresent()) {
+      Algorithm a = forced.get();
+      if (!a.isNccl()) {
+        return Algorithm.GPU_LL;
+      }
+      List<String> blockers = ncclBlockers(a, c, registration);
+      if (!blockers.isEmpty()) {
+        throw new CollectiveException(rank, c, GpuCollConf.ALGORITHM.key() + "=" + a + " cannot run " + c.apiName()
+            + " on this group (" + size + " ranks): " + String.join("; ", blockers));
+      }
+      note(why, "forced by " + GpuCollConf.ALGORITHM.key() + "=" + a);
+      return a;
+    }
+    if (facts == null) {
+      return Algorithm.GPU_LL;
+    }
+    if (kernelsOff == null) {
+      if (!kernelBlockers.isEmpty()) {
+        note(why, "our kernels cannot run: " + String.join("; ", kernelBlockers));
+      } else if (bytes <= twoShotMax) {
+        return Algorithm.GPU_LL;
+      } else {
+        note(why, bytes + " B > gpu.twoShotMaxBytes " + twoShotMax + " B: NCCL moves large messages");
+      }
+    }
+    Verdict v = ZeroCtaDetector.evaluate(facts, ctaPolicy, c, registration, null, null);
+    if (why != null) {
+      why.addAll(v.findings());
+    }
+    return Algorithm.ofId(v.predicted().algorithm());
+  }
+
+  /** Why the forced NCCL algorithm {@code a} cannot run {@code c} here; empty when it can. */
+  private List<String> ncclBlockers(Algorithm a, Collective c, BufferRegistration registration) {
+    List<String> out = new ArrayList<>();
+    if (facts == null) {
+      return out;
+    }
+    Verdict v = ZeroCtaDetector.evaluate(facts, ctaPolicy, c, registration, null, null);
+    if (a == Algorithm.NCCL_ZERO_CTA) {
+      v.zeroCtaFailing().stream().map(Reason::toString).forEach(out::add);
+    } else if (a == Algorithm.NCCL_SYMMETRIC) {
+      v.symmetricFailing().stream().map(Reason::toString).forEach(out::add);
+    }
+    return out;
+  }
+
+  // ---- our kernels ----
+
+  private KernelVariant forcedKernel() {
+    if (forcedVariant != null) {
+      return forcedVariant;
+    }
+    return forced.map(a -> switch (a) {
+      case GPU_LL_ONESHOT -> KernelVariant.LL;
+      case GPU_SENTINEL_TWOSHOT -> KernelVariant.SENTINEL;
+      case GPU_LL128_ATOMIC -> KernelVariant.LL128;
+      default -> null;
+    }).orElse(null);
+  }
+
+  private LaunchPlan kernelPlan(Collective c, long bytes, DataType t, ReduceOp op, List<String> why) {
+    KernelVariant forcedKernel = forcedKernel();
+    KernelVariant v;
+    if (c == Collective.BARRIER) {
+      note(why, "flag barrier kernel: every rank enters before any leaves");
+      v = KernelVariant.LL;
+    } else if (forcedKernel != null) {
+      note(why, "variant forced to " + forcedKernel.abiName());
+      v = forcedKernel;
+    } else {
+      v = switch (c) {
+        case ALL_REDUCE -> allReduceVariant(t, op, bytes, why);
+        case ALL_TO_ALLV -> {
+          note(why, "allToAllv: per-peer counts differ between ranks and are not known to all, so every rank"
+              + " takes the credit pipe (any size); the LL kernel only when forced");
+          yield KernelVariant.PIPE;
+        }
+        default -> movementVariant(bytes, why);
+      };
+    }
+    return LaunchPlanner.plan(rank, c, v, t, op, bytes);
+  }
+
+  private KernelVariant allReduceVariant(DataType t, ReduceOp op, long bytes, List<String> why) {
+    long sentinelMax = Math.min(twoShotMax, KernelAbi.SENT_MAX_BYTES);
+    if (size >= ll128MinRanks && KernelAbi.hasLl128(t) && (op == ReduceOp.SUM || op == ReduceOp.AVG)
+        && bytes <= sentinelMax
+        && bytes / t.byteSize() <= KernelAbi.ll128MaxCount(t)) {
+      note(why, size + " ranks >= gpu.ll128MinRanks " + ll128MinRanks + ", " + op + ", " + bytes + " B <= "
+          + sentinelMax + " B: LL128-atomic reduce-scatter + all-gather (float sums in arrival order:"
+          + " identical on all ranks, last bits may vary between runs)");
+      return KernelVariant.LL128;
+    }
+    if (bytes <= oneShotMax) {
+      note(why, bytes + " B <= " + oneShotMax + " B: one-shot over LL slots, barrier-free");
+      return KernelVariant.LL;
+    }
+    if (bytes <= sentinelMax) {
+      note(why, bytes + " B <= " + sentinelMax + " B: two-shot with sentinel prefill, double-buffered");
+      return KernelVariant.SENTINEL;
+    }
+    note(why, bytes + " B > " + sentinelMax + " B: reduce-scatter + all-gather through the credit pipe");
+    return KernelVariant.PIPE;
+  }
+
+  /** LL up to the per-peer limit, else the pipe; only those two exist for the non-allReduce collectives. */
+  private KernelVariant movementVariant(long perPeerBytes, List<String> why) {
+    if (perPeerBytes <= llMovementMax) {
+      note(why, perPeerBytes + " B per peer <= " + llMovementMax + " B: LL slots, barrier-free");
+      return KernelVariant.LL;
+    }
+    note(why, perPeerBytes + " B per peer > " + llMovementMax + " B: credit pipe"
+        + (llMovementMax < KernelAbi.LL_MAX_BYTES ? " (LL is slower from here across GPUs, measured)" : ""));
+    return KernelVariant.PIPE;
+  }
+}
