@@ -59,8 +59,8 @@
  * 3. Epochs
  * ---------------------------------------------------------------------------------------------------
  *   The epoch of a launch is max(GcArgs.epoch, E + 1), where E is the last epoch this rank's kernels
- *   ran, kept in device memory (the epoch words GC_WS_EPOCH of the rank's own workspace, advanced by
- *   every kernel as it ends). So a host may pass its own counter (1 for the first launch, +1 for every
+ *   ran, kept in device memory (the epoch words GC_WS_EPOCH of the rank's own workspace, set by
+ *   every kernel as it starts). So a host may pass its own counter (1 for the first launch, +1 for every
  *   launch of any gc_ kernel on the communicator, identical on all ranks), or 0 = "the next one": a
  *   CUDA graph captured once replays any number of times, every replay a new epoch, and eager launches
  *   after replays stay in step (all ranks run the same sequence, so all compute the same epoch).
