@@ -15,26 +15,30 @@ template <> struct DtypeOf<__half> { static constexpr uint32_t value = GC_DT_FLO
 template <> struct DtypeOf<__nv_bfloat16> { static constexpr uint32_t value = GC_DT_BFLOAT16; };
 template <> struct DtypeOf<int32_t> { static constexpr uint32_t value = GC_DT_INT32; };
 template <> struct DtypeOf<int64_t> { static constexpr uint32_t value = GC_DT_INT64; };
+template <> struct DtypeOf<int8_t> { static constexpr uint32_t value = GC_DT_INT8; };
+template <> struct DtypeOf<uint8_t> { static constexpr uint32_t value = GC_DT_UINT8; };
 
 __device__ __forceinline__ uint64_t tid() { return (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ uint64_t nthreads() { return (uint64_t)gridDim.x * blockDim.x; }
 __device__ __forceinline__ uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 __device__ __forceinline__ uint32_t min32(uint64_t a, uint32_t b) { return a < b ? (uint32_t)a : b; }
 
-// Argument checks shared by every kernel; the first failing block records GC_ERR_BAD_ARGS.
+// Argument checks shared by every kernel; the first failing block records GC_ERR_BAD_ARGS. The epoch is
+// not checked here: reading it would wait for the epoch word's load before the first data load is
+// issued. Epochs are >= 1 by construction; kernels whose flags shift the epoch check its range.
 // dtype == GC_DT_COUNT means "any known type" (data movement).
 __device__ bool validate(const Ctx& c, uint32_t dtype, bool reduction) {
   const GcArgs& a = *c.a;
   uint32_t bad = 0;
   if (a.nranks == 0 || a.nranks > GC_MAX_RANKS) bad = kBadNranks;
   else if (a.rank >= a.nranks) bad = kBadRank;
-  else if (c.epoch == 0 || (c.epoch >> 40) != 0) bad = kBadEpoch;
   else if (blockDim.x != GC_BLOCK_THREADS || gridDim.x > GC_MAX_BLOCKS) bad = kBadGeometry;
   else if (dtype == GC_DT_COUNT ? gc_dtype_size(a.dtype) == 0 : a.dtype != dtype) bad = kBadDtype;
   else if (reduction && a.op > GC_OP_AVG) bad = kBadOp;
   else
-    for (uint32_t r = 0; r < a.nranks; ++r)
-      if (a.peers[r] == 0) bad = kBadPeers;
+#pragma unroll
+    for (uint32_t r = 0; r < GC_MAX_RANKS; ++r)
+      if (r < a.nranks && a.peers[r] == 0) bad = kBadPeers;
   if (bad && threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, 0, bad);
   return bad == 0;
 }
@@ -85,6 +89,12 @@ struct Layout {
     }
     return m;
   }
+  // Whether every peer sends this rank at least one byte (then no arrival wait is needed).
+  __device__ bool receivesFromAll() const {
+    for (uint32_t p = 0; p < a.nranks; ++p)
+      if (p != a.rank && recvBytes(p) == 0) return false;
+    return true;
+  }
   __device__ bool validOffsets() const {
     if (coll != GC_COLL_ALLTOALLV) return true;
     for (uint32_t p = 0; p < a.nranks; ++p)
@@ -94,6 +104,13 @@ struct Layout {
   }
 };
 
+// Kernels whose flags are (epoch << 24) | round need epoch < 2^40.
+__device__ bool epochFitsShiftedFlags(const Ctx& c) {
+  if ((c.epoch >> 40) == 0) return true;
+  if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, c.epoch, kBadEpoch);
+  return false;
+}
+
 __device__ bool prologue(const Ctx& c, uint32_t dtype, bool reduction) {
   if (!validate(c, dtype, reduction)) return false;
   announce(c);
@@ -102,21 +119,25 @@ __device__ bool prologue(const Ctx& c, uint32_t dtype, bool reduction) {
 
 // ------------------------------------------------------------------ allReduce
 
-// One-shot: bcast my slots to every rank, recvReduce every slot from all ranks. No barrier.
-template <typename T> __device__ void allReduceLL(const GcArgs& a, uint64_t epoch) {
+// One-shot: bcast my slots to every rank, recvReduce every slot from all ranks. No barrier, no
+// arrival wait (it receives from every peer). OP is the compile-time op (GcArgs.op, dispatched once).
+template <typename T, uint32_t OP> __device__ void allReduceLL(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_LL), epoch);
   const uint64_t bytes = a.count * sizeof(T);
-  if (!prologue(c, DtypeOf<T>::value, true) || !withinCapacity(c, bytes, GC_LL_MAX_BYTES)) return;
+  if (!validate(c, DtypeOf<T>::value, true) || !withinCapacity(c, bytes, GC_LL_MAX_BYTES)) return;
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
   if (c.n == 1) return copyBytes(out, in, bytes);
-  if (!awaitPeersStarted(c)) return;
   LLBuffer ll(c);
   const uint64_t slots = ceilDiv(bytes, 8);
+  // Sends first, arrival word after: the first use of the epoch (loaded at launch) comes after the
+  // input load has been issued, so the two loads overlap.
   for (uint64_t s = tid(); s < slots; s += nthreads()) ll.bcast(s, loadBytes8(in + 8 * s, min32(bytes - 8 * s, 8)));
+  announce(c);
+  if (bytes == 0) return finishArrivals(c);
   for (uint64_t s = tid(); s < slots; s += nthreads()) {
     uint64_t v;
-    if (!ll.recvReduce<T>(s, a.op, v)) return;
+    if (!ll.recvReduce<T>(s, OP, v)) return;
     storeBytes8(out + 8 * s, v, min32(bytes - 8 * s, 8));
   }
 }
@@ -126,7 +147,7 @@ template <typename T> __device__ void allReduceLL(const GcArgs& a, uint64_t epoc
 template <typename T> __device__ void allReduceBarrier2(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_BARRIER2), epoch);
   const uint64_t bytes = a.count * sizeof(T);
-  if (!prologue(c, DtypeOf<T>::value, true)) return;
+  if (!prologue(c, DtypeOf<T>::value, true) || !epochFitsShiftedFlags(c)) return;
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
   if (c.n == 1) return copyBytes(out, in, bytes);
@@ -164,7 +185,6 @@ template <typename T> __device__ void allReduceSentinel(const GcArgs& a, uint64_
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
   if (c.n == 1) return copyBytes(out, in, bytes);
-  if (!awaitPeersStarted(c)) return;
   Sentinel sent(c);
   const uint64_t units = ceilDiv(bytes, 16), per = ceilDiv(units, c.n);
   for (uint64_t u = tid(); u < units; u += nthreads())  // reduce-scatter: my unit u to its owner
@@ -189,6 +209,7 @@ template <typename T> __device__ void allReduceSentinel(const GcArgs& a, uint64_
     if (!sent.recv(owner, 1, u % per, x)) return;
     storeBytes16(out + 16 * u, x, min32(bytes - 16 * u, 16));
   }
+  if (units == 0 || (c.n - 1) * per >= units) finishArrivals(c);  // some rank owned no unit
 }
 
 template <typename A> __device__ __forceinline__ A loadVolatile(const char* p) { return *reinterpret_cast<const volatile A*>(p); }
@@ -210,7 +231,6 @@ template <typename T> __device__ void allReduceLL128(const GcArgs& a, uint64_t e
   const T* in = reinterpret_cast<const T*>(a.send);
   T* out = reinterpret_cast<T*>(a.recv);
   if (c.n == 1) return copyBytes(reinterpret_cast<char*>(out), reinterpret_cast<const char*>(in), a.count * sizeof(T));
-  if (!awaitPeersStarted(c)) return;
   LL128 ll(c);
   const int lane = threadIdx.x & 31;
   const uint64_t warp = tid() / 32, warps = nthreads() / 32;
@@ -235,12 +255,14 @@ template <typename T> __device__ void allReduceLL128(const GcArgs& a, uint64_t e
     const uint64_t i = l * epl + lane;
     if (lane < (int)epl && i < a.count) out[i] = fromAcc<T>(finish(loadVolatile<A>(line + 8 + lane * sizeof(A)), a.op, c.n));
   }
+  if (lines < c.n) finishArrivals(c);  // some rank owned no line
 }
 
 // ------------------------------------------------------------------ LL data movement / reduce-scatter
 
-// Every peer's bytes through LL slots; the own part is a local copy.
-__device__ void llExchange(const Ctx& c, const Layout& L) {
+// Every peer's bytes through LL slots; the own part is a local copy. Arrival word after the sends
+// (see allReduceLL).
+__device__ bool llExchange(const Ctx& c, const Layout& L) {
   const char* in = reinterpret_cast<const char*>(c.a->send);
   char* out = reinterpret_cast<char*>(c.a->recv);
   LLBuffer ll(c);
@@ -250,20 +272,22 @@ __device__ void llExchange(const Ctx& c, const Layout& L) {
     if (p == c.rank) { copyBytes(out + L.recvOff(p), in + off, nb); continue; }
     for (uint64_t s = tid(); s * 8 < nb; s += nthreads()) ll.send(p, s, loadBytes8(in + off + 8 * s, min32(nb - 8 * s, 8)));
   }
+  announce(c);
   for (uint32_t j = 1; j < c.n; ++j) {
     const uint32_t p = (c.rank + c.n - j) % c.n;
     const uint64_t nb = L.recvBytes(p), off = L.recvOff(p);
     for (uint64_t s = tid(); s * 8 < nb; s += nthreads()) {
       uint64_t v;
-      if (!ll.recv(p, s, v)) return;
+      if (!ll.recv(p, s, v)) return false;
       storeBytes8(out + off + 8 * s, v, min32(nb - 8 * s, 8));
     }
   }
+  return true;
 }
 
 __device__ void movementLL(const GcArgs& a, uint32_t coll, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(coll, GC_VAR_LL), epoch);
-  if (!prologue(c, GC_DT_COUNT, false)) return;
+  if (!validate(c, GC_DT_COUNT, false)) return;
   Layout L(a, coll);
   if (!L.validOffsets()) {
     if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, 0, kBadGeometry);
@@ -274,25 +298,25 @@ __device__ void movementLL(const GcArgs& a, uint32_t coll, uint64_t epoch) {
     return;
   }
   if (!withinCapacity(c, L.maxPeerBytes(), GC_LL_MAX_BYTES)) return;
-  if (c.n > 1 && !awaitPeersStarted(c)) return;
-  llExchange(c, L);
+  if (llExchange(c, L) && !L.receivesFromAll()) finishArrivals(c);
 }
 
 // Segment p of my input to rank p; my segment reduced over ranks 0..n-1.
 template <typename T> __device__ void reduceScatterLL(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_REDUCESCATTER, GC_VAR_LL), epoch);
   const uint64_t bytes = a.count * sizeof(T);
-  if (!prologue(c, DtypeOf<T>::value, true) || !withinCapacity(c, bytes, GC_LL_MAX_BYTES)) return;
+  if (!validate(c, DtypeOf<T>::value, true) || !withinCapacity(c, bytes, GC_LL_MAX_BYTES)) return;
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
   if (c.n == 1) return copyBytes(out, in, bytes);
-  if (!awaitPeersStarted(c)) return;
   LLBuffer ll(c);
   const uint64_t slots = ceilDiv(bytes, 8);
   for (uint32_t j = 0; j < c.n; ++j) {
     const uint32_t p = (c.rank + j) % c.n;
     for (uint64_t s = tid(); s < slots; s += nthreads()) ll.send(p, s, loadBytes8(in + p * bytes + 8 * s, min32(bytes - 8 * s, 8)));
   }
+  announce(c);
+  if (bytes == 0) return finishArrivals(c);
   for (uint64_t s = tid(); s < slots; s += nthreads()) {
     uint64_t v;
     if (!ll.recvReduce<T>(s, a.op, v)) return;
@@ -358,14 +382,14 @@ __device__ bool pipeExchange(const Ctx& c, const Layout& L, uint32_t& round) {
 
 __device__ void movementPipe(const GcArgs& a, uint32_t coll, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(coll, GC_VAR_PIPE), epoch);
-  if (!prologue(c, GC_DT_COUNT, false)) return;
+  if (!prologue(c, GC_DT_COUNT, false) || !epochFitsShiftedFlags(c)) return;
   Layout L(a, coll);
   if (!L.validOffsets() || (coll == GC_COLL_BROADCAST && a.root >= a.nranks)) {
     if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, 0, kBadGeometry);
     return;
   }
   uint32_t round = 0;
-  pipeExchange(c, L, round);
+  if (pipeExchange(c, L, round) && c.n > 1 && !L.receivesFromAll()) finishArrivals(c);
 }
 
 // Reduce-scatter through the pipe: each round sends chunk k of segment p to p, then reduces the same
@@ -413,11 +437,12 @@ __device__ bool pipeReduceScatter(const Ctx& c, const char* in, char* out, uint6
 
 template <typename T> __device__ void reduceScatterPipe(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_REDUCESCATTER, GC_VAR_PIPE), epoch);
-  if (!prologue(c, DtypeOf<T>::value, true)) return;
+  if (!prologue(c, DtypeOf<T>::value, true) || !epochFitsShiftedFlags(c)) return;
   const uint64_t bytes = a.count * sizeof(T);
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
   if (c.n == 1) return copyBytes(out, in, bytes);
+  if (bytes == 0) return finishArrivals(c);
   uint32_t round = 0;
   pipeReduceScatter<T>(c, in, out, bytes, bytes * c.n, bytes, round);
 }
@@ -425,7 +450,7 @@ template <typename T> __device__ void reduceScatterPipe(const GcArgs& a, uint64_
 // Reduce-scatter into my segment of recv, then all-gather the segments, all through the pipe.
 template <typename T> __device__ void allReducePipe(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_VAR_PIPE), epoch);
-  if (!prologue(c, DtypeOf<T>::value, true)) return;
+  if (!prologue(c, DtypeOf<T>::value, true) || !epochFitsShiftedFlags(c)) return;
   const uint64_t bytes = a.count * sizeof(T);
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
@@ -459,28 +484,59 @@ template <typename T> __device__ void allReducePipe(const GcArgs& a, uint64_t ep
       pipe.ack(p, half, flag);
     }
   }
+  if ((c.n - 1) * stride >= bytes) finishArrivals(c);  // the last rank's segment was empty
 }
 
 // ------------------------------------------------------------------ barrier
 
 __device__ void barrierKernel(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_BARRIER, GC_VAR_LL), epoch);
-  if (!prologue(c, GC_DT_COUNT, false) || c.n == 1) return;
+  if (!prologue(c, GC_DT_COUNT, false) || !epochFitsShiftedFlags(c) || c.n == 1) return;
   flagBarrier(c, (c.epoch << 24) + 1);
 }
 
 }  // namespace gc
 
-#define GC_KERNEL extern "C" __global__ void __launch_bounds__(GC_BLOCK_THREADS, 2)
+namespace gc {
 
-#define GC_REDUCTION_KERNELS(sfx, T)                                                                 \
-  GC_KERNEL gc_allreduce_ll_##sfx(const __grid_constant__ GcArgs a) { gc::allReduceLL<T>(a, a.epoch); }        \
-  GC_KERNEL gc_allreduce_sentinel_##sfx(const __grid_constant__ GcArgs a) { gc::allReduceSentinel<T>(a, a.epoch); } \
-  GC_KERNEL gc_allreduce_ll128_##sfx(const __grid_constant__ GcArgs a) { gc::allReduceLL128<T>(a, a.epoch); }  \
-  GC_KERNEL gc_allreduce_pipe_##sfx(const __grid_constant__ GcArgs a) { gc::allReducePipe<T>(a, a.epoch); }    \
-  GC_KERNEL gc_allreduce_barrier2_##sfx(const __grid_constant__ GcArgs a) { gc::allReduceBarrier2<T>(a, a.epoch); } \
-  GC_KERNEL gc_reducescatter_ll_##sfx(const __grid_constant__ GcArgs a) { gc::reduceScatterLL<T>(a, a.epoch); } \
-  GC_KERNEL gc_reducescatter_pipe_##sfx(const __grid_constant__ GcArgs a) { gc::reduceScatterPipe<T>(a, a.epoch); }
+// Every kernel: wait for the predecessor (dependent launch), take this launch's epoch (and record it
+// for the next launch, kernel_abi.h section 3), let the successor launch, run the body.
+template <typename Body> __device__ __forceinline__ void runLaunch(const GcArgs& a, Body body) {
+  waitForPredecessor();
+  const uint64_t epoch = beginEpoch(a);
+  allowSuccessorLaunch();
+  body(epoch);
+}
+
+// The op is fixed per body: one runtime switch per launch instead of one per element. Only for the
+// one-shot LL allReduce, where the reduction sits on the latency path of every small call; the other
+// bodies read the op per element (it costs little next to their data movement, and one body per op
+// would multiply the fatbin's compile time).
+#define GC_WITH_OP(fn, T, a, epoch)                                 \
+  switch ((a).op) {                                                 \
+    case GC_OP_PROD: fn<T, GC_OP_PROD>(a, epoch); break;            \
+    case GC_OP_MIN: fn<T, GC_OP_MIN>(a, epoch); break;              \
+    case GC_OP_MAX: fn<T, GC_OP_MAX>(a, epoch); break;              \
+    case GC_OP_AVG: fn<T, GC_OP_AVG>(a, epoch); break;              \
+    default: fn<T, GC_OP_SUM>(a, epoch); /* validate() rejects unknown ops */ \
+  }
+
+}  // namespace gc
+
+#ifndef GC_BODIES_ONLY  // (defined by a translation unit that wants the bodies without the 63 kernels)
+#define GC_KERNEL extern "C" __global__ void __launch_bounds__(GC_BLOCK_THREADS, 2)
+#define GC_LAUNCH(stmt) gc::runLaunch(a, [&](uint64_t epoch) { stmt; })
+
+#define GC_REDUCTION_KERNELS(sfx, T)                                                                     \
+  GC_KERNEL gc_allreduce_ll_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(GC_WITH_OP(gc::allReduceLL, T, a, epoch)); } \
+  GC_KERNEL gc_allreduce_sentinel_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::allReduceSentinel<T>(a, epoch)); } \
+  GC_KERNEL gc_allreduce_pipe_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::allReducePipe<T>(a, epoch)); } \
+  GC_KERNEL gc_allreduce_barrier2_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::allReduceBarrier2<T>(a, epoch)); } \
+  GC_KERNEL gc_reducescatter_ll_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::reduceScatterLL<T>(a, epoch)); } \
+  GC_KERNEL gc_reducescatter_pipe_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::reduceScatterPipe<T>(a, epoch)); }
+// Hardware atomics exist for these accumulation types only (not 8-bit).
+#define GC_LL128_KERNEL(sfx, T) \
+  GC_KERNEL gc_allreduce_ll128_##sfx(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::allReduceLL128<T>(a, epoch)); }
 
 GC_REDUCTION_KERNELS(f32, float)
 GC_REDUCTION_KERNELS(f64, double)
@@ -488,13 +544,22 @@ GC_REDUCTION_KERNELS(f16, __half)
 GC_REDUCTION_KERNELS(bf16, __nv_bfloat16)
 GC_REDUCTION_KERNELS(i32, int32_t)
 GC_REDUCTION_KERNELS(i64, int64_t)
+GC_REDUCTION_KERNELS(i8, int8_t)
+GC_REDUCTION_KERNELS(u8, uint8_t)
+GC_LL128_KERNEL(f32, float)
+GC_LL128_KERNEL(f64, double)
+GC_LL128_KERNEL(f16, __half)
+GC_LL128_KERNEL(bf16, __nv_bfloat16)
+GC_LL128_KERNEL(i32, int32_t)
+GC_LL128_KERNEL(i64, int64_t)
 
-GC_KERNEL gc_allgather_ll(const __grid_constant__ GcArgs a) { gc::movementLL(a, GC_COLL_ALLGATHER, a.epoch); }
-GC_KERNEL gc_allgather_pipe(const __grid_constant__ GcArgs a) { gc::movementPipe(a, GC_COLL_ALLGATHER, a.epoch); }
-GC_KERNEL gc_alltoall_ll(const __grid_constant__ GcArgs a) { gc::movementLL(a, GC_COLL_ALLTOALL, a.epoch); }
-GC_KERNEL gc_alltoall_pipe(const __grid_constant__ GcArgs a) { gc::movementPipe(a, GC_COLL_ALLTOALL, a.epoch); }
-GC_KERNEL gc_alltoallv_ll(const __grid_constant__ GcArgs a) { gc::movementLL(a, GC_COLL_ALLTOALLV, a.epoch); }
-GC_KERNEL gc_alltoallv_pipe(const __grid_constant__ GcArgs a) { gc::movementPipe(a, GC_COLL_ALLTOALLV, a.epoch); }
-GC_KERNEL gc_broadcast_ll(const __grid_constant__ GcArgs a) { gc::movementLL(a, GC_COLL_BROADCAST, a.epoch); }
-GC_KERNEL gc_broadcast_pipe(const __grid_constant__ GcArgs a) { gc::movementPipe(a, GC_COLL_BROADCAST, a.epoch); }
-GC_KERNEL gc_barrier(const __grid_constant__ GcArgs a) { gc::barrierKernel(a, a.epoch); }
+GC_KERNEL gc_allgather_ll(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::movementLL(a, GC_COLL_ALLGATHER, epoch)); }
+GC_KERNEL gc_allgather_pipe(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::movementPipe(a, GC_COLL_ALLGATHER, epoch)); }
+GC_KERNEL gc_alltoall_ll(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::movementLL(a, GC_COLL_ALLTOALL, epoch)); }
+GC_KERNEL gc_alltoall_pipe(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::movementPipe(a, GC_COLL_ALLTOALL, epoch)); }
+GC_KERNEL gc_alltoallv_ll(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::movementLL(a, GC_COLL_ALLTOALLV, epoch)); }
+GC_KERNEL gc_alltoallv_pipe(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::movementPipe(a, GC_COLL_ALLTOALLV, epoch)); }
+GC_KERNEL gc_broadcast_ll(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::movementLL(a, GC_COLL_BROADCAST, epoch)); }
+GC_KERNEL gc_broadcast_pipe(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::movementPipe(a, GC_COLL_BROADCAST, epoch)); }
+GC_KERNEL gc_barrier(const __grid_constant__ GcArgs a) { GC_LAUNCH(gc::barrierKernel(a, epoch)); }
+#endif  // GC_BODIES_ONLY

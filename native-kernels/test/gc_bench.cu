@@ -4,9 +4,11 @@
 //     ranks. Timed device-side: each rank's stream gets K back-to-back launches, captured once into a
 //     CUDA graph (one fork at the start, one join at the end -- not per collective), replayed; CUDA
 //     events around the replay; time / K. Repeated, median reported.
-//  2. Small sizes with K collectives inside ONE launch (single block), which leaves out launch gaps.
+//  2. The floor: ours against a minimal LL kernel and a minimal two-barrier kernel (nothing but the
+//     protocol), K collectives inside ONE launch (no launch gaps) and graph replay, 8 B - 64 KB; writes
+//     $OUT/gpu-inloop.json ({"kind":"gpu-inloop", date, commit from $GC_DATE / $GC_COMMIT, rows}).
 //  3. Host cost per launch of the same kernel: <<<>>> and cuLaunchKernel on the shipped fatbin.
-//   usage: gc_bench [fatbin-path]
+//   usage: gc_bench [fatbin-path | --floor-only]   (--floor-only: part 2 alone)
 #include "../src/gpucoll_kernels.cu"
 #include "harness.cuh"
 
@@ -16,21 +18,22 @@
 #include <algorithm>
 #include <chrono>
 
-// K collectives in one launch, one block per rank: __syncthreads + fence between iterations stands in
-// for the kernel boundary that the epoch proof relies on.
-__global__ void __launch_bounds__(GC_BLOCK_THREADS, 2) benchLoopLL(const __grid_constant__ GcArgs a, int k) {
-  for (int i = 0; i < k; ++i) {
-    gc::allReduceLL<float>(a, a.epoch + i);
-    __syncthreads();
-    __threadfence();
-  }
+#include "floor.cuh"
+
+// K collectives inside one launch (no launch gaps). Each thread reads back exactly the slots it
+// wrote (same slot index on every rank), so completing collective i proves the peers' same thread
+// finished i-1: the loop needs no barrier between iterations, for ours as for the floor.
+__global__ void __launch_bounds__(kFloorThreads) floorLLLoop(const __grid_constant__ GcArgs a, int k) {
+  for (int i = 0; i < k; ++i) floorLL(a, a.epoch + i);
 }
-__global__ void __launch_bounds__(GC_BLOCK_THREADS, 2) benchLoopBarrier2(const __grid_constant__ GcArgs a, int k) {
-  for (int i = 0; i < k; ++i) {
-    gc::allReduceBarrier2<float>(a, a.epoch + i);
-    __syncthreads();
-    __threadfence();
-  }
+__global__ void __launch_bounds__(kFloorThreads) floorTwoBarrierLoop(const __grid_constant__ GcArgs a, int k) {
+  for (int i = 0; i < k; ++i) floorTwoBarrier(a, a.epoch + i);
+}
+__global__ void __launch_bounds__(GC_BLOCK_THREADS, 2) oursLLLoop(const __grid_constant__ GcArgs a, int k) {
+  gc::waitForPredecessor();
+  const uint64_t e0 = gc::beginEpoch(a);
+  for (int i = 0; i < k; ++i) gc::allReduceLL<float, GC_OP_SUM>(a, e0 + i);
+  gc::recordLastEpoch(a, e0 + k - 1);
 }
 
 namespace {
@@ -58,7 +61,7 @@ double median(std::vector<double> v) {
 }
 
 // One graph: every rank's stream runs K launches of `k` back to back; returns us per collective.
-double timeGraph(Comm& c, Bufs& b, Kernel k, unsigned grid, uint64_t count, int K) {
+double timeGraph(Comm& c, Bufs& b, Kernel k, unsigned grid, uint64_t count, int K, unsigned threads = GC_BLOCK_THREADS) {
   cudaStream_t s0 = c.streams[0];
   cudaEvent_t fork, join, t0, t1;
   CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
@@ -75,7 +78,7 @@ double timeGraph(Comm& c, Bufs& b, Kernel k, unsigned grid, uint64_t count, int 
       a.count = count;
       a.dtype = GC_DT_FLOAT32;
       a.op = GC_OP_SUM;
-    });
+    }, -1, threads);
   std::vector<cudaEvent_t> joins(c.n);
   for (int r = 1; r < c.n; ++r) {
     CK(cudaEventCreateWithFlags(&joins[r], cudaEventDisableTiming));
@@ -103,7 +106,7 @@ double timeGraph(Comm& c, Bufs& b, Kernel k, unsigned grid, uint64_t count, int 
   return ms * 1000.0 / K;
 }
 
-double timeLoop(Comm& c, Bufs& b, void (*k)(const GcArgs, int), uint64_t count, int K) {
+double timeLoop(Comm& c, Bufs& b, void (*k)(const GcArgs, int), unsigned grid, unsigned threads, uint64_t count, int K) {
   cudaEvent_t fork, t0, t1;
   CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
   CK(cudaEventCreate(&t0));
@@ -114,7 +117,7 @@ double timeLoop(Comm& c, Bufs& b, void (*k)(const GcArgs, int), uint64_t count, 
   for (int r = 0; r < c.n; ++r) {
     GcArgs a = c.args(r);
     a.send = (uint64_t)b.send[r]; a.recv = (uint64_t)b.recv[r]; a.count = count; a.dtype = GC_DT_FLOAT32; a.op = GC_OP_SUM;
-    k<<<1, GC_BLOCK_THREADS, 0, c.streams[r]>>>(a, K);
+    k<<<grid, threads, 0, c.streams[r]>>>(a, K);
   }
   CK(cudaGetLastError());
   c.epoch += K;
@@ -137,14 +140,87 @@ double timeLoop(Comm& c, Bufs& b, void (*k)(const GcArgs, int), uint64_t count, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* fatbinPath = argc > 1 ? argv[1] : "gpucoll_kernels.fatbin";
+  const bool floorOnly = argc > 1 && std::string(argv[1]) == "--floor-only";
+  const char* fatbinPath = argc > 1 && !floorOnly ? argv[1] : "gpucoll_kernels.fatbin";
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   int driver = 0;
   CK(cudaDriverGetVersion(&driver));
   std::printf("gc_bench on %s (%d SMs), driver API %d\n", prop.name, prop.multiProcessorCount, driver);
-  const uint64_t sizes[] = {8, 64, 512, 4096, 16384, 65536, 262144, 1u << 20, 4u << 20, 16u << 20, 64u << 20};
   const int reps = 5;
+  // The floor: ours (gc_allreduce_ll_f32) against the minimal LL kernel and the minimal two-barrier
+  // kernel, in-kernel loop of K collectives and graph replay of K launches, same ranks, same run.
+  std::printf("\n## allReduce fp32 sum against the floor: minimal LL kernel (naive) and minimal two-barrier kernel,\n");
+  std::printf("## us per collective, median of %d; in-loop = K=1000 collectives inside one launch, graph = K=200 launches replayed\n\n", reps);
+  std::printf("| ranks | bytes | ours in-loop | naive LL in-loop | ours/naive | two-barrier in-loop | ours graph | naive LL graph | ours/naive graph | two-barrier graph |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  std::string rows;
+  for (int n : {2, 4, 8}) {
+    Comm c(n);
+    Bufs b(n, 1 << 16);
+    for (uint64_t bytes : {8ull, 64ull, 512ull, 1024ull, 4096ull, 16384ull, 65536ull}) {
+      const uint64_t count = bytes / 4;
+      const unsigned og = GC_GRID_FOR_BYTES(bytes), fg = floorGrid(count);
+      std::vector<double> t[6];
+      // Round 0 warms up and checks: every variant must compute the sum (rank 0's output against the
+      // host in the same order; the output is poisoned before each variant).
+      const char* names[6] = {"ours in-loop", "naive LL in-loop", "two-barrier in-loop", "ours graph", "naive LL graph", "two-barrier graph"};
+      for (int i = 0; i < reps + 1; ++i) {
+        for (int v = 0; v < 6; ++v) {
+          if (i == 0) {
+            for (int r = 0; r < n; ++r) CK(cudaMemset(b.recv[r], 0xA7, bytes));
+            CK(cudaDeviceSynchronize());
+          }
+          const double x = v == 0 ? timeLoop(c, b, oursLLLoop, og, GC_BLOCK_THREADS, count, 1000)
+                         : v == 1 ? timeLoop(c, b, floorLLLoop, fg, kFloorThreads, count, 1000)
+                         : v == 2 ? timeLoop(c, b, floorTwoBarrierLoop, fg, kFloorThreads, count, 1000)
+                         : v == 3 ? timeGraph(c, b, gc_allreduce_ll_f32, og, count, 200)
+                         : v == 4 ? timeGraph(c, b, floorLLKernel, fg, count, 200, kFloorThreads)
+                                  : timeGraph(c, b, floorTwoBarrierKernel, fg, count, 200, kFloorThreads);
+          if (i > 0) t[v].push_back(x);
+          if (i == 0) {
+            std::vector<float> in(count), out(count);
+            CK(cudaMemcpy(in.data(), b.send[0], bytes, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(out.data(), b.recv[0], bytes, cudaMemcpyDeviceToHost));
+            for (uint64_t e = 0; e < count; ++e) {
+              float want = in[e];
+              for (int r = 1; r < n; ++r) want += in[e];
+              if (out[e] != want) {
+                std::printf("CHECK FAILED %s n=%d bytes=%llu elem %llu\n", names[v], n, (unsigned long long)bytes, (unsigned long long)e);
+                break;
+              }
+            }
+          }
+        }
+      }
+      double m[6];
+      for (int v = 0; v < 6; ++v) m[v] = median(t[v]);
+      std::printf("| %d | %llu | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", n, (unsigned long long)bytes, m[0], m[1],
+                  m[0] / m[1], m[2], m[3], m[4], m[3] / m[4], m[5]);
+      std::fflush(stdout);
+      char row[400];
+      std::snprintf(row, sizeof row,
+                    "%s{\"ranks\":%d,\"bytes\":%llu,\"ours_us\":%.3f,\"naive_us\":%.3f,\"two_barrier_us\":%.3f,"
+                    "\"ours_graph_us\":%.3f,\"naive_graph_us\":%.3f,\"two_barrier_graph_us\":%.3f}",
+                    rows.empty() ? "" : ",", n, (unsigned long long)bytes, m[0], m[1], m[2], m[3], m[4], m[5]);
+      rows += row;
+    }
+  }
+  {
+    const char* outDir = std::getenv("OUT");
+    const char* commit = std::getenv("GC_COMMIT");
+    const char* date = std::getenv("GC_DATE");
+    std::string path = std::string(outDir ? outDir : ".") + "/gpu-inloop.json";
+    if (FILE* f = std::fopen(path.c_str(), "w")) {
+      std::fprintf(f, "{\"kind\":\"gpu-inloop\",\"date\":\"%s\",\"commit\":\"%s\",\"machine\":\"%s, %d SMs, driver API %d; ranks as streams of one process\",\"rows\":[%s]}\n",
+                   date ? date : "", commit ? commit : "", prop.name, prop.multiProcessorCount, driver, rows.c_str());
+      std::fclose(f);
+      std::printf("\nwrote %s\n", path.c_str());
+    }
+  }
+
+  if (floorOnly) return 0;
+  const uint64_t sizes[] = {8, 64, 512, 4096, 16384, 65536, 262144, 1u << 20, 4u << 20, 16u << 20, 64u << 20};
 
   std::printf("\n## allReduce fp32 sum, us per collective: graph replay of K back-to-back launches per rank, median of %d\n", reps);
   std::printf("(- = size above that kernel's capacity; best = fastest barrier-free kernel; ratio = best / two-barrier)\n\n");
@@ -182,23 +258,6 @@ int main(int argc, char** argv) {
       const double m2 = median(t[4]);
       std::printf("| %d | %llu | %s | %s | %s | %s | %.2f | %s | %.2f |\n", n, (unsigned long long)bytes, cell[0], cell[1], cell[2],
                   cell[3], m2, names[best], bestT / m2);
-      std::fflush(stdout);
-    }
-  }
-
-  std::printf("\n## allReduce fp32 sum, K=%d collectives inside one launch (1 block per rank), median of %d\n\n", 1000, reps);
-  std::printf("| ranks | bytes | ll one-shot us | two-barrier us | ratio |\n|---|---|---|---|---|\n");
-  for (int n : {2, 4, 8}) {
-    Comm c(n);
-    Bufs b(n, 1 << 16);
-    for (uint64_t bytes : {8ull, 64ull, 512ull, 4096ull, 8192ull}) {
-      std::vector<double> x, y;
-      for (int i = 0; i < reps + 1; ++i) {
-        double p = timeLoop(c, b, benchLoopLL, bytes / 4, 1000);
-        double q = timeLoop(c, b, benchLoopBarrier2, bytes / 4, 1000);
-        if (i > 0) { x.push_back(p); y.push_back(q); }
-      }
-      std::printf("| %d | %llu | %.2f | %.2f | %.2f |\n", n, (unsigned long long)bytes, median(x), median(y), median(x) / median(y));
       std::fflush(stdout);
     }
   }

@@ -31,17 +31,16 @@ const char* kOpName[] = {"sum", "prod", "min", "max", "avg"};
 enum Variant { kLL, kSentinel, kLL128, kPipe, kBarrier2, kVariants };
 const char* kVarName[] = {"ll", "sentinel", "ll128", "pipe", "barrier2"};
 
-Kernel kAllReduce[kVariants][6] = {
-    {gc_allreduce_ll_f32, gc_allreduce_ll_f64, gc_allreduce_ll_f16, gc_allreduce_ll_bf16, gc_allreduce_ll_i32, gc_allreduce_ll_i64},
-    {gc_allreduce_sentinel_f32, gc_allreduce_sentinel_f64, gc_allreduce_sentinel_f16, gc_allreduce_sentinel_bf16, gc_allreduce_sentinel_i32, gc_allreduce_sentinel_i64},
-    {gc_allreduce_ll128_f32, gc_allreduce_ll128_f64, gc_allreduce_ll128_f16, gc_allreduce_ll128_bf16, gc_allreduce_ll128_i32, gc_allreduce_ll128_i64},
-    {gc_allreduce_pipe_f32, gc_allreduce_pipe_f64, gc_allreduce_pipe_f16, gc_allreduce_pipe_bf16, gc_allreduce_pipe_i32, gc_allreduce_pipe_i64},
-    {gc_allreduce_barrier2_f32, gc_allreduce_barrier2_f64, gc_allreduce_barrier2_f16, gc_allreduce_barrier2_bf16, gc_allreduce_barrier2_i32, gc_allreduce_barrier2_i64},
+// Reduction kernels per variant and type (GC_DT_* order); the ll128 kernels have no 8-bit types.
+#define GC_TYPED(prefix) {prefix##_f32, prefix##_f64, prefix##_f16, prefix##_bf16, prefix##_i32, prefix##_i64, prefix##_i8, prefix##_u8}
+Kernel kAllReduce[kVariants][8] = {
+    GC_TYPED(gc_allreduce_ll),
+    GC_TYPED(gc_allreduce_sentinel),
+    {gc_allreduce_ll128_f32, gc_allreduce_ll128_f64, gc_allreduce_ll128_f16, gc_allreduce_ll128_bf16, gc_allreduce_ll128_i32, gc_allreduce_ll128_i64, nullptr, nullptr},
+    GC_TYPED(gc_allreduce_pipe),
+    GC_TYPED(gc_allreduce_barrier2),
 };
-Kernel kReduceScatter[2][6] = {
-    {gc_reducescatter_ll_f32, gc_reducescatter_ll_f64, gc_reducescatter_ll_f16, gc_reducescatter_ll_bf16, gc_reducescatter_ll_i32, gc_reducescatter_ll_i64},
-    {gc_reducescatter_pipe_f32, gc_reducescatter_pipe_f64, gc_reducescatter_pipe_f16, gc_reducescatter_pipe_bf16, gc_reducescatter_pipe_i32, gc_reducescatter_pipe_i64},
-};
+Kernel kReduceScatter[2][8] = {GC_TYPED(gc_reducescatter_ll), GC_TYPED(gc_reducescatter_pipe)};
 
 // ---- host model of the element types (same order, same precision as the kernels)
 double toDouble(int dt, const uint8_t* p) {
@@ -51,6 +50,8 @@ double toDouble(int dt, const uint8_t* p) {
     case GC_DT_FLOAT16: { __half h; std::memcpy(&h, p, 2); return __half2float(h); }
     case GC_DT_BFLOAT16: { __nv_bfloat16 h; std::memcpy(&h, p, 2); return __bfloat162float(h); }
     case GC_DT_INT32: { int32_t i; std::memcpy(&i, p, 4); return i; }
+    case GC_DT_INT8: return (int8_t)*p;
+    case GC_DT_UINT8: return *p;
     default: { int64_t i; std::memcpy(&i, p, 8); return (double)i; }
   }
 }
@@ -104,6 +105,20 @@ void emulate(int dt, int op, int n, const std::vector<const uint8_t*>& in, uint8
       std::memcpy(out, &acc, 8);
       break;
     }
+    case GC_DT_INT8: {  // wraps in 8 bits; AVG divides the wrapped sum (as the host backend)
+      int8_t acc = 0;
+      for (int r = 0; r < n; ++r) { int8_t x = (int8_t)*in[r]; acc = r == 0 ? x : intCombine<int8_t, uint8_t>(acc, x, op); }
+      if (op == GC_OP_AVG) acc = (int8_t)(acc / n);
+      *out = (uint8_t)acc;
+      break;
+    }
+    case GC_DT_UINT8: {
+      uint8_t acc = 0;
+      for (int r = 0; r < n; ++r) { uint8_t x = *in[r]; acc = r == 0 ? x : intCombine<uint8_t, uint8_t>(acc, x, op); }
+      if (op == GC_OP_AVG) acc = (uint8_t)(acc / n);
+      *out = acc;
+      break;
+    }
     case GC_DT_INT32: {
       int32_t acc = 0;
       for (int r = 0; r < n; ++r) { int32_t x; std::memcpy(&x, in[r], 4); acc = r == 0 ? x : intCombine<int32_t, uint32_t>(acc, x, op); }
@@ -121,7 +136,7 @@ void emulate(int dt, int op, int n, const std::vector<const uint8_t*>& in, uint8
 }
 // |got - float64 reference| within a rounding bound (floats only).
 bool closeToReference(int dt, int op, int n, const std::vector<const uint8_t*>& in, const uint8_t* got) {
-  if (dt == GC_DT_INT32 || dt == GC_DT_INT64) return true;  // ints are checked exactly by emulation
+  if (dt >= GC_DT_INT32) return true;  // ints are checked exactly by emulation
   double ref = 0, mag = 0;
   for (int r = 0; r < n; ++r) {
     double x = toDouble(dt, in[r]);
@@ -238,7 +253,7 @@ void testAllReduce(Comm& c, Buffers& b, int v, int dt, int op, uint64_t count, b
     for (int r = 0; r < c.n; ++r) {
       const uint8_t* got = &b.hout[r][i * esz];
       bool ok = std::memcmp(got, &b.hout[0][i * esz], esz) == 0 && closeToReference(dt, op, c.n, in, got);
-      if (exactOrder || dt == GC_DT_INT32 || dt == GC_DT_INT64) ok = ok && std::memcmp(got, want.data(), esz) == 0;
+      if (exactOrder || dt >= GC_DT_INT32) ok = ok && std::memcmp(got, want.data(), esz) == 0;
       if (!ok) {
         char buf[160];
         std::snprintf(buf, sizeof buf, " rank %d elem %llu got %.9g want %.9g", r, (unsigned long long)i, toDouble(dt, got), toDouble(dt, want.data()));
@@ -451,6 +466,168 @@ void testBackToBack(int n, int calls) {
   for (int r = 0; r < n; ++r) { cudaFree(in[r]); cudaFree(out[r]); }
 }
 
+// ---- graphs that replay: K mixed collectives captured ONCE, replayed 1000 times. Inputs are regenerated
+// on the device before every replay (a function of rank, index, replay number), outputs poisoned, and a
+// checker kernel counts every wrong element on the device, so each replay is checked, not only the last.
+struct ReplayPlan {
+  enum Kind { kArLL, kArSent, kArPipe, kArLL128, kArLLi8, kRsLL, kAgLL, kBcLL, kA2aPipe, kBarrier, kKinds };
+};
+__host__ __device__ inline uint32_t replayInput(uint32_t r, uint64_t word, uint32_t k, uint32_t j) {
+  uint64_t z = ((uint64_t)r << 48) ^ (word << 16) ^ ((uint64_t)k << 5) ^ j;
+  z = (z ^ (z >> 31)) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 29)) * 0xBF58476D1CE4E5B9ull;
+  return (uint32_t)(z ^ (z >> 32));
+}
+struct ReplayBufs {
+  uint32_t* send[GC_MAX_RANKS];
+  uint32_t* recv[GC_MAX_RANKS];
+};
+// Every rank's inputs for replay *counter; every output word poisoned.
+__global__ void replayGenerate(ReplayBufs b, int n, uint64_t words, const uint32_t* counter) {
+  const uint32_t k = *counter;
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < words * ReplayPlan::kKinds; i += (uint64_t)gridDim.x * blockDim.x) {
+    const uint32_t j = (uint32_t)(i / words);
+    for (int r = 0; r < n; ++r) {
+      b.send[r][i] = replayInput(r, i % words, k, j);
+      b.recv[r][i] = 0xA7A7A7A7u;
+    }
+  }
+}
+__device__ uint32_t inputWord(int r, uint64_t w, uint32_t k, uint32_t j) { return replayInput(r, w, k, j); }
+// Counts wrong output elements of every collective on every rank; then advances the replay number.
+__global__ void replayCheck(ReplayBufs b, int n, uint64_t count, uint64_t words, const uint32_t* counter,
+                           unsigned long long* wrong) {
+  const uint32_t k = *counter;
+  unsigned long long bad = 0;
+  for (uint64_t t = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; t < (uint64_t)n * n * count; t += (uint64_t)gridDim.x * blockDim.x) {
+    const int r = (int)(t / (n * count));            // the receiving rank
+    const uint64_t e = t % (n * count);              // element of the widest output (n * count)
+    const uint64_t i = e % count;
+    const int p = (int)(e / count);
+    for (uint32_t j = 0; j < ReplayPlan::kKinds; ++j) {
+      const uint32_t* out = b.recv[r] + j * words;
+      uint32_t want = 0;
+      bool check = true;
+      switch (j) {
+        case ReplayPlan::kArLL: case ReplayPlan::kArPipe: case ReplayPlan::kArLL128: case ReplayPlan::kRsLL: {
+          if (p != 0) { check = false; break; }
+          const uint64_t w = j == ReplayPlan::kRsLL ? r * count + i : i;
+          for (int s = 0; s < n; ++s) want += inputWord(s, w, k, j);
+          break;
+        }
+        case ReplayPlan::kArSent: {  // MAX, signed
+          if (p != 0) { check = false; break; }
+          int32_t m = INT32_MIN;
+          for (int s = 0; s < n; ++s) { int32_t x = (int32_t)inputWord(s, i, k, j); m = x > m ? x : m; }
+          want = (uint32_t)m;
+          break;
+        }
+        case ReplayPlan::kArLLi8: {  // int8 SUM over count bytes: word i holds bytes 4i..4i+3
+          if (p != 0 || 4 * i >= count) { check = false; break; }
+          for (int q = 0; q < 4; ++q) {
+            uint8_t acc = 0;
+            for (int s = 0; s < n; ++s) acc = (uint8_t)(acc + (uint8_t)(inputWord(s, i, k, j) >> (8 * q)));
+            // bytes past count keep the poison
+            want |= (uint32_t)(4 * i + q < count ? acc : 0xA7) << (8 * q);
+          }
+          break;
+        }
+        case ReplayPlan::kAgLL: want = inputWord(p, i, k, j); break;
+        case ReplayPlan::kBcLL: if (p != 0) check = false; else want = inputWord(0, i, k, j); break;  // root 0
+        case ReplayPlan::kA2aPipe: want = inputWord(p, r * count + i, k, j); break;
+        default: check = false;
+      }
+      if (check && out[e] != want) ++bad;
+    }
+  }
+  if (bad) atomicAdd(wrong, bad);
+}
+__global__ void replayAdvance(uint32_t* counter) { ++*counter; }
+
+// One graph: generate, the kKinds collectives on every rank's stream (plain or dependent launches),
+// check, advance. Returns the JSON row.
+std::string testGraphReplay(int n, int replays, bool pdl) {
+  Comm c(n);
+  const uint64_t count = 1021;                       // int32 elements per rank and collective (4084 B)
+  const uint64_t words = ((n * count + 63) / 64) * 64;
+  ReplayBufs rb{};
+  for (int r = 0; r < n; ++r) {
+    CK(cudaMalloc(&rb.send[r], words * 4 * ReplayPlan::kKinds));
+    CK(cudaMalloc(&rb.recv[r], words * 4 * ReplayPlan::kKinds));
+  }
+  uint32_t* counter;
+  unsigned long long* wrong;
+  CK(cudaMalloc(&counter, 4));
+  CK(cudaMalloc(&wrong, 8));
+  CK(cudaMemset(counter, 0, 4));
+  CK(cudaMemset(wrong, 0, 8));
+  CK(cudaDeviceSynchronize());
+  struct Call { Kernel k; unsigned grid; uint32_t dtype, op; uint64_t count; };
+  const unsigned g = GC_GRID_FOR_BYTES(count * 4);
+  const Call calls[ReplayPlan::kKinds] = {
+      {gc_allreduce_ll_i32, g, GC_DT_INT32, GC_OP_SUM, count},
+      {gc_allreduce_sentinel_i32, g, GC_DT_INT32, GC_OP_MAX, count},
+      {gc_allreduce_pipe_i32, GC_PIPE_BLOCKS, GC_DT_INT32, GC_OP_SUM, count},
+      {gc_allreduce_ll128_i32, g, GC_DT_INT32, GC_OP_SUM, count},
+      {gc_allreduce_ll_i8, g, GC_DT_INT8, GC_OP_SUM, count},
+      {gc_reducescatter_ll_i32, g, GC_DT_INT32, GC_OP_SUM, count},
+      {gc_allgather_ll, g, GC_DT_INT32, GC_OP_SUM, count},
+      {gc_broadcast_ll, g, GC_DT_INT32, GC_OP_SUM, count},
+      {gc_alltoall_pipe, GC_PIPE_BLOCKS, GC_DT_INT32, GC_OP_SUM, count},
+      {gc_barrier, 1, GC_DT_INT32, GC_OP_SUM, 0},
+  };
+  cudaStream_t s0 = c.streams[0];
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  std::vector<cudaEvent_t> ev(2 * n);
+  for (auto& e : ev) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  CK(cudaStreamBeginCapture(s0, cudaStreamCaptureModeThreadLocal));
+  replayGenerate<<<64, 256, 0, s0>>>(rb, n, words, counter);
+  CK(cudaEventRecord(ev[0], s0));
+  for (int r = 1; r < n; ++r) CK(cudaStreamWaitEvent(c.streams[r], ev[0], 0));
+  for (int j = 0; j < ReplayPlan::kKinds; ++j) {
+    const Call& k = calls[j];
+    c.launch(k.k, k.grid, [&](GcArgs& a, int r) {
+      a.send = (uint64_t)(rb.send[r] + j * words);
+      a.recv = (uint64_t)(rb.recv[r] + j * words);
+      a.count = k.count;
+      a.dtype = k.dtype;
+      a.op = k.op;
+      a.root = 0;
+    }, -1, GC_BLOCK_THREADS, pdl);
+  }
+  for (int r = 1; r < n; ++r) {
+    CK(cudaEventRecord(ev[n + r], c.streams[r]));
+    CK(cudaStreamWaitEvent(s0, ev[n + r], 0));
+  }
+  replayCheck<<<64, 256, 0, s0>>>(rb, n, count, words, counter, wrong);
+  replayAdvance<<<1, 1, 0, s0>>>(counter);
+  CK(cudaStreamEndCapture(s0, &graph));
+  CK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int i = 0; i < replays; ++i) CK(cudaGraphLaunch(exec, s0));
+  CK(cudaStreamSynchronize(s0));
+  c.sync();
+  unsigned long long hostWrong = 0;
+  uint32_t done = 0;
+  CK(cudaMemcpy(&hostWrong, wrong, 8, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(&done, counter, 4, cudaMemcpyDeviceToHost));
+  const std::string errs = c.errors();
+  char what[200];
+  std::snprintf(what, sizeof what, "graph of %d mixed collectives captured once, replayed %d times (%s), n=%d: %llu wrong elements, %u replays checked",
+                (int)ReplayPlan::kKinds, replays, pdl ? "dependent launch" : "plain launch", n, hostWrong, done);
+  tally.record(hostWrong == 0 && done == (uint32_t)replays && errs.empty(), std::string(what) + (errs.empty() ? "" : " errors: " + errs));
+  CK(cudaGraphExecDestroy(exec));
+  CK(cudaGraphDestroy(graph));
+  for (auto& e : ev) CK(cudaEventDestroy(e));
+  for (int r = 0; r < n; ++r) { cudaFree(rb.send[r]); cudaFree(rb.recv[r]); }
+  cudaFree(counter);
+  cudaFree(wrong);
+  char row[200];
+  std::snprintf(row, sizeof row, "{\"ranks\":%d,\"gpus\":1,\"collectives\":%d,\"replays\":%d,\"wrong\":%llu,\"replays_checked\":%u,\"dependent_launch\":%s,\"error_records\":%s}",
+                n, (int)ReplayPlan::kKinds, replays, hostWrong, done, pdl ? "true" : "false", errs.empty() ? "false" : "true");
+  return row;
+}
+
 // ---- a rank that never arrives must end in the timeout record naming it; abort word; capacity
 void testMissingRank(int n, Kernel k, unsigned grid, const char* name) {
   Comm c(n);
@@ -517,6 +694,20 @@ int main(int argc, char** argv) {
   std::printf("gc_test on %s (sm_%d%d, %d SMs), driver %d, runtime %d\n", prop.name, prop.major, prop.minor,
               prop.multiProcessorCount, driver, runtime);
   auto start = std::chrono::steady_clock::now();
+  {
+    std::string rows;
+    for (int n : {2, 4, 8})
+      for (bool pdl : {false, true}) rows += (rows.empty() ? "" : ",") + testGraphReplay(n, 1000, pdl);
+    const char* outDir = std::getenv("OUT");
+    const char* commit = std::getenv("GC_COMMIT");
+    const char* date = std::getenv("GC_DATE");
+    const std::string path = std::string(outDir ? outDir : ".") + "/gpu-graph-replay.json";
+    if (FILE* f = std::fopen(path.c_str(), "w")) {
+      std::fprintf(f, "{\"kind\":\"gpu-graph-replay\",\"date\":\"%s\",\"commit\":\"%s\",\"machine\":\"%s, %d SMs, driver API %d; ranks as streams of one process\",\"rows\":[%s]}\n",
+                   date ? date : "", commit ? commit : "", prop.name, prop.multiProcessorCount, driver, rows.c_str());
+      std::fclose(f);
+    }
+  }
   testBackToBack(8, 1000);
   testBackToBack(3, 1000);
   testMissingRank(4, gc_allreduce_ll_f32, 1, "allReduce/ll");
@@ -532,7 +723,7 @@ int main(int argc, char** argv) {
     Buffers b(n, 72u << 20);
     const auto t0 = std::chrono::steady_clock::now();
     const long before = tally.pass + tally.fail;
-    for (int dt = 0; dt < 6; ++dt) {
+    for (int dt = 0; dt < GC_DT_COUNT; ++dt) {
       const uint32_t esz = gc_dtype_size(dt);
       std::vector<uint64_t> counts = {1, 3, 1021, 4096 / esz, 65536 / esz, (1u << 20) / esz};
       if (quick) counts = {1, 1021, 65536 / esz};
@@ -541,7 +732,7 @@ int main(int argc, char** argv) {
         for (int v = 0; v < kVariants; ++v) {
           if (v == kLL && bytes > GC_LL_MAX_BYTES) continue;
           if (v == kSentinel && bytes > GC_SENT_MAX_BYTES) continue;
-          if (v == kLL128 && count > GC_LL128_MAX_COUNT(dt)) continue;
+          if (v == kLL128 && (kAllReduce[v][dt] == nullptr || count > GC_LL128_MAX_COUNT(dt))) continue;
           for (int op = 0; op < 5; ++op) {
             if (v == kLL128 && op != GC_OP_SUM && op != GC_OP_AVG) continue;
             if (bytes >= (1u << 20) && op != GC_OP_SUM && op != GC_OP_MAX) continue;  // 1 MB: two ops

@@ -24,6 +24,25 @@
 
 using Kernel = void (*)(const GcArgs);
 
+// pdl: launch with the programmatic-stream-serialization attribute (the kernel may start while its
+// predecessor on the stream still runs; the gc_ kernels wait for it before touching memory).
+inline void launchOne(Kernel k, unsigned grid, unsigned threads, cudaStream_t s, const GcArgs& a, bool pdl) {
+  if (!pdl) {
+    k<<<grid, threads, 0, s>>>(a);
+    return;
+  }
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(threads);
+  cfg.stream = s;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  CK(cudaLaunchKernelEx(&cfg, k, a));
+}
+
 __global__ void gcFill32(uint32_t* p, uint64_t words, uint32_t v) {
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < words; i += (uint64_t)gridDim.x * blockDim.x) p[i] = v;
 }
@@ -80,12 +99,12 @@ struct Comm {
   }
   // Launches kernel k on every rank (or only on ranks in `only`, for the missing-rank test).
   template <typename Fill>
-  void launch(Kernel k, unsigned grid, Fill fill, int skipRank = -1) {
+  void launch(Kernel k, unsigned grid, Fill fill, int skipRank = -1, unsigned threads = GC_BLOCK_THREADS, bool pdl = false) {
     for (int r = 0; r < n; ++r) {
       if (r == skipRank) continue;
       GcArgs a = args(r);
       fill(a, r);
-      k<<<grid, GC_BLOCK_THREADS, 0, streams[r]>>>(a);
+      launchOne(k, grid, threads, streams[r], a, pdl);
     }
     CK(cudaGetLastError());
     ++epoch;

@@ -9,7 +9,7 @@
  * Every kernel is extern "C" and takes exactly one parameter: a GcArgs struct passed BY VALUE
  * (cuLaunchKernel: kernelParams = { &args }, sharedMem = 0). Names:
  *
- *   Reductions, one kernel per type; the op is a runtime field (GcArgs.op):
+ *   Reductions, one kernel per type (GcArgs.op selects the op):
  *     gc_allreduce_ll_<t>        one-shot, LL slots, barrier-free           bytes <= GC_LL_MAX_BYTES
  *     gc_allreduce_sentinel_<t>  two-shot RS+AG, sentinel + double buffer   bytes <= GC_SENT_MAX_BYTES
  *     gc_allreduce_ll128_<t>     LL128-atomic RS+AG; op SUM or AVG only      count <= GC_LL128_MAX_COUNT(dtype)
@@ -18,7 +18,8 @@
  *                                (vLLM-style; for the benchmark comparison)  any size (rounds of GC_RAW_PEER_BYTES)
  *     gc_reducescatter_ll_<t>    LL slots                                   count*size <= GC_LL_MAX_BYTES
  *     gc_reducescatter_pipe_<t>  credit pipe                                any size
- *     <t> = f32 f64 f16 bf16 i32 i64   (GC_DT_FLOAT32 .. GC_DT_INT64)
+ *     <t> = f32 f64 f16 bf16 i32 i64 i8 u8   (GC_DT_FLOAT32 .. GC_DT_UINT8); _ll128 lacks i8 and u8
+ *   The op is a runtime field, but each kernel dispatches once to a body compiled for that op.
  *
  *   Data movement, one kernel for all types (bytes = count * gc_dtype_size(dtype); int8/uint8 allowed):
  *     gc_allgather_ll   gc_allgather_pipe      LL: count*size <= GC_LL_MAX_BYTES
@@ -37,7 +38,7 @@
  *   send and recv may alias (in place) for allReduce and broadcast only.
  * Reductions: 16-bit floats are accumulated in fp32 and rounded once; integers wrap (two's complement);
  * MIN/MAX use (b < a ? b : a) / (a < b ? b : a); AVG = SUM then one division by nranks (integers truncate
- * toward zero). Fixed order rank 0..n-1 => every rank gets bit-identical results, except the _ll128
+ * toward zero; 8-bit integers wrap in 8 bits, then divide). Fixed order rank 0..n-1 => every rank gets bit-identical results, except the _ll128
  * kernels, whose float sums use hardware atomics in arrival order: all ranks still read the same
  * reduced line (bit-identical among ranks) but the result may differ between runs in the last bits.
  *
@@ -57,15 +58,26 @@
  * ---------------------------------------------------------------------------------------------------
  * 3. Epochs
  * ---------------------------------------------------------------------------------------------------
- *   GcArgs.epoch: a per-communicator counter kept by the host, identical on all ranks: 1 for the first
- *   launch, +1 for EVERY launch of ANY gc_ kernel on that communicator. Never 0, never reused, never
- *   reset. Epoch parity (epoch & 1) selects the half of every double-buffered region; flags in LL slots,
+ *   The epoch of a launch is max(GcArgs.epoch, E + 1), where E is the last epoch this rank's kernels
+ *   ran, kept in device memory (the epoch words GC_WS_EPOCH of the rank's own workspace, set by
+ *   every kernel as it starts). So a host may pass its own counter (1 for the first launch, +1 for every
+ *   launch of any gc_ kernel on the communicator, identical on all ranks), or 0 = "the next one": a
+ *   CUDA graph captured once replays any number of times, every replay a new epoch, and eager launches
+ *   after replays stay in step (all ranks run the same sequence, so all compute the same epoch).
+ *   The epoch words belong to the communicator rank and its one stream: launches of one rank on
+ *   several streams at once are not supported. Epochs stay below 2^40.
+ *   Epoch parity (epoch & 1) selects the half of every double-buffered region; flags in LL slots,
  *   LL128 lines and barrier words carry the full 64-bit epoch, so no slot ever needs resetting.
- *   Why no barrier: a rank writes half h of a peer's region at epoch e only after its own kernel e-1
- *   completed, which (every rank receiving from every peer in each call) proves each peer started e-1,
- *   i.e. finished reading half h at e-2. Broadcast, where non-roots send nothing, uses the arrival words
- *   (every kernel stores its epoch into each peer's GC_WS_ARRIVED slot when it starts) for that proof.
+ *   Why no barrier: invariant -- when a rank's kernel at epoch e completes, every peer has started e.
+ *   A rank writes half h of a peer's region at epoch e only after its own kernel e-1 completed, so the
+ *   peer started e-1, i.e. finished reading half h at e-2. Collectives that receive from every peer
+ *   get the invariant for free; the others (broadcast, allToAllv with zero counts, calls too small to
+ *   give every rank a part) wait for the peers' arrival words (every kernel stores its epoch into each
+ *   peer's GC_WS_ARRIVED slot when it starts) before they exit.
  *   The _pipe kernels use per-channel credits instead (flag/ack words), so any size works.
+ *   Programmatic dependent launch (sm_90): every kernel waits for its predecessor on the stream before
+ *   it reads anything (griddepcontrol.wait) and lets its successor launch at once, so a host or graph
+ *   may launch with the programmatic-stream-serialization attribute to hide the launch gap.
  *
  * ---------------------------------------------------------------------------------------------------
  * 4. Workspace (one per rank, peer-visible: cudaIpc / same-process pointer)
@@ -80,6 +92,7 @@
  *         GC_WS_PIPE_ACK + 8*((dst*GC_MAX_BLOCKS + block)*2 + half)  pipe credits (written by dst)
  *         GC_WS_PIPE_SENT+ 8*((dst*GC_MAX_BLOCKS + block)*2 + half)  last flag this rank sent (own state)
  *         GC_WS_ERR_CLAIM                                 highest epoch whose error was recorded (own)
+ *         GC_WS_EPOCH    + 8*block                        last epoch this rank ran (own; section 3)
  *     GC_WS_LL_OFFSET:    LL slots [2 halves][GC_MAX_RANKS src][GC_LL_SLOTS] of 16 B {u64 data, u64 flag}
  *     GC_WS_SENT_OFFSET:  sentinel data [2 halves][2 phases][GC_MAX_RANKS src][GC_SENT_PEER_BYTES]
  *     GC_WS_ESC_OFFSET:   sentinel escape words, u64 per 16-B unit of the sentinel region, same index
@@ -116,9 +129,9 @@
 #define GC_BLOCK_THREADS 512
 #define GC_MAX_BLOCKS 32
 #define GC_PIPE_BLOCKS 16
-#define GC_BYTES_PER_BLOCK 8192
+#define GC_BYTES_PER_BLOCK 4096
 #define GC_MAX_GRID_RULE 16
-/* Recommended grid: ceil(bytes / 8 KB) clamped to [1, 16]. */
+/* Recommended grid: ceil(bytes / 4 KB) clamped to [1, 16]: one LL slot per thread up to 64 KB. */
 #define GC_GRID_FOR_BYTES(bytes) \
   ((bytes) <= GC_BYTES_PER_BLOCK ? 1u \
    : ((bytes) >= (uint64_t)GC_BYTES_PER_BLOCK * GC_MAX_GRID_RULE ? (unsigned)GC_MAX_GRID_RULE \
@@ -133,8 +146,8 @@
 #define GC_DT_BFLOAT16 3
 #define GC_DT_INT32 4
 #define GC_DT_INT64 5
-#define GC_DT_INT8 6  /* data movement kernels only */
-#define GC_DT_UINT8 7 /* data movement kernels only */
+#define GC_DT_INT8 6
+#define GC_DT_UINT8 7
 #define GC_DT_COUNT 8
 
 /* ---- reduction ops: codes equal dev.gpucoll.api.ReduceOp ordinals ---- */
@@ -168,6 +181,7 @@
 #define GC_WS_PIPE_ACK (GC_WS_PIPE_FLAG + 8u * GC_MAX_RANKS * GC_MAX_BLOCKS * 2u)    /* 12544 */
 #define GC_WS_PIPE_SENT (GC_WS_PIPE_ACK + 8u * GC_MAX_RANKS * GC_MAX_BLOCKS * 2u)    /* 20736 */
 #define GC_WS_ERR_CLAIM (GC_WS_PIPE_SENT + 8u * GC_MAX_RANKS * GC_MAX_BLOCKS * 2u)   /* 28928 */
+#define GC_WS_EPOCH (GC_WS_ERR_CLAIM + 256u)                                          /* 29184 */
 #define GC_WS_CTRL_OFFSET 0u
 #define GC_WS_CTRL_BYTES 32768u
 #define GC_WS_LL_OFFSET (GC_WS_CTRL_OFFSET + GC_WS_CTRL_BYTES)
@@ -192,7 +206,7 @@
 
 /* ---- the one kernel parameter ---- */
 typedef struct GcArgs {
-  uint64_t epoch;        /* >= 1; see section 3 */
+  uint64_t epoch;        /* host epoch, or 0 = the next one from the device epoch words; section 3 */
   uint64_t send;         /* device pointer */
   uint64_t recv;         /* device pointer */
   uint64_t count;        /* elements; see semantics (ignored by allToAllv and barrier) */
@@ -258,7 +272,7 @@ typedef struct GcErrorRecord {
   uint32_t rank;      /* rank that recorded the error */
   uint32_t peer;      /* peer it waited for, or GC_NO_PEER */
   uint32_t kernel;    /* GC_KERNEL_ID(...) */
-  uint64_t epoch;     /* GcArgs.epoch of the failed call */
+  uint64_t epoch;     /* epoch of the failed call (section 3) */
   uint64_t waited;    /* flag / counter value it waited for */
   uint64_t observed;  /* value it last read */
   uint64_t detail;    /* BAD_ARGS: 1 nranks 2 rank/root 3 epoch 4 geometry/counts 5 peers 6 dtype 7 op;
@@ -312,6 +326,7 @@ GC_STATIC_ASSERT(offsetof(GcErrorRecord, block) == GC_ERR_OFFSET_BLOCK, "block")
 GC_STATIC_ASSERT(offsetof(GcErrorRecord, thread) == GC_ERR_OFFSET_THREAD, "thread");
 GC_STATIC_ASSERT(sizeof(GcErrorRecord) == GC_ERR_SIZE, "GcErrorRecord size");
 GC_STATIC_ASSERT(GC_WS_ERR_CLAIM + 8 <= GC_WS_CTRL_BYTES, "control words fit");
+GC_STATIC_ASSERT(GC_WS_EPOCH + 8 * GC_MAX_BLOCKS <= GC_WS_CTRL_BYTES, "epoch words fit");
 GC_STATIC_ASSERT(GC_WS_SENT_OFFSET % 4096 == 0 && GC_WS_LL128_OFFSET % 4096 == 0 &&
                  GC_WS_PIPE_OFFSET % 4096 == 0 && GC_WS_RAW_OFFSET % 4096 == 0, "regions aligned");
 

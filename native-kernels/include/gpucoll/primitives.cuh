@@ -3,7 +3,7 @@
 // section 4); receivers poll only their own memory. Every spin is bounded (Spinner).
 //
 //   LLBuffer    16-byte slots {8 B data, 8 B flag = epoch} written by ONE 16-byte store: send, bcast,
-//               recv, recvReduce (fixed rank order), advanceEpoch. Double-buffered by epoch parity.
+//               recv, recvReduce (fixed rank order). Double-buffered by epoch parity.
 //   Sentinel    raw 16-byte units over a region prefilled with GC_SENTINEL_WORD; the receiver polls until
 //               the unit differs from the sentinel, then refills it. A payload unit that IS the sentinel
 //               pattern is sent as an escape word (= epoch) instead, so every payload comes out exact.
@@ -12,10 +12,12 @@
 //   Pipe        per-block 16 KB chunks + flag, with credits (ack words) so any size streams through.
 //   FlagBarrier per-block barrier words (only for the two-barrier comparison and gc_barrier).
 //
-// Why no barrier between calls: see kernel_abi.h section 3. Every kernel announces its epoch to every
-// peer when it starts (announce); before a warp first writes into a peer's double-buffered region it
-// checks that the peer announced epoch-1 (awaitPeersStarted), which proves the peer finished epoch-2,
-// the last user of this parity. In steady state that word is already there: a local load, no wait.
+// Why no barrier between calls: see kernel_abi.h section 3. Invariant: when a rank's kernel at epoch e
+// completes, every peer has started epoch e. A collective that receives from every peer gets that for
+// free; the others (broadcast, sparse allToAllv, tiny two-shot / LL128 / pipe calls) wait for the
+// peers' arrival words before they exit (finishArrivals). So a rank about to write a peer's half at
+// epoch e (completed e-1 => the peer started e-1 => it finished e-2, the last user of this half)
+// never waits on anything at the start of a call.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -235,18 +237,79 @@ __device__ __forceinline__ bool waitAtLeastRelaxed(const Ctx& c, const void* wor
 }
 
 // Every kernel tells every peer which epoch it started (block 0 only; any block proves the launch).
+// Bookkeeping (arrival words, epoch words, arrival waits) runs in the LAST warp of a block: small calls
+// put their data in warp 0, whose lanes then never diverge into it.
+__device__ __forceinline__ bool inLastWarp() { return threadIdx.x >= blockDim.x - 32; }
 __device__ __forceinline__ void announce(const Ctx& c) {
-  if (blockIdx.x == 0 && threadIdx.x < c.n && threadIdx.x != c.rank)
-    st64(c.ws(threadIdx.x) + GC_WS_ARRIVED + 8u * c.rank, c.epoch);
+  const uint32_t p = threadIdx.x & 31;
+  if (blockIdx.x == 0 && inLastWarp() && p < c.n && p != c.rank)
+    st64(c.ws(p) + GC_WS_ARRIVED + 8u * c.rank, c.epoch);
 }
 
-// Warp-collective: true once every peer announced epoch-1 (=> it finished epoch-2, the previous user
-// of this parity's buffers). All lanes of the warp must call it.
-__device__ __forceinline__ bool awaitPeersStarted(const Ctx& c) {
-  bool ok = true;
+// For a collective that did not receive from every peer: before the kernel exits, one warp of block 0
+// waits until every peer announced this epoch (see the invariant at the top). In steady state the
+// words are already there: one local load per peer.
+__device__ __forceinline__ void finishArrivals(const Ctx& c) {
+  if (blockIdx.x != 0 || !inLastWarp()) return;
   for (uint32_t p = threadIdx.x & 31; p < c.n; p += 32)
-    if (p != c.rank && ok) ok = waitAtLeastRelaxed(c, c.own() + GC_WS_ARRIVED + 8u * p, c.epoch - 1, p);
-  return __all_sync(0xffffffffu, ok);
+    if (p != c.rank && !waitAtLeastRelaxed(c, c.own() + GC_WS_ARRIVED + 8u * p, c.epoch, p)) return;
+}
+
+// ------------------------------------------------------------------ launch: dependent launch, device epochs
+
+// Programmatic dependent launch (sm_90+): a kernel launched with the programmatic-serialization
+// attribute may start while its predecessor on the stream still runs; it must wait before touching
+// anything the predecessor writes. Both are no-ops for a plain launch.
+__device__ __forceinline__ void waitForPredecessor() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void allowSuccessorLaunch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+// The epoch of this launch: max(args.epoch, the last epoch this rank ran + 1), the latter from the
+// rank's own epoch words (kernel_abi.h section 3). One word per block index, so no block can overwrite
+// a word another block of the same launch still has to read; beginEpoch sets them all.
+__device__ __forceinline__ uint64_t* epochWords(const GcArgs& a) {
+  if (a.nranks == 0 || a.nranks > GC_MAX_RANKS || a.rank >= a.nranks || a.peers[a.rank] == 0 ||
+      blockIdx.x >= GC_MAX_BLOCKS || blockDim.x != GC_BLOCK_THREADS)
+    return nullptr;
+  return reinterpret_cast<uint64_t*>(a.peers[a.rank] + GC_WS_EPOCH);
+}
+// The last warp sets the epoch words for the next launch: block b's own word, and (block 0) the words of
+// block indices this launch does not have.
+__device__ __forceinline__ void storeEpochWords(uint64_t* w, uint64_t epoch) {
+  const uint32_t lane = threadIdx.x & 31;
+  if (lane == 0) st64(w + blockIdx.x, epoch);
+  if (blockIdx.x == 0)
+    for (uint32_t j = gridDim.x + lane; j < GC_MAX_BLOCKS; j += 32) st64(w + j, epoch);
+}
+// Every thread, once, at the start of a launch. Every warp but the last reads its block's word and
+// arrives at the named barrier kEpochBarrier; the last warp reads, waits there until all have read,
+// and at once stores this launch's epoch for the next one (nobody in this launch reads it again), so
+// nothing is left to do at the end of the launch and no other warp ever waits.
+constexpr int kEpochBarrier = 1;  // __syncthreads uses barrier 0
+__device__ __forceinline__ uint64_t beginEpoch(const GcArgs& a) {
+  uint64_t* w = epochWords(a);
+  if (w == nullptr) return a.epoch;  // bad arguments: validate() reports them
+  const uint64_t next = ld64(w + blockIdx.x) + 1;
+  const uint64_t epoch = a.epoch > next ? a.epoch : next;
+  if (!inLastWarp()) {
+    asm volatile("barrier.arrive %0, %1;" ::"n"(kEpochBarrier), "r"(blockDim.x) : "memory");
+  } else {
+    asm volatile("barrier.sync %0, %1;" ::"n"(kEpochBarrier), "r"(blockDim.x) : "memory");
+    storeEpochWords(w, epoch);
+  }
+  return epoch;
+}
+// In-kernel loops of several collectives (benchmarks): the epoch words after the last one.
+__device__ __forceinline__ void recordLastEpoch(const GcArgs& a, uint64_t epoch) {
+  uint64_t* w = epochWords(a);
+  if (w != nullptr && inLastWarp()) storeEpochWords(w, epoch);
 }
 
 // ------------------------------------------------------------------ element types and reductions
@@ -260,6 +323,8 @@ template <> __device__ __forceinline__ float fromBits<float>(uint64_t b) { retur
 template <> __device__ __forceinline__ double fromBits<double>(uint64_t b) { return __longlong_as_double((long long)b); }
 template <> __device__ __forceinline__ int32_t fromBits<int32_t>(uint64_t b) { return (int32_t)(uint32_t)b; }
 template <> __device__ __forceinline__ int64_t fromBits<int64_t>(uint64_t b) { return (int64_t)b; }
+template <> __device__ __forceinline__ int8_t fromBits<int8_t>(uint64_t b) { return (int8_t)(uint8_t)b; }
+template <> __device__ __forceinline__ uint8_t fromBits<uint8_t>(uint64_t b) { return (uint8_t)b; }
 template <> __device__ __forceinline__ __half fromBits<__half>(uint64_t b) { return __ushort_as_half((unsigned short)b); }
 template <> __device__ __forceinline__ __nv_bfloat16 fromBits<__nv_bfloat16>(uint64_t b) {
   return __ushort_as_bfloat16((unsigned short)b);
@@ -268,6 +333,8 @@ __device__ __forceinline__ uint64_t toBits(float x) { return __float_as_uint(x);
 __device__ __forceinline__ uint64_t toBits(double x) { return (uint64_t)__double_as_longlong(x); }
 __device__ __forceinline__ uint64_t toBits(int32_t x) { return (uint32_t)x; }
 __device__ __forceinline__ uint64_t toBits(int64_t x) { return (uint64_t)x; }
+__device__ __forceinline__ uint64_t toBits(int8_t x) { return (uint8_t)x; }
+__device__ __forceinline__ uint64_t toBits(uint8_t x) { return x; }
 __device__ __forceinline__ uint64_t toBits(__half x) { return __half_as_ushort(x); }
 __device__ __forceinline__ uint64_t toBits(__nv_bfloat16 x) { return __bfloat16_as_ushort(x); }
 
@@ -303,9 +370,26 @@ template <> __device__ __forceinline__ int64_t combine<int64_t>(int64_t a, int64
     default: return (int64_t)((uint64_t)a + (uint64_t)b);
   }
 }
+// 8-bit integers wrap in their own width (as the host backend's Reducer); MIN/MAX compare signed / unsigned.
+template <> __device__ __forceinline__ int8_t combine<int8_t>(int8_t a, int8_t b, uint32_t op) {
+  switch (op) {
+    case GC_OP_PROD: return (int8_t)(uint8_t)((uint32_t)a * (uint32_t)b);
+    case GC_OP_MIN: return b < a ? b : a;
+    case GC_OP_MAX: return a < b ? b : a;
+    default: return (int8_t)(uint8_t)((uint32_t)a + (uint32_t)b);
+  }
+}
+template <> __device__ __forceinline__ uint8_t combine<uint8_t>(uint8_t a, uint8_t b, uint32_t op) {
+  switch (op) {
+    case GC_OP_PROD: return (uint8_t)((uint32_t)a * (uint32_t)b);
+    case GC_OP_MIN: return b < a ? b : a;
+    case GC_OP_MAX: return a < b ? b : a;
+    default: return (uint8_t)((uint32_t)a + (uint32_t)b);
+  }
+}
 // AVG: one division by nranks in the accumulation type (integers truncate toward zero).
 template <typename A> __device__ __forceinline__ A finish(A a, uint32_t op, uint32_t n) {
-  return op == GC_OP_AVG ? a / static_cast<A>(static_cast<int>(n)) : a;
+  return op == GC_OP_AVG ? static_cast<A>(a / static_cast<int>(n)) : a;
 }
 __device__ __forceinline__ float finish(float a, uint32_t op, uint32_t n) {
   return op == GC_OP_AVG ? __fdiv_rn(a, (float)n) : a;
@@ -351,10 +435,15 @@ template <typename T, int W> struct Lanes {
 // and the epoch that wrote them, stored together by one 16-byte store, so a reader that sees the flag
 // sees the data: no fence, no separate notification.
 struct LLBuffer {
+  static constexpr uint64_t kSrcBytes = (uint64_t)GC_LL_SLOTS * 16u;  // one source's slots of one half
   const Ctx& c;
   uint64_t epoch;
   uint32_t half;
-  __device__ explicit LLBuffer(const Ctx& ctx) : c(ctx), epoch(ctx.epoch), half(ctx.half()) {}
+  // This rank's slots of this half ([src][slot]), computed once: the polls then do no address loads.
+  const char* inbox;
+  __device__ explicit LLBuffer(const Ctx& ctx)
+      : c(ctx), epoch(ctx.epoch), half(ctx.half()),
+        inbox(ctx.own() + GC_WS_LL_OFFSET + (uint64_t)ctx.half() * GC_MAX_RANKS * kSrcBytes) {}
 
   __device__ char* slot(uint32_t owner, uint32_t src, uint32_t s) const {
     return c.ws(owner) + GC_WS_LL_OFFSET + ((uint64_t)(half * GC_MAX_RANKS + src) * GC_LL_SLOTS + s) * 16u;
@@ -365,7 +454,7 @@ struct LLBuffer {
     for (uint32_t p = 0; p < c.n; ++p) send(p, s, v);
   }
   __device__ __forceinline__ bool recv(uint32_t src, uint32_t s, uint64_t& v) const {
-    const char* p = slot(c.rank, src, s);
+    const char* p = inbox + src * kSrcBytes + (uint64_t)s * 16u;
     Spinner sp;
     uint64_t f;
     for (;;) {
@@ -379,7 +468,9 @@ struct LLBuffer {
   template <typename T>
   __device__ __forceinline__ bool recvReduce(uint32_t s, uint32_t op, uint64_t& out) const {
     uint64_t d[GC_MAX_RANKS];
-    uint32_t pending = (c.n >= 32 ? 0xffffffffu : ((1u << c.n) - 1));
+    const uint32_t n = c.n;
+    const char* at = inbox + (uint64_t)s * 16u;
+    uint32_t pending = (1u << n) - 1;  // n <= GC_MAX_RANKS = 16
     Spinner sp;
     uint32_t firstMissing = 0;
     uint64_t lastFlag = 0;
@@ -388,7 +479,7 @@ struct LLBuffer {
       for (uint32_t r = 0; r < GC_MAX_RANKS; ++r) {
         if (pending & (1u << r)) {
           uint64_t v, f;
-          ld16(slot(c.rank, r, s), v, f);
+          ld16(at + r * kSrcBytes, v, f);
           if (f == epoch) {
             d[r] = v;
             pending &= ~(1u << r);
@@ -404,15 +495,9 @@ struct LLBuffer {
     acc.load(U16{d[0], 0});
 #pragma unroll
     for (uint32_t r = 1; r < GC_MAX_RANKS; ++r)
-      if (r < c.n) acc.add(U16{d[r], 0}, op);
-    out = acc.store(op, c.n).lo;
+      if (r < n) acc.add(U16{d[r], 0}, op);
+    out = acc.store(op, n).lo;
     return true;
-  }
-  // In-kernel loop over several collectives (K per launch): the next epoch uses the other half. The
-  // host then advances GcArgs.epoch by K.
-  __device__ void advanceEpoch() {
-    ++epoch;
-    half ^= 1u;
   }
 };
 

@@ -4,9 +4,11 @@ package dev.gpucoll.api;
  * A communicator over GPUs. Collectives on {@link CommBuffer.Device} buffers are enqueued on
  * {@link #stream()}; HPC users can reach the underlying NCCL communicator directly.
  *
- * <p>CUDA graphs: a collective captured into a graph may be replayed once. Each launch carries the
- * communicator's next epoch as an argument, so a second replay would reuse an epoch the peers have
- * already signalled and could read stale data. Capture again instead of replaying twice.
+ * <p>CUDA graphs: a collective captured into a graph may be replayed any number of times. The kernels
+ * take each launch's epoch from a counter in device memory that they advance themselves (the epoch in
+ * the captured arguments is only a lower bound), so every replay is a new epoch on every rank. As for
+ * eager calls, every rank must replay the same sequence, and one rank's collectives must stay ordered
+ * on one stream.
  */
 public interface GpuCommunicator extends Communicator {
 

@@ -1,10 +1,13 @@
 package dev.gpucoll.cuda;
 
 /**
- * The per-communicator launch epoch of kernel_abi.h section 3: 1 for the first launch, +1 for every
- * launch of any kernel, never 0, never reset. All ranks advance it identically because they launch
- * the same sequence of kernels. Parity picks the half of every double-buffered region; the full
- * 64-bit value is the flag, so slots never need clearing (2^64 launches do not happen).
+ * The host's per-communicator launch epoch of kernel_abi.h section 3: 1 for the first launch, +1 for
+ * every launch of any kernel, never 0, never reset. All ranks advance it identically because they
+ * launch the same sequence of kernels. It is a lower bound: a kernel runs at max(this, the last
+ * epoch the rank's kernels ran + 1), kept in device memory, so replays of a captured CUDA graph (which
+ * this counter does not see) still get fresh epochs and later eager launches stay in step. Parity
+ * picks the half of every double-buffered region; the full 64-bit value is the flag, so slots never
+ * need clearing (2^64 launches do not happen).
  */
 final class EpochCounter {
   private long last;

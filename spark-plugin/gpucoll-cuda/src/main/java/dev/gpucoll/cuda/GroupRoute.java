@@ -42,7 +42,7 @@ import java.util.Optional;
  *   <li>Otherwise our kernels up to {@code gpu.twoShotMaxBytes} when every pair of GPUs has CUDA
  *       P2P, NCCL above (on the path {@link ZeroCtaDetector} predicts for the buffers). Our kernel
  *       for allReduce: LL128-atomic from {@code gpu.ll128MinRanks} ranks with their own GPUs (SUM,
- *       AVG), LL one-shot up to {@code gpu.oneShotMaxBytes}, sentinel two-shot up to the kernel's
+ *       AVG; not 8-bit types), LL one-shot up to {@code gpu.oneShotMaxBytes}, sentinel two-shot up to the kernel's
  *       capacity, the credit pipe above; data movement: LL slots up to a per-peer size, the pipe above.
  * </ol>
  * A forced algorithm the group cannot run is an error naming why, never a silent fallback.
@@ -459,7 +459,8 @@ final class GroupRoute {
 
   private KernelVariant allReduceVariant(DataType t, ReduceOp op, long bytes, List<String> why) {
     long sentinelMax = Math.min(twoShotMax, KernelAbi.SENT_MAX_BYTES);
-    if (size >= ll128MinRanks && (op == ReduceOp.SUM || op == ReduceOp.AVG) && bytes <= sentinelMax
+    if (size >= ll128MinRanks && KernelAbi.hasLl128(t) && (op == ReduceOp.SUM || op == ReduceOp.AVG)
+        && bytes <= sentinelMax
         && bytes / t.byteSize() <= KernelAbi.ll128MaxCount(t)) {
       note(why, size + " ranks >= gpu.ll128MinRanks " + ll128MinRanks + ", " + op + ", " + bytes + " B <= "
           + sentinelMax + " B: LL128-atomic reduce-scatter + all-gather (float sums in arrival order:"

@@ -25,7 +25,7 @@ final class KernelAbi {
   public static final int BLOCK_THREADS = 512;
   public static final int MAX_BLOCKS = 32;
   public static final int PIPE_BLOCKS = 16;
-  public static final int BYTES_PER_BLOCK = 8192;
+  public static final int BYTES_PER_BLOCK = 4096;
   public static final int MAX_GRID_RULE = 16;
   public static final long DEFAULT_TIMEOUT_NS = 10_000_000_000L;
 
@@ -95,7 +95,7 @@ final class KernelAbi {
       "allToAllv", "broadcast", "barrier"};
   public static final String[] VARIANT_NAMES = {"ll", "sentinel", "ll128", "pipe", "barrier2"};
 
-  /** GC_GRID_FOR_BYTES: ceil(bytes / 8 KB) clamped to [1, 16]. */
+  /** GC_GRID_FOR_BYTES: ceil(bytes / 4 KB) clamped to [1, 16]. */
   public static int gridForBytes(long bytes) {
     if (bytes <= BYTES_PER_BLOCK) {
       return 1;
@@ -111,7 +111,7 @@ final class KernelAbi {
     return LL128_MAX_LINES * (t == DataType.FLOAT64 || t == DataType.INT64 ? 15 : 30);
   }
 
-  /** Kernel-name suffix of a reduction type; null for types the reduction kernels lack. */
+  /** Kernel-name suffix of a reduction type (every type has reduction kernels). */
   public static String typeSuffix(DataType t) {
     return switch (t) {
       case FLOAT32 -> "f32";
@@ -120,8 +120,14 @@ final class KernelAbi {
       case BFLOAT16 -> "bf16";
       case INT32 -> "i32";
       case INT64 -> "i64";
-      default -> null;
+      case INT8 -> "i8";
+      case UINT8 -> "u8";
     };
+  }
+
+  /** Whether gc_allreduce_ll128_&lt;t&gt; exists: hardware atomics have no 8-bit accumulation type. */
+  public static boolean hasLl128(DataType t) {
+    return t != DataType.INT8 && t != DataType.UINT8;
   }
 
   /** One kernel call's arguments, before layout. */

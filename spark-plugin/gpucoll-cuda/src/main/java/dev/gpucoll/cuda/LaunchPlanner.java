@@ -23,14 +23,14 @@ final class LaunchPlanner {
     if (c == Collective.BARRIER) {
       return new LaunchPlan(c, KernelVariant.LL, "gc_barrier", 1, 0, Algorithm.GPU_BARRIER);
     }
-    if (c == Collective.ALL_REDUCE || c == Collective.REDUCE_SCATTER) {
-      reductionSuffix(rank, c, t);
-    }
     if (c == Collective.ALL_REDUCE) {
       switch (v) {
         case LL -> requireAtMost(rank, c, v, bytes, KernelAbi.LL_MAX_BYTES);
         case SENTINEL -> requireAtMost(rank, c, v, bytes, KernelAbi.SENT_MAX_BYTES);
         case LL128 -> {
+          if (!KernelAbi.hasLl128(t)) {
+            throw new CollectiveException(rank, c, "the ll128 kernels have no " + t + " variant (no 8-bit atomics)");
+          }
           if (op != ReduceOp.SUM && op != ReduceOp.AVG) {
             throw new CollectiveException(rank, c, "the ll128 kernels reduce with SUM or AVG only, not " + op);
           }
@@ -56,15 +56,6 @@ final class LaunchPlanner {
       throw new CollectiveException(rank, c, "variant " + v.abiName() + " takes at most " + max
           + " bytes; this call has " + bytes);
     }
-  }
-
-  private static String reductionSuffix(int rank, Collective c, DataType t) {
-    String s = KernelAbi.typeSuffix(t);
-    if (s == null) {
-      throw new CollectiveException(rank, c, "the gpu kernels do not reduce " + t
-          + " (fp32, fp64, fp16, bf16, int32, int64 only)");
-    }
-    return s;
   }
 
   private static final String[][][] KERNEL_NAMES = kernelNames();

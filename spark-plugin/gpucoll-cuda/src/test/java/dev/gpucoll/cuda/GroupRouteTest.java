@@ -271,6 +271,11 @@ class GroupRouteTest {
         BufferRegistration.NONE).plan().kernel());
     assertEquals("gpu-ll-oneshot",
         algorithm(route(cluster(1, 8, true), Map.of("spark.gpucoll.gpu.ll128MinRanks", "16")), Collective.ALL_REDUCE, 8));
+    // no 8-bit atomics: int8 / uint8 sums take the LL one-shot kernel of their type
+    assertEquals("gc_allreduce_ll_i8", eight.route(Collective.ALL_REDUCE, 40, DataType.INT8, ReduceOp.SUM,
+        BufferRegistration.NONE).plan().kernel());
+    assertEquals("gc_allreduce_ll_u8", eight.route(Collective.ALL_REDUCE, 40, DataType.UINT8, ReduceOp.AVG,
+        BufferRegistration.NONE).plan().kernel());
   }
 
   @Test

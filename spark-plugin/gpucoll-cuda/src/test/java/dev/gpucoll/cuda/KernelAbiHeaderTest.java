@@ -202,11 +202,12 @@ class KernelAbiHeaderTest {
 
   @Test
   void gridRuleMatchesHeaderFormula() {
-    // GC_GRID_FOR_BYTES: <= 8 KB -> 1; >= 128 KB -> 16; else ceil(bytes / 8 KB).
+    // GC_GRID_FOR_BYTES: <= 4 KB -> 1; >= 64 KB -> 16; else ceil(bytes / 4 KB) (one LL slot per thread).
     assertEquals(1, KernelAbi.gridForBytes(0));
-    assertEquals(1, KernelAbi.gridForBytes(8192));
-    assertEquals(2, KernelAbi.gridForBytes(8193));
-    assertEquals(8, KernelAbi.gridForBytes(65536));
+    assertEquals(1, KernelAbi.gridForBytes(4096));
+    assertEquals(2, KernelAbi.gridForBytes(4097));
+    assertEquals(8, KernelAbi.gridForBytes(32768));
+    assertEquals(16, KernelAbi.gridForBytes(65536));
     assertEquals(16, KernelAbi.gridForBytes(131072));
     assertEquals(16, KernelAbi.gridForBytes(64L << 20));
     assertTrue(macros.get("GC_MAX_GRID_RULE") <= macros.get("GC_MAX_BLOCKS"));

@@ -24,8 +24,9 @@ class LaunchPlannerTest {
     assertEquals(1, small.grid());
     assertEquals(512, small.block());
     assertEquals(Algorithm.GPU_LL_ONESHOT, small.algorithm());
-    assertEquals(8, plan(Collective.ALL_REDUCE, KernelVariant.LL, DataType.BFLOAT16, ReduceOp.MAX, 32768).grid());
-    LaunchPlan medium = plan(Collective.ALL_REDUCE, KernelVariant.SENTINEL, DataType.FLOAT64, ReduceOp.PROD, 8193);
+    assertEquals(8, plan(Collective.ALL_REDUCE, KernelVariant.LL, DataType.BFLOAT16, ReduceOp.MAX, 16384).grid());
+    assertEquals(16, plan(Collective.ALL_REDUCE, KernelVariant.LL, DataType.BFLOAT16, ReduceOp.MAX, 32768).grid());
+    LaunchPlan medium = plan(Collective.ALL_REDUCE, KernelVariant.SENTINEL, DataType.FLOAT64, ReduceOp.PROD, 4097);
     assertEquals("gc_allreduce_sentinel_f64", medium.kernel());
     assertEquals(9, medium.grid());
     assertEquals(16, plan(Collective.ALL_REDUCE, KernelVariant.SENTINEL, DataType.INT32, ReduceOp.MIN, 262144).grid());
@@ -39,16 +40,22 @@ class LaunchPlannerTest {
 
   @Test
   void everyReductionTypeHasAKernelSuffix() {
-    String[] expect = {"f32", "f64", "f16", "bf16", "i32", "i64"};
+    String[] expect = {"f32", "f64", "f16", "bf16", "i32", "i64", "i8", "u8"};
     DataType[] types = {DataType.FLOAT32, DataType.FLOAT64, DataType.FLOAT16, DataType.BFLOAT16, DataType.INT32,
-        DataType.INT64};
+        DataType.INT64, DataType.INT8, DataType.UINT8};
     for (int i = 0; i < types.length; i++) {
       assertEquals("gc_reducescatter_ll_" + expect[i],
           plan(Collective.REDUCE_SCATTER, KernelVariant.LL, types[i], ReduceOp.SUM, 100).kernel());
+      assertEquals("gc_allreduce_ll_" + expect[i],
+          plan(Collective.ALL_REDUCE, KernelVariant.LL, types[i], ReduceOp.MAX, 10).kernel());
     }
+  }
+
+  @Test
+  void eightBitTypesHaveNoLl128Kernel() {
     CollectiveException e = assertThrows(CollectiveException.class,
-        () -> plan(Collective.ALL_REDUCE, KernelVariant.LL, DataType.INT8, ReduceOp.SUM, 10));
-    assertTrue(e.getMessage().contains("INT8"), e.getMessage());
+        () -> plan(Collective.ALL_REDUCE, KernelVariant.LL128, DataType.UINT8, ReduceOp.SUM, 10));
+    assertTrue(e.getMessage().contains("UINT8") && e.getMessage().contains("ll128"), e.getMessage());
     assertEquals(Collective.ALL_REDUCE, e.collective());
   }
 

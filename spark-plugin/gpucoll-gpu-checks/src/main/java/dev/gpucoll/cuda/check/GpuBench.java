@@ -17,8 +17,7 @@ import java.util.SplittableRandom;
 /**
  * The GPU benchmark (a program that prints a table; run from the GPU bundle). Ranks are threads
  * of this JVM on one GPU. For allReduce fp32 SUM, 8 B .. 64 MB: median latency per call from CUDA
- * events around K back-to-back calls, and from one replay of a CUDA graph holding K calls (each
- * captured graph is replayed once: the epochs are baked into the captured arguments), for our
+ * events around K back-to-back calls, and from one replay of a CUDA graph holding K calls, for our
  * barrier-free kernels (variant by size) and the two-barrier variant on the same ranks; then the
  * host cost of one Java launch vs the C++ launcher's number from the same run.
  *
