@@ -153,7 +153,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
           .orElse("no NCCL communicator");
       throw new CollectiveException(rank, null, "symmetric memory needs the group's NCCL communicator: " + why);
     }
-    NcclCommunicator.SymmetricBuffer window = nccl.allocSymmetric(bytes);
+    NcclCommunicator.SymmetricBuffer window = nccl.communicator().allocSymmetric(bytes);
     CommBuffer.Device buffer = new CommBuffer.Device(window.address(), window.bytes());
     return new SymmetricMemory() {
       @Override
