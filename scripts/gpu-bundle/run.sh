@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The one command on the GPU machine (no Java there): runs the GPU correctness suite, H5's NCCL
+# The one command on the GPU machine (no Java there): runs the GPU correctness suite, the NCCL
 # self-check (when present), and the GPU benchmark, from the bundle built by scripts/gpu-bundle/build.sh.
 # Run from the repository root:  bash .gpu-bundle/run.sh [--quick] [--suite-only|--bench-only]
-# Logs go to $OUT (the device tool's output folder) or /tmp/gpucoll-out; the short tables print last.
+# Logs go to $OUT when set, else /tmp/gpucoll-out; the short tables print last.
 set -uo pipefail
 BUNDLE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$BUNDLE/.." && pwd)
@@ -28,11 +28,12 @@ nvidia-smi --query-gpu=index,name,driver_version,uuid,pci.bus_id --format=csv,no
 nvidia-smi topo -m > "$LOGS/topo.txt" 2>&1 || true
 "$JAVA" -version 2>&1 | sed -n 1p
 
-# H3's C++ benchmark (built into the bundle): its host cost per cuLaunchKernel of gc_allreduce_ll_f32 is
+# The C++ benchmark (built into the bundle): its host cost per cuLaunchKernel of gc_allreduce_ll_f32 is
 # the reference for the Java launch path, measured in the same run.
 CPP_US=""
 if [ "$WHAT" != suite ] && [ -x "$BUNDLE/bin/gc_bench" ]; then
-  "$BUNDLE/bin/gc_bench" "$BUNDLE/bin/gpucoll_kernels.fatbin" 2>&1 | tee "$LOGS/gc_bench.log"
+  gunzip -c "$BUNDLE/bin/gpucoll_kernels.fatbin.gz" > /tmp/gpucoll_kernels.fatbin
+  "$BUNDLE/bin/gc_bench" /tmp/gpucoll_kernels.fatbin 2>&1 | tee "$LOGS/gc_bench.log"
   CPP_US=$(grep -E '^\| C\+\+ cuLaunchKernel' "$LOGS/gc_bench.log" | head -1 | awk -F'|' '{gsub(/ /,"",$3); print $3}')
 fi
 
