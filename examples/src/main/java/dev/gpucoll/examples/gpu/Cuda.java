@@ -141,12 +141,15 @@ final class Cuda {
     return new CUstream_st(ptr(s));
   }
 
+  /** A raw address as a JavaCPP pointer (a named subclass: Pointer's own field is called address). */
   private static Pointer ptr(long address) {
-    return new Pointer() {
-      {
-        this.address = address;
-      }
-    };
+    return new Address(address);
+  }
+
+  private static final class Address extends Pointer {
+    Address(long a) {
+      this.address = a;
+    }
   }
 
   private static void check(int rc, String call) {
