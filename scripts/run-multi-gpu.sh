@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Issue 5: the multi-GPU proof. One process per GPU (as Spark executors would be), meeting through a
+# The multi-GPU proof. One process per GPU (as Spark executors would be), meeting through a
 # FileRendezvous: topology facts, the group's path/eligibility report, the correctness matrix, a
 # latency table against NCCL (default and CTA policy ZERO), and a peer that never arrives.
 # Runs degenerate on one GPU (1 rank: NCCL one-rank, no missing-peer check).
 #
 # Needs the GPU bundle (scripts/gpu-bundle/build.sh). On the GPU machine, from the repo root:
 #   bash scripts/run-multi-gpu.sh [NGPUS] [--quick]
-# Logs: $OUT (device tool) or /tmp/gpucoll-multi; rank 0's tables print last.
+# Logs: $OUT when set, else /tmp/gpucoll-multi; rank 0's tables print last.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUNDLE="$ROOT/.gpu-bundle"
@@ -23,7 +23,7 @@ for a in "$@"; do
   esac
 done
 if [ ! -x "$BUNDLE/jre/bin/java" ]; then
-  echo "run-multi-gpu.sh: no bundle at $BUNDLE; build it with scripts/gpu-bundle/build.sh and carry .gpu-bundle" >&2
+  echo "run-multi-gpu.sh: no bundle at $BUNDLE; build it with scripts/gpu-bundle/build.sh and upload .gpu-bundle" >&2
   exit 2
 fi
 VISIBLE=$(nvidia-smi -L | grep -c '^GPU ')

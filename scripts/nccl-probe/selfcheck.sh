@@ -2,7 +2,7 @@
 # Runs only dev.gpucoll.cuda.check.NcclSelfCheck from a GPU bundle (scripts/gpu-bundle/build.sh makes
 # .gpu-bundle/: a jlink'ed JRE and the jars), on the GPU machine, from the repository root:
 #   bash scripts/nccl-probe/selfcheck.sh [bundle-dir]
-# Carry the bundle with the device tool (carry=[".gpu-bundle"]). Output: $OUT/nccl-selfcheck.log and
+# Upload .gpu-bundle to the GPU machine beside the repository. Output: $OUT/nccl-selfcheck.log and
 # $OUT/nccl-selfcheck-logs.tar.gz (NCCL's own log of every case).
 set -uo pipefail
 B=${1:-.gpu-bundle}

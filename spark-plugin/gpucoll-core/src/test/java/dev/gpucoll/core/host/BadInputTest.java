@@ -22,7 +22,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Each bad input of issue 2 fails on every rank with an exception naming rank and collective,
+ * Each bad input fails on every rank with an exception naming rank and collective,
  * within the timeout, never a hang; after an argument error or mismatch the group still works.
  * Runs on the shared-memory backend and on the relay (ranks on different hosts).
  */
