@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The three user examples (training, moe, linalg) on a machine without Maven or a JDK, such as the
+# GPU machine: Spark from the slim set that scripts/spark-gpu/run.sh unpacks (--unpack-only), our code
+# from .spark-app (the one jar and the examples jar). Each example checks itself against the same
+# computation in one process and prints its time split and path report.
+#   bash scripts/spark-gpu/examples.sh [example options, e.g. --master local[2] --ranks 2]
+# cuBLAS for the linalg example's local GEMMs: NVIDIA's libcublas from the system, or from the
+# Python package nvidia-cublas when one is installed (its lib folder is put on LD_LIBRARY_PATH).
+# Logs: $OUT when set, else /tmp/gpucoll-examples-out.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SPARK_SLIM=${SPARK_SLIM:-/tmp/gpucoll-spark}
+LOGS=${OUT:-/tmp/gpucoll-examples-out}
+mkdir -p "$LOGS"
+JAVA="$SPARK_SLIM/jre/bin/java"
+if [ ! -x "$JAVA" ] || ! ls "$ROOT"/.spark-app/gpucoll-dist_2.13-*.jar >/dev/null 2>&1; then
+  echo "examples.sh: needs the unpacked Spark set at $SPARK_SLIM (scripts/spark-gpu/run.sh --unpack-only)" \
+    "and .spark-app (scripts/gpu-bundle/spark-slim.sh --app-only)" >&2
+  exit 2
+fi
+read -r -a JFLAGS <<< "$(sed -n 's:.*<spark.jvm.flags>\(.*\)</spark.jvm.flags>.*:\1:p' "$ROOT/pom.xml")"
+CP="$SPARK_SLIM/jars/*:$(ls "$ROOT"/.spark-app/*.jar | paste -sd: -)"
+CUBLAS=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' 2>/dev/null)
+[ -n "$CUBLAS" ] && [ -d "$CUBLAS" ] && export LD_LIBRARY_PATH="$CUBLAS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export NCCL_NVLS_ENABLE=0 # never NVLink multicast on shared machines
+RC=0
+for ex in training moe linalg; do
+  case $ex in
+    training) main=dev.gpucoll.examples.training.DigitsTraining ;;
+    moe) main=dev.gpucoll.examples.moe.MoeAllToAll ;;
+    linalg) main=dev.gpucoll.examples.linalg.SummaPowerIteration ;;
+  esac
+  echo "== $ex ($main $*)"
+  "$JAVA" "${JFLAGS[@]}" -Xmx8g -Dorg.bytedeco.javacpp.cachedir=/tmp/javacpp-cache \
+    "-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties" -cp "$CP" "$main" "$@" \
+    > "$LOGS/example-$ex.log" 2>&1
+  rc=$?
+  grep -v -E '^[0-9]{2}/[0-9]{2}/[0-9]{2} [0-9:]+ (INFO|WARN)' "$LOGS/example-$ex.log" | tail -25
+  echo "== $ex: exit $rc"
+  [ $rc -ne 0 ] && RC=1
+done
+exit $RC
