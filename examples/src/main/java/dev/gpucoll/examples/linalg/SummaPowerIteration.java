@@ -78,10 +78,11 @@ public final class SummaPowerIteration {
       communication += System.nanoTime() - t;
       // cuSOLVERMp takes the whole grid's communicator (cusolverMpCreateDeviceGrid); the row and
       // column communicators are for panel broadcasts and reductions of our own.
-      String nccl = comm instanceof GpuCommunicator g && row instanceof GpuCommunicator gr
+      String nccl = comm instanceof GpuCommunicator g && row instanceof GpuCommunicator gr && g.ncclComm() != 0
           ? String.format("ncclComm_t 0x%x for cusolverMpCreateDeviceGrid(handle, &grid, comm, %d, %d, ...);"
               + " row communicator 0x%x", g.ncclComm(), lay.gridRows(), lay.gridCols(), gr.ncclComm())
-          : "no ncclComm_t: the group runs on the " + comm.backend() + " backend";
+          : "no ncclComm_t: the group runs on the " + comm.backend() + " backend"
+              + (comm instanceof GpuCommunicator ? " without an NCCL communicator (its ranks share a GPU)" : "");
       int m = lay.localRows();
       int nl = lay.localCols();
       int nb = lay.nb();
