@@ -53,7 +53,11 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   /** Null unless ranks share a GPU and must not spin. */
   private final StagedCalls staged;
   private final List<String> findings = new ArrayList<>();
-  private final Map<String, Long> observed = new TreeMap<>();
+  /**
+   * Calls that ran, by collective and algorithm ordinal: counted without building a "collective/algorithm"
+   * key or boxing per call; the reports build the keyed map on demand.
+   */
+  private final long[][] observed = new long[Collective.values().length][Algorithm.values().length];
   private final List<CollectiveListener> listeners = new CopyOnWriteArrayList<>();
   private int splits;
   private boolean closed;
@@ -290,13 +294,27 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   }
 
   private void observed(Collective c, Algorithm algorithm, long bytes, long startNanos) {
-    observed.merge(RankReport.pathKey(c, algorithm.id()), 1L, Long::sum);
+    observed[c.ordinal()][algorithm.ordinal()]++;
     if (!listeners.isEmpty()) {
       long nanos = System.nanoTime() - startNanos;
       for (CollectiveListener l : listeners) {
         l.onCollective(c, algorithm.id(), bytes, nanos);
       }
     }
+  }
+
+  /** The observed calls keyed as {@link RankReport#pathKey}, zero counts left out. */
+  private Map<String, Long> observedCounts() {
+    Map<String, Long> out = new TreeMap<>();
+    for (Collective c : Collective.values()) {
+      for (Algorithm a : Algorithm.values()) {
+        long n = observed[c.ordinal()][a.ordinal()];
+        if (n > 0) {
+          out.put(RankReport.pathKey(c, a.id()), n);
+        }
+      }
+    }
+    return out;
   }
 
   private void requireCapacity(Collective c, String which, CommBuffer b, long bytes) {
@@ -318,7 +336,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
 
   @Override
   public List<String> observedPaths() {
-    return RankReport.observedPaths(observed);
+    return RankReport.observedPaths(observedCounts());
   }
 
   @Override
@@ -343,7 +361,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
         + facts.computeCapability() + ")");
     // NCCL calls are counted by the proof (confirmed by NCCL's log, or "nccl-unconfirmed"), not twice.
     Map<String, Long> ours = new TreeMap<>();
-    observed.forEach((k, v) -> {
+    observedCounts().forEach((k, v) -> {
       if (proof == null || !Algorithm.ofId(k.substring(k.indexOf('/') + 1)).isNccl()) {
         ours.put(k, v);
       }

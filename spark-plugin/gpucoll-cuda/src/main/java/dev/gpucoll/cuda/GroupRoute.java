@@ -91,6 +91,25 @@ final class GroupRoute {
   private final List<String> findings = new ArrayList<>();
   /** NCCL-or-kernels answers by collective, size and registration: the verdict's reasons are too slow per call. */
   private final Map<Long, Algorithm> ncclChoices = new HashMap<>();
+  /**
+   * Answers of {@link #route} by packed call key, direct-mapped: every decision depends only on the
+   * call's arguments and on state fixed at construction, so a repeated call reuses its Route instead
+   * of re-deciding (allocation-free on the launch path). Entries are immutable, so a racing reader
+   * sees either a whole entry or a miss.
+   */
+  private final RouteMemo[] routes = new RouteMemo[ROUTE_MEMO_SLOTS];
+
+  private static final int ROUTE_MEMO_SLOTS = 256;
+
+  static {
+    // routeKey packs each ordinal in 3 bits.
+    if (Collective.values().length > 8 || DataType.values().length > 8 || ReduceOp.values().length > 8
+        || BufferRegistration.values().length > 8) {
+      throw new AssertionError("routeKey's bit widths no longer hold every enum ordinal");
+    }
+  }
+
+  private record RouteMemo(long key, Route route) {}
 
   /**
    * @param forcedVariant a kernel variant for every collective, or null
@@ -281,7 +300,31 @@ final class GroupRoute {
    * @throws CollectiveException when a forced algorithm or variant cannot take the call
    */
   Route route(Collective c, long bytes, DataType type, ReduceOp op, BufferRegistration registration) {
-    return decide(c, bytes, type, op, registration, null);
+    long key = routeKey(c, bytes, type, op, registration);
+    if (key < 0) {
+      return decide(c, bytes, type, op, registration, null); // negative or too large to pack: not memoized
+    }
+    int slot = (int) (mix(key) & (ROUTE_MEMO_SLOTS - 1));
+    RouteMemo m = routes[slot];
+    if (m != null && m.key() == key) {
+      return m.route();
+    }
+    Route r = decide(c, bytes, type, op, registration, null); // a failure (forced variant) is not memoized
+    routes[slot] = new RouteMemo(key, r);
+    return r;
+  }
+
+  /** The call packed into a non-negative long: bytes above 12 bits of enum ordinals; -1 when it does not fit. */
+  static long routeKey(Collective c, long bytes, DataType type, ReduceOp op, BufferRegistration registration) {
+    if (bytes < 0 || bytes >= 1L << 50 || c == null || type == null || op == null || registration == null) {
+      return -1;
+    }
+    return (((bytes << 3 | c.ordinal()) << 3 | type.ordinal()) << 3 | op.ordinal()) << 3 | registration.ordinal();
+  }
+
+  private static long mix(long key) {
+    long h = key * 0x9E3779B97F4A7C15L;
+    return h ^ (h >>> 29);
   }
 
   /** The path a call of {@code bytes} would take, with every reason (reductions assume fp32 SUM). */
@@ -322,11 +365,15 @@ final class GroupRoute {
       throw new CollectiveException(rank, c, "negative size " + bytes);
     }
     if (stagedWhy != null) {
-      note(why, stagedWhy + ": copy to pinned host memory and run the host backend");
+      if (why != null) {
+        why.add(stagedWhy + ": copy to pinned host memory and run the host backend");
+      }
       return Route.STAGED;
     }
     if (kernelsOff != null) {
-      note(why, "our kernels are off: " + kernelsOff);
+      if (why != null) {
+        why.add("our kernels are off: " + kernelsOff);
+      }
       if (c == Collective.BARRIER) {
         note(why, "a 1-element NCCL allReduce");
         return new Route(Kind.NCCL, Algorithm.NCCL_BARRIER, null);
@@ -347,6 +394,7 @@ final class GroupRoute {
     return new Route(Kind.KERNEL, plan.algorithm(), plan);
   }
 
+  /** For constant reasons; a reason built by concatenation is guarded by {@code why != null} so route() builds none. */
   private static void note(List<String> why, String reason) {
     if (why != null) {
       why.add(reason);
@@ -383,7 +431,9 @@ final class GroupRoute {
         throw new CollectiveException(rank, c, GpuCollConf.ALGORITHM.key() + "=" + a + " cannot run " + c.apiName()
             + " on this group (" + size + " ranks): " + String.join("; ", blockers));
       }
-      note(why, "forced by " + GpuCollConf.ALGORITHM.key() + "=" + a);
+      if (why != null) {
+        why.add("forced by " + GpuCollConf.ALGORITHM.key() + "=" + a);
+      }
       return a;
     }
     if (facts == null) {
@@ -391,11 +441,15 @@ final class GroupRoute {
     }
     if (kernelsOff == null) {
       if (!kernelBlockers.isEmpty()) {
-        note(why, "our kernels cannot run: " + String.join("; ", kernelBlockers));
+        if (why != null) {
+          why.add("our kernels cannot run: " + String.join("; ", kernelBlockers));
+        }
       } else if (bytes <= twoShotMax) {
         return Algorithm.GPU_LL;
       } else {
-        note(why, bytes + " B > gpu.twoShotMaxBytes " + twoShotMax + " B: NCCL moves large messages");
+        if (why != null) {
+          why.add(bytes + " B > gpu.twoShotMaxBytes " + twoShotMax + " B: NCCL moves large messages");
+        }
       }
     }
     Verdict v = ZeroCtaDetector.evaluate(facts, ctaPolicy, c, registration, null, null);
@@ -441,14 +495,18 @@ final class GroupRoute {
       note(why, "flag barrier kernel: every rank enters before any leaves");
       v = KernelVariant.LL;
     } else if (forcedKernel != null) {
-      note(why, "variant forced to " + forcedKernel.abiName());
+      if (why != null) {
+        why.add("variant forced to " + forcedKernel.abiName());
+      }
       v = forcedKernel;
     } else {
       v = switch (c) {
         case ALL_REDUCE -> allReduceVariant(t, op, bytes, why);
         case ALL_TO_ALLV -> {
-          note(why, "allToAllv: per-peer counts differ between ranks and are not known to all, so every rank"
-              + " takes the credit pipe (any size); the LL kernel only when forced");
+          if (why != null) {
+            why.add("allToAllv: per-peer counts differ between ranks and are not known to all, so every rank"
+                + " takes the credit pipe (any size); the LL kernel only when forced");
+          }
           yield KernelVariant.PIPE;
         }
         default -> movementVariant(bytes, why);
@@ -462,31 +520,43 @@ final class GroupRoute {
     if (size >= ll128MinRanks && KernelAbi.hasLl128(t) && (op == ReduceOp.SUM || op == ReduceOp.AVG)
         && bytes <= sentinelMax
         && bytes / t.byteSize() <= KernelAbi.ll128MaxCount(t)) {
-      note(why, size + " ranks >= gpu.ll128MinRanks " + ll128MinRanks + ", " + op + ", " + bytes + " B <= "
-          + sentinelMax + " B: LL128-atomic reduce-scatter + all-gather (float sums in arrival order:"
-          + " identical on all ranks, last bits may vary between runs)");
+      if (why != null) {
+        why.add(size + " ranks >= gpu.ll128MinRanks " + ll128MinRanks + ", " + op + ", " + bytes + " B <= "
+            + sentinelMax + " B: LL128-atomic reduce-scatter + all-gather (float sums in arrival order:"
+            + " identical on all ranks, last bits may vary between runs)");
+      }
       return KernelVariant.LL128;
     }
     if (bytes <= oneShotMax) {
-      note(why, bytes + " B <= " + oneShotMax + " B: one-shot over LL slots, barrier-free");
+      if (why != null) {
+        why.add(bytes + " B <= " + oneShotMax + " B: one-shot over LL slots, barrier-free");
+      }
       return KernelVariant.LL;
     }
     if (bytes <= sentinelMax) {
-      note(why, bytes + " B <= " + sentinelMax + " B: two-shot with sentinel prefill, double-buffered");
+      if (why != null) {
+        why.add(bytes + " B <= " + sentinelMax + " B: two-shot with sentinel prefill, double-buffered");
+      }
       return KernelVariant.SENTINEL;
     }
-    note(why, bytes + " B > " + sentinelMax + " B: reduce-scatter + all-gather through the credit pipe");
+    if (why != null) {
+      why.add(bytes + " B > " + sentinelMax + " B: reduce-scatter + all-gather through the credit pipe");
+    }
     return KernelVariant.PIPE;
   }
 
   /** LL up to the per-peer limit, else the pipe; only those two exist for the non-allReduce collectives. */
   private KernelVariant movementVariant(long perPeerBytes, List<String> why) {
     if (perPeerBytes <= llMovementMax) {
-      note(why, perPeerBytes + " B per peer <= " + llMovementMax + " B: LL slots, barrier-free");
+      if (why != null) {
+        why.add(perPeerBytes + " B per peer <= " + llMovementMax + " B: LL slots, barrier-free");
+      }
       return KernelVariant.LL;
     }
-    note(why, perPeerBytes + " B per peer > " + llMovementMax + " B: credit pipe"
-        + (llMovementMax < KernelAbi.LL_MAX_BYTES ? " (LL is slower from here across GPUs, measured)" : ""));
+    if (why != null) {
+      why.add(perPeerBytes + " B per peer > " + llMovementMax + " B: credit pipe"
+          + (llMovementMax < KernelAbi.LL_MAX_BYTES ? " (LL is slower from here across GPUs, measured)" : ""));
+    }
     return KernelVariant.PIPE;
   }
 }

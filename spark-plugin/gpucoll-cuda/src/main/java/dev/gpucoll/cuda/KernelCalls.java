@@ -20,6 +20,9 @@ final class KernelCalls {
   private final KernelImage image;
   private final CudaNative.Launcher launcher = new CudaNative.Launcher(KernelAbi.ARGS_SIZE);
   private final EpochCounter epochs = new EpochCounter();
+  /** The last plan's function: the route hands back the same plan for repeated calls, so no name lookup. */
+  private LaunchPlan lastPlan;
+  private long lastFunction;
 
   /** Maps every peer's workspace (a rendezvous round) and loads the fatbin on {@code device}. */
   KernelCalls(GroupContext group, GroupTopology topology, int device, Duration timeout, DeviceStage stage) {
@@ -48,7 +51,14 @@ final class KernelCalls {
   void run(LaunchPlan plan, CommBuffer send, long sendBytes, CommBuffer recv, long recvBytes, long count,
       DataType type, ReduceOp op, int root, long[][] a2av) {
     DeviceStage.CallPointers p = stage.pointers(plan.collective(), send, sendBytes, recv, recvBytes);
-    long fn = image.function(plan.kernel());
+    long fn;
+    if (plan == lastPlan) {
+      fn = lastFunction;
+    } else {
+      fn = image.function(plan.kernel());
+      lastFunction = fn;
+      lastPlan = plan;
+    }
     KernelAbi.writeCall(launcher.args(), epochs.next(), p.send(), p.recv(), count, type, op, root, a2av);
     try {
       launcher.launch(fn, plan.grid(), plan.block(), plan.sharedBytes(), stage.stream());

@@ -101,6 +101,23 @@ class GroupRouteTest {
     assertTrue(!p.reasons().isEmpty());
   }
 
+  /** The memoized per-call answer is the one explain() reaches, and repeated calls reuse it. */
+  @Test
+  void memoizedRoutesMatchExplain() {
+    for (int n : new int[] {1, 2, 8}) {
+      GroupRoute r = route(cluster(1, n, true), Map.of());
+      for (Collective c : Collective.values()) {
+        for (long b : new long[] {0, 8, 4096, 64 << 10, 1 << 20, 256L << 20}) {
+          Route first = r.route(c, b, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.UNKNOWN);
+          assertEquals(r.explain(c, b).algorithm(), first.algorithm().id(), c + " " + b + " B on " + n + " ranks");
+          assertTrue(first == r.route(c, b, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.UNKNOWN));
+        }
+      }
+    }
+    assertEquals(-1, GroupRoute.routeKey(Collective.ALL_REDUCE, 1L << 50, DataType.FLOAT32, ReduceOp.SUM,
+        BufferRegistration.UNKNOWN));
+  }
+
   @Test
   void routeOfACallCarriesTheKernelPlan() {
     GroupRoute r = route(cluster(1, 4, true), Map.of());

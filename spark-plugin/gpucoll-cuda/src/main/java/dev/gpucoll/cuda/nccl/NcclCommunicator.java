@@ -421,8 +421,14 @@ public final class NcclCommunicator implements AutoCloseable {
 
   /** What the detector needs to know about a call's buffers. */
   public BufferRegistration registrationOf(long send, long sendBytes, long recv, long recvBytes) {
-    boolean s = windows.stream().anyMatch(w -> w.contains(send, sendBytes));
-    boolean r = windows.stream().anyMatch(w -> w.contains(recv, recvBytes));
+    // Plain loops: this runs on every call, and a stream per lookup allocates.
+    boolean s = false;
+    boolean r = false;
+    for (int i = 0, n = windows.size(); i < n; i++) {
+      Window w = windows.get(i);
+      s |= w.contains(send, sendBytes);
+      r |= w.contains(recv, recvBytes);
+    }
     return s && r ? BufferRegistration.SEND_AND_RECV : r ? BufferRegistration.RECV_ONLY : BufferRegistration.NONE;
   }
 
