@@ -21,7 +21,7 @@ class WaitBoundsTest {
   /** A call much longer than the timeout completes while every rank keeps making progress. */
   @Test
   void timeoutBoundsProgressNotTheWholeCall() {
-    int count = 48 << 20; // 192 MB of floats per rank: hundreds of chunk steps
+    int count = 96 << 20; // 384 MB of floats per rank: hundreds of chunk steps, well over the timeout
     long timeoutMs = 150;
     List<Ranks.Outcome<Long>> out = Ranks.run(2, Ranks.conf(), comm -> {
       float[] v = new float[count];
