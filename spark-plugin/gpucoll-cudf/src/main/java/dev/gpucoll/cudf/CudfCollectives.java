@@ -94,9 +94,13 @@ public final class CudfCollectives {
 
   // ---- columns ----
 
-  /** A new column: element-wise {@code op} over every rank's column (same type and row count). */
+  /**
+   * A new column: element-wise {@code op} over every rank's column (same type and row count). A
+   * column refused on any rank fails the call on every rank (the ranks agree first).
+   */
   public ColumnVector allReduce(ColumnView column, ReduceOp op) {
-    DataType type = CudfTypes.reduceType("the column", checkedColumn(Collective.ALL_REDUCE, column));
+    DataType type = agreed(Collective.ALL_REDUCE,
+        () -> CudfTypes.reduceType("the column", checkedColumn(Collective.ALL_REDUCE, column)));
     long rows = column.getRowCount();
     ColumnVector out = column.copyToColumnVector();
     try {
@@ -113,9 +117,12 @@ public final class CudfCollectives {
     }
   }
 
-  /** A new column holding every rank's rows, rank 0's first (every rank has the same row count). */
+  /**
+   * A new column holding every rank's rows, rank 0's first (every rank has the same row count). A
+   * column refused on any rank fails the call on every rank (the ranks agree first).
+   */
   public ColumnVector allGather(ColumnView column) {
-    DType type = checkedColumn(Collective.ALL_GATHER, column);
+    DType type = agreed(Collective.ALL_GATHER, () -> checkedColumn(Collective.ALL_GATHER, column));
     int width = CudfTypes.requireFixedWidth("the column", type);
     long rows = column.getRowCount();
     long bytes = Math.multiplyExact(rows, width);
@@ -145,8 +152,7 @@ public final class CudfCollectives {
    */
   public Table allToAllv(Table table, int keyColumn) {
     int size = comm.size();
-    String problem = tableProblem(table, keyColumn);
-    agree(problem);
+    agree(Collective.ALL_TO_ALLV, "table allToAllv", tableProblem(table, keyColumn));
     int columns = table.getNumberOfColumns();
     try (PartitionedTable parts = table.onColumns(keyColumn).hashPartition(size)) {
       long[] sendRows = CudfTypes.partitionRows(parts.getPartitions(), parts.getRowCount(), size);
@@ -205,8 +211,21 @@ public final class CudfCollectives {
     return null;
   }
 
-  /** Every rank learns which ranks refused their input; all fail together. */
-  private void agree(String problem) {
+  /** Runs this rank's input check, then agrees with every rank on the outcome (see {@link #agree}). */
+  private <T> T agreed(Collective collective, java.util.function.Supplier<T> check) {
+    T value = null;
+    String problem = null;
+    try {
+      value = check.get();
+    } catch (IllegalArgumentException | CollectiveException e) {
+      problem = e.getMessage();
+    }
+    agree(collective, collective.apiName(), problem);
+    return value;
+  }
+
+  /** Every rank learns which ranks refused their input; all fail together, before any data moves. */
+  private void agree(Collective collective, String what, String problem) {
     int size = comm.size();
     int[] mine = {problem == null ? 0 : 1};
     int[] all = new int[size];
@@ -218,8 +237,8 @@ public final class CudfCollectives {
       }
     }
     if (!refused.isEmpty()) {
-      throw new CollectiveException(comm.rank(), Collective.ALL_TO_ALLV, "table allToAllv refused"
-          + " by rank(s) " + refused + (problem == null ? "" : "; here: " + problem));
+      throw new CollectiveException(comm.rank(), collective, what + " refused by rank(s) " + refused
+          + (problem == null ? "" : "; here: " + problem));
     }
   }
 
