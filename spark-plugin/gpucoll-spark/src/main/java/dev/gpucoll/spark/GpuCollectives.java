@@ -148,6 +148,19 @@ public final class GpuCollectives {
     GpuCollConf conf = confFor(task, plugin);
     long taskId = task.taskAttemptId();
     long startNanos = System.nanoTime();
+    // This job's timeout and Spark's kill bound every wait of this task: the rendezvous that forms
+    // the group, and every call, also on a cached communicator that an earlier job formed.
+    CallBounds.bind(conf.get(GpuCollConf.TIMEOUT), killCheck(task));
+    try {
+      return formBound(task, infos, rank, host, groupId, plugin, conf, taskId, startNanos);
+    } catch (RuntimeException | Error e) {
+      CallBounds.unbind();
+      throw e;
+    }
+  }
+
+  private static Communicator formBound(BarrierTaskContext task, BarrierTaskInfo[] infos, int rank, String host,
+      String groupId, GpuCollExecutorPlugin.ExecutorState plugin, GpuCollConf conf, long taskId, long startNanos) {
     useTaskGpu(task);
 
     List<String> addresses = new ArrayList<>();
@@ -177,9 +190,6 @@ public final class GpuCollectives {
       TaskFailureListener countFailure = (ctx, error) -> plugin.metrics().failure(error);
       task.addTaskFailureListener(countFailure);
     }
-    // This job's timeout and Spark's kill bound every call of this task, also on a cached
-    // communicator that an earlier job formed.
-    CallBounds.bind(conf.get(GpuCollConf.TIMEOUT), killCheck(task));
     task.addTaskCompletionListener(ctx -> {
       CallBounds.unbind();
       BY_TASK.remove(taskId);

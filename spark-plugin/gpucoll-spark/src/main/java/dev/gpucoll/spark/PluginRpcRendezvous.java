@@ -4,6 +4,7 @@ import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.core.rendezvous.Rendezvous;
 import dev.gpucoll.core.rendezvous.RendezvousLimits;
+import dev.gpucoll.core.wait.CallBounds;
 import dev.gpucoll.spark.RpcMessages.Arrive;
 import dev.gpucoll.spark.RpcMessages.GiveUp;
 import dev.gpucoll.spark.RpcMessages.Poll;
@@ -80,6 +81,8 @@ final class PluginRpcRendezvous implements Rendezvous {
     RoundState state = ask(new Arrive(groupId, round, rank, size, payload,
         timeout.toMillis(), false), round);
     long sleep = FIRST_SLEEP_NANOS;
+    // Spark's task kill and the thread's interrupt end the wait too (bound by the Spark layer).
+    CallBounds bounds = CallBounds.current(timeout);
     while (!state.complete() && state.failure() == null) {
       long now = System.nanoTime();
       if (now >= deadline) {
@@ -93,8 +96,9 @@ final class PluginRpcRendezvous implements Rendezvous {
                 + state.missingRanks() + " did not arrive within " + timeout.toMillis() + " ms");
       }
       LockSupport.parkNanos(Math.min(sleep, deadline - now));
-      if (Thread.interrupted()) {
-        throw new CollectiveException(rank, null, "interrupted while waiting for ranks "
+      String cancelled = bounds.cancellation();
+      if (cancelled != null) {
+        throw new CollectiveException(rank, null, "cancelled (" + cancelled + ") while waiting for ranks "
             + state.missingRanks() + " at rendezvous round " + round + " of group " + groupId);
       }
       sleep = Math.min(sleep * 2, now - start < SHORT_WAIT_NANOS

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CollectiveTimeoutException;
+import dev.gpucoll.core.wait.CallBounds;
 import dev.gpucoll.spark.RpcMessages.Arrive;
 import dev.gpucoll.spark.RpcMessages.GiveUp;
 import dev.gpucoll.spark.RpcMessages.Poll;
@@ -96,6 +97,23 @@ class PluginRpcRendezvousTest {
     assertTrue(late.getMessage().contains("arrived after the others stopped waiting for ranks [2]"),
         late.getMessage());
     assertEquals(List.of(2), late.missingRanks());
+  }
+
+  /** Spark cancels barrier tasks without interrupting them: the bound kill check ends the wait. */
+  @Test
+  void aKilledTaskStopsWaitingAtTheRendezvousLongBeforeTheTimeout() {
+    long killAt = System.nanoTime() + 200_000_000L;
+    CallBounds.bind(null, () -> System.nanoTime() > killAt ? "task killed (test)" : null);
+    try {
+      long t0 = System.nanoTime();
+      CollectiveException e = assertThrows(CollectiveException.class,
+          () -> rank("killed", 0, 2).allGather(new byte[1], Duration.ofSeconds(60)));
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      assertTrue(e.getMessage().contains("task killed (test)") && e.getMessage().contains("[1]"), e.getMessage());
+      assertTrue(ms < 10_000, "the wait ended " + ms + " ms after it began, not soon after the kill");
+    } finally {
+      CallBounds.unbind();
+    }
   }
 
   @Test
