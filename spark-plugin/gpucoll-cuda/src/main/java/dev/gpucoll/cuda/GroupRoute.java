@@ -18,9 +18,7 @@ import dev.gpucoll.cuda.eligibility.Reason;
 import dev.gpucoll.cuda.eligibility.Verdict;
 import dev.gpucoll.cuda.eligibility.ZeroCtaDetector;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -89,8 +87,6 @@ final class GroupRoute {
   /** Null when the group forms an NCCL communicator; else why not. */
   private final String noNccl;
   private final List<String> findings = new ArrayList<>();
-  /** NCCL-or-kernels answers by collective, size and registration: the verdict's reasons are too slow per call. */
-  private final Map<Long, Algorithm> ncclChoices = new HashMap<>();
   /**
    * Answers of {@link #route} by packed call key, direct-mapped: every decision depends only on the
    * call's arguments and on state fixed at construction, so a repeated call reuses its Route instead
@@ -403,18 +399,6 @@ final class GroupRoute {
 
   /** The NCCL algorithm for this call, or null when our kernels take it. */
   private Algorithm ncclAlgorithm(Collective c, long bytes, BufferRegistration registration, List<String> why) {
-    if (why == null) {
-      long key = (bytes * 8 + c.ordinal()) * 8 + registration.ordinal();
-      Algorithm cached = ncclChoices.get(key);
-      if (cached == null) {
-        cached = ncclDecision(c, bytes, registration, null);
-        if (ncclChoices.size() > 4096) {
-          ncclChoices.clear();
-        }
-        ncclChoices.put(key, cached);
-      }
-      return cached == Algorithm.GPU_LL ? null : cached; // GPU_LL: the cache's "our kernels"
-    }
     Algorithm a = ncclDecision(c, bytes, registration, why);
     return a == Algorithm.GPU_LL ? null : a;
   }

@@ -7,6 +7,8 @@ import com.codahale.metrics.Timer;
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CollectiveTimeoutException;
+import dev.gpucoll.core.Algorithm;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,15 +34,10 @@ final class ExecutorMetrics {
   private static final Logger LOG = LoggerFactory.getLogger(ExecutorMetrics.class);
 
   /**
-   * The algorithm names the backends report (host backend, GPU kernels, NCCL variants). A name
-   * outside this list is counted under {@link #OTHER_PATH} and named once in a WARN.
+   * The algorithm names the backends report: the one vocabulary, {@link Algorithm}. A name outside
+   * it is counted under {@link #OTHER_PATH} and named once in a WARN.
    */
-  static final List<String> PATHS = List.of(
-      "host-ll-oneshot", "host-oneshot", "host-twoshot", "host-ll", "host-bulk", "host-flags",
-      "host-relay",
-      "gpu-ll-oneshot", "gpu-sentinel-twoshot", "gpu-ll128-atomic", "gpu-ll", "gpu-pipe",
-      "gpu-barrier", "gpu-barrier2", "gpu-staged-host",
-      "nccl", "nccl-symmetric", "nccl-zero-cta", "nccl-one-rank", "hierarchical");
+  static final List<String> PATHS = Arrays.stream(Algorithm.values()).map(Algorithm::id).toList();
   static final String OTHER_PATH = "other";
 
   private record PerCollective(Counter calls, Counter bytes, Timer latency, Histogram messageBytes,
