@@ -80,8 +80,10 @@ public final class CommunicatorFactory {
   /**
    * A rank's communicator and what the factory found while choosing its backend (why a preferred
    * backend was skipped, per rank), for the path report.
+   *
+   * @param meetNanos how long the member-facts round took: the wait until every rank had arrived
    */
-  public record Formed(Communicator communicator, List<String> findings) {
+  public record Formed(Communicator communicator, List<String> findings, long meetNanos) {
     public Formed {
       findings = List.copyOf(findings);
     }
@@ -102,7 +104,9 @@ public final class CommunicatorFactory {
     conf.groupWideSettings().forEach((k, v) -> facts.put(FACT_SETTING + k, v));
     MemberInfo self = new MemberInfo(rendezvous.rank(), host, processId(host), facts);
 
+    long meetStart = System.nanoTime();
     List<byte[]> payloads = rendezvous.allGather(MemberInfoCodec.encode(self), conf.get(GpuCollConf.TIMEOUT));
+    long meetNanos = System.nanoTime() - meetStart;
     List<MemberInfo> members = new ArrayList<>(payloads.size());
     for (byte[] p : payloads) {
       members.add(MemberInfoCodec.decode(p));
@@ -116,7 +120,7 @@ public final class CommunicatorFactory {
     checkSameSettings(members, rendezvous.rank());
     Choice chosen = chooseBackend(conf.get(GpuCollConf.BACKEND), members, rendezvous.rank());
     CommunicatorBackend backend = usable.get(chosen.backend());
-    return new Formed(backend.create(new GroupContext(rendezvous, members, conf)), chosen.skipped());
+    return new Formed(backend.create(new GroupContext(rendezvous, members, conf)), chosen.skipped(), meetNanos);
   }
 
   /** The backend to use and why each backend preferred to it was not. */

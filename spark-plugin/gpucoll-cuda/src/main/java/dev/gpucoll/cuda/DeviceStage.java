@@ -1,5 +1,6 @@
 package dev.gpucoll.cuda;
 
+import dev.gpucoll.core.config.Durations;
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CollectiveTimeoutException;
@@ -204,7 +205,7 @@ final class DeviceStage {
       if (System.nanoTime() > deadline) {
         control.abort();
         onTimeout.run();
-        String why = "the GPU stream did not finish within " + bounds.timeout() + " (+5 s); kernels aborted";
+        String why = "the GPU stream did not finish within " + Durations.format(bounds.timeout()) + " (+5 s); kernels aborted";
         markBroken(why);
         throw new CollectiveTimeoutException(rank, c, List.of(), why);
       }

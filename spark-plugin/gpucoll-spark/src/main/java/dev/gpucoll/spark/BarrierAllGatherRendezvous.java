@@ -1,5 +1,6 @@
 package dev.gpucoll.spark;
 
+import dev.gpucoll.core.config.Durations;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.core.rendezvous.Rendezvous;
@@ -74,7 +75,7 @@ final class BarrierAllGatherRendezvous implements Rendezvous {
     } catch (TimeoutException e) {
       round.cancel(true);
       throw new CollectiveTimeoutException(rank(), null, List.of(), "BarrierTaskContext.allGather"
-          + " rendezvous did not complete within " + timeout + " (spark.gpucoll.timeout): a task of"
+          + " rendezvous did not complete within " + Durations.format(timeout) + " (spark.gpucoll.timeout): a task of"
           + " this barrier stage never called GpuCollectives.communicator(); Spark does not say which");
     } catch (ExecutionException e) {
       throw new CollectiveException(rank(), null, "BarrierTaskContext.allGather failed: " + e.getCause(),

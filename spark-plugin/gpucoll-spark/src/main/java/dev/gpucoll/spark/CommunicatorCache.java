@@ -34,9 +34,14 @@ final class CommunicatorCache {
     boolean cached;
     /** Set when the current task's rendezvous agreed to reuse this cached communicator. */
     boolean reusedByTask;
+    /** The stage whose task formed it ("stage 0.0"), for reports of stages that reuse it. */
+    final String formedIn;
+    /** How long building it took once every rank had arrived (backend setup). */
+    long formationNanos;
 
     Entry(String key, Communicator communicator, Rendezvous rendezvous, CollectiveMetrics metrics,
-        List<String> formationFindings, Map<String, String> formedWith) {
+        List<String> formationFindings, Map<String, String> formedWith, String formedIn) {
+      this.formedIn = formedIn;
       this.key = key;
       this.communicator = communicator;
       this.rendezvous = rendezvous;

@@ -9,6 +9,9 @@ import com.codahale.metrics.Counter;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.plugin.DriverPlugin;
 import org.apache.spark.api.plugin.PluginContext;
@@ -27,16 +30,21 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   private volatile ReportCollector reports;
   private final Counter groupReports = new Counter();
   private final Counter contradictions = new Counter();
+  private volatile ScheduledExecutorService flusher;
 
   @Override
   public Map<String, String> init(SparkContext sc, PluginContext ctx) {
     GpuCollConf conf = validatedConf(sc.getConf().getAll());
     String verbosity = conf.get(GpuCollConf.REPORT);
     reports = new ReportCollector(report -> {
-      switch (verbosity) {
-        case "summary" -> LOG.info(report.summaryLine());
-        case "verbose" -> LOG.info(report.verboseBlock());
-        default -> { }
+      if (report.failed()) {
+        LOG.warn(report.verboseBlock()); // each rank's reason, whatever spark.gpucoll.report says
+      } else {
+        switch (verbosity) {
+          case "summary" -> LOG.info(report.summaryLine());
+          case "verbose" -> LOG.info(report.verboseBlock());
+          default -> { }
+        }
       }
       long refuted = report.contradictions();
       if (refuted > 0) {
@@ -49,6 +57,14 @@ final class GpuCollDriverPlugin implements DriverPlugin {
       // event that listeners and the event log see.
       sc.listenerBus().post(new GroupReportEvent(report));
     });
+    // Failed groups whose other ranks never report are handed on after a grace period.
+    flusher = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "gpucoll-report-flush");
+      t.setDaemon(true);
+      return t;
+    });
+    ReportCollector collector = reports;
+    flusher.scheduleWithFixedDelay(() -> collector.flush(System.nanoTime()), 1, 1, TimeUnit.SECONDS);
     // The "GPU Collectives" tab of the Spark UI, fed by the GroupReportEvents posted above.
     GpuCollUi.attachLive(sc);
     active = this;
@@ -106,6 +122,10 @@ final class GpuCollDriverPlugin implements DriverPlugin {
 
   @Override
   public void shutdown() {
+    ScheduledExecutorService f = flusher;
+    if (f != null) {
+      f.shutdownNow();
+    }
     if (active == this) {
       active = null;
     }

@@ -155,7 +155,48 @@ public final class GpuCollectives {
       return formBound(task, infos, rank, host, groupId, plugin, conf, taskId, startNanos);
     } catch (RuntimeException | Error e) {
       CallBounds.unbind();
+      if (plugin != null) {
+        // The group never formed on this rank: the driver's report of the stage says why.
+        sendReport(plugin, new RankReportMessage(groupId, stageOf(task), rank, infos.length, host,
+            plugin.context().executorID(), ProcessHandle.current().pid(), "", conf.get(GpuCollConf.RENDEZVOUS),
+            Map.of(), List.of(), List.of(), "", false, System.nanoTime() - startNanos, 0, failureReason(e),
+            List.of(), List.of()), groupId);
+      }
       throw e;
+    }
+  }
+
+  private static String stageOf(TaskContext task) {
+    return "stage " + task.stageId() + "." + task.stageAttemptNumber();
+  }
+
+  /** Longest failure reason a rank report carries. */
+  static final int MAX_REASON_CHARS = 2000;
+
+  /**
+   * A failure as one line for the report: the exception's message, then each cause whose message
+   * adds something (a wrapper often repeats its cause), bounded in length.
+   */
+  static String failureReason(Throwable error) {
+    StringBuilder sb = new StringBuilder();
+    java.util.Set<Throwable> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    for (Throwable t = error; t != null && seen.add(t); t = t.getCause()) {
+      String part = t.getMessage() == null || t.getMessage().isBlank() ? t.getClass().getName() : t.getMessage();
+      if (sb.indexOf(part) < 0) {
+        sb.append(sb.length() == 0 ? "" : "; caused by: ").append(part);
+      }
+    }
+    if (sb.length() == 0) {
+      sb.append("the task failed without an exception");
+    }
+    return sb.length() <= MAX_REASON_CHARS ? sb.toString() : sb.substring(0, MAX_REASON_CHARS - 3) + "...";
+  }
+
+  private static void sendReport(GpuCollExecutorPlugin.ExecutorState plugin, RankReportMessage m, String what) {
+    try {
+      plugin.context().send(RpcMessages.encode(m));
+    } catch (Exception e) {
+      LOG.warn("gpucoll: could not send the path report of {} to the driver", what, e);
     }
   }
 
@@ -179,30 +220,33 @@ public final class GpuCollectives {
       }
       // Lives for this task only: the rendezvous cannot outlive the barrier stage.
       Rendezvous rdv = new BarrierAllGatherRendezvous(task, groupId);
-      entry = newEntry(key, rdv, conf, host, plugin); // not cached: closed when the task ends
+      entry = newEntry(key, rdv, conf, host, plugin, stageOf(task)); // not cached: closed when the task ends
     } else {
       entry = joinWithPluginRpc(task, cache, key, groupId, conf, host, plugin);
     }
-    entry.metrics.startTask(entry.rank(), System.nanoTime() - startNanos, entry.reusedByTask);
+    long waited = System.nanoTime() - startNanos;
+    long formation = entry.reusedByTask ? 0 : Math.min(entry.formationNanos, waited);
+    entry.metrics.startTask(waited - formation, formation, entry.reusedByTask);
     CommunicatorCache.Entry lent = entry;
-    String stage = "stage " + task.stageId() + "." + task.stageAttemptNumber();
-    if (plugin != null) {
-      TaskFailureListener countFailure = (ctx, error) -> plugin.metrics().failure(error);
-      task.addTaskFailureListener(countFailure);
-    }
+    String stage = stageOf(task);
+    java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+    TaskFailureListener onFailure = (ctx, error) -> {
+      failure.set(error);
+      if (plugin != null) {
+        plugin.metrics().failure(error);
+      }
+    };
+    task.addTaskFailureListener(onFailure);
     task.addTaskCompletionListener(ctx -> {
       CallBounds.unbind();
       BY_TASK.remove(taskId);
+      if (plugin != null) {
+        String why = ctx.isFailed() ? failureReason(failure.get()) : "";
+        sendReport(plugin, reportOf(lent, stage, host, plugin, why), lent.id());
+      }
       if (ctx.isFailed()) {
         cache.evict(lent);
         return;
-      }
-      if (plugin != null) {
-        try {
-          plugin.context().send(RpcMessages.encode(reportOf(lent, stage, host, plugin)));
-        } catch (Exception e) {
-          LOG.warn("gpucoll: could not send the path report of {} to the driver", lent.id(), e);
-        }
       }
       cache.release(lent);
     });
@@ -253,7 +297,7 @@ public final class GpuCollectives {
           cache.evict(cached);
           cached = null;
         }
-        entry = newEntry(key, rdv, conf, host, plugin);
+        entry = newEntry(key, rdv, conf, host, plugin, stageOf(task));
         cache.putLent(entry);
       }
       if (LOG.isDebugEnabled()) {
@@ -271,16 +315,20 @@ public final class GpuCollectives {
   }
 
   private static CommunicatorCache.Entry newEntry(String key, Rendezvous rdv, GpuCollConf conf,
-      String host, GpuCollExecutorPlugin.ExecutorState plugin) {
+      String host, GpuCollExecutorPlugin.ExecutorState plugin, String stage) {
+    long start = System.nanoTime();
     CommunicatorFactory.Formed formed = CommunicatorFactory.form(rdv, conf, host);
     Communicator c = formed.communicator();
     CollectiveMetrics metrics = new CollectiveMetrics(plugin == null ? null : plugin.metrics());
     c.addListener(metrics);
-    return new CommunicatorCache.Entry(key, c, rdv, metrics, formed.findings(), conf.groupWideSettings());
+    CommunicatorCache.Entry entry = new CommunicatorCache.Entry(key, c, rdv, metrics, formed.findings(),
+        conf.groupWideSettings(), stage);
+    entry.formationNanos = Math.max(0, System.nanoTime() - start - formed.meetNanos());
+    return entry;
   }
 
   private static RankReportMessage reportOf(CommunicatorCache.Entry e, String stage, String host,
-      GpuCollExecutorPlugin.ExecutorState plugin) {
+      GpuCollExecutorPlugin.ExecutorState plugin, String failure) {
     Communicator c = e.communicator;
     List<String> predicted = new ArrayList<>();
     List<String> findings = new ArrayList<>();
@@ -298,13 +346,25 @@ public final class GpuCollectives {
       }
     }
     findings.addAll(e.formationFindings);
-    findings.add(e.metrics.taskRendezvousFinding());
     if (!plugin.gpus().isEmpty()) {
       findings.add("executor GPUs " + plugin.gpus());
     }
+    List<String> predictedUsed = new ArrayList<>();
+    if (c.rank() == 0 && !c.isClosed()) { // the driver shows rank 0's predictions
+      e.metrics.taskSizes().forEach((coll, sizes) -> sizes.forEach(bytes -> {
+        try {
+          predictedUsed.add(describe(c.explain(coll, bytes)));
+        } catch (RuntimeException ex) {
+          predictedUsed.add(coll.apiName() + " " + bytes + " B: " + ex.getMessage());
+        }
+      }));
+    }
+    boolean reused = e.reusedByTask && !e.formedIn.equals(stage);
     return new RankReportMessage(e.id(), stage, c.rank(), c.size(), host,
         plugin.context().executorID(), ProcessHandle.current().pid(), c.backend(),
-        e.rendezvous.kind(), e.metrics.taskPaths(), predicted, findings);
+        e.rendezvous.kind(), e.metrics.taskPaths(), predicted, findings, reused ? e.formedIn : "",
+        e.reusedByTask, e.metrics.taskRendezvousNanos(), e.metrics.taskFormationNanos(), failure,
+        predictedUsed, e.metrics.taskLatency());
   }
 
   private static String describe(PathChoice p) {

@@ -1,24 +1,30 @@
 package dev.gpucoll.spark;
 
+import dev.gpucoll.core.config.Durations;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
  * The driver's merged view of one group after one stage: who the members were, which backend
- * and rendezvous served them, and which path each collective actually took (calls summed over
- * ranks).
+ * and rendezvous served them, which path each collective actually took (calls summed over
+ * ranks), how long the calls took per message size, and why ranks failed.
+ *
+ * <p>Reports written by an older version (an event log replayed by the History Server) lack the
+ * later components: they read back as empty, never as null.
  *
  * @param paths collective -> algorithm -> calls, over all ranks
- * @param predicted rank 0's predicted path per collective ("allReduce 4096 B -> host-oneshot")
+ * @param predicted rank 0's predicted path per collective at the reference sizes
+ *     ({@code RankReport.PREDICTED_SIZES}: "allReduce 4096 B -> host-oneshot")
  * @param findings distinct findings of all ranks (eligibility reasons, fallbacks)
+ * @param formedIn the stage that formed the group when this stage reused it from the executors'
+ *     cache ("stage 0.0"), else empty
+ * @param predictedUsed rank 0's predicted path at each message size the group's calls used
+ * @param latency calls and latency per collective and message-size class, over all ranks
  */
 public record GroupReport(
     String groupId,
@@ -29,16 +35,61 @@ public record GroupReport(
     String rendezvous,
     Map<String, Map<String, Long>> paths,
     List<String> predicted,
-    List<String> findings) {
+    List<String> findings,
+    String formedIn,
+    List<String> predictedUsed,
+    List<Latency> latency) {
 
-  /** One rank: where it ran. */
-  public record Member(int rank, String host, String executorId, long pid) {}
+  /**
+   * One rank: where it ran, how long it waited for the other ranks (rendezvous) and to build the
+   * communicator (formation; 0 when reused), and why it failed (empty when it did not). A rank that
+   * never reported has pid -1 and its reason says so.
+   */
+  public record Member(int rank, String host, String executorId, long pid, long rendezvousNanos,
+      long formationNanos, boolean reused, String failure) {
+    public Member {
+      host = host == null ? "" : host;
+      executorId = executorId == null ? "" : executorId;
+      failure = failure == null ? "" : failure;
+    }
+
+    public Member(int rank, String host, String executorId, long pid) {
+      this(rank, host, executorId, pid, 0, 0, false, "");
+    }
+
+    public boolean failed() {
+      return !failure.isEmpty();
+    }
+  }
+
+  /**
+   * Calls of one collective whose messages were at most {@code maxBytes} (and more than half of
+   * it), over all ranks, with their median, 99th percentile and largest latency.
+   */
+  public record Latency(String collective, long maxBytes, long calls, long p50Nanos, long p99Nanos,
+      long maxNanos) {}
 
   public GroupReport {
-    members = List.copyOf(members);
-    paths = Map.copyOf(paths);
-    predicted = List.copyOf(predicted);
-    findings = List.copyOf(findings);
+    members = members == null ? List.of() : List.copyOf(members);
+    paths = paths == null ? Map.of() : Map.copyOf(paths);
+    predicted = predicted == null ? List.of() : List.copyOf(predicted);
+    findings = findings == null ? List.of() : List.copyOf(findings);
+    formedIn = formedIn == null ? "" : formedIn;
+    predictedUsed = predictedUsed == null ? List.of() : List.copyOf(predictedUsed);
+    latency = latency == null ? List.of() : List.copyOf(latency);
+  }
+
+  /** A report without the timings, sizes and reuse of later versions. */
+  public GroupReport(String groupId, String stage, int size, List<Member> members, String backend,
+      String rendezvous, Map<String, Map<String, Long>> paths, List<String> predicted,
+      List<String> findings) {
+    this(groupId, stage, size, members, backend, rendezvous, paths, predicted, findings, "", List.of(),
+        List.of());
+  }
+
+  /** True when a rank failed (or never reported): the stage's group did not complete. */
+  public boolean failed() {
+    return members.stream().anyMatch(Member::failed);
   }
 
   /** Distinct executor JVMs (host, pid) in the group. */
@@ -58,7 +109,8 @@ public record GroupReport(
   /** One log line: members, hosts, backend, chosen path per collective. */
   public String summaryLine() {
     StringBuilder sb = new StringBuilder("gpucoll group ").append(groupId).append(" (")
-        .append(stage).append("): ").append(size).append(" ranks on hosts ").append(hosts())
+        .append(stage).append(formedIn.isEmpty() ? "" : ", reused from " + formedIn).append("): ")
+        .append(failed() ? "FAILED, " : "").append(size).append(" ranks on hosts ").append(hosts())
         .append(", executors ").append(members.stream().map(Member::executorId).toList())
         .append(", backend ").append(backend).append(", rendezvous ").append(rendezvous)
         .append(", paths ");
@@ -70,24 +122,12 @@ public record GroupReport(
     return sb.toString();
   }
 
-  private static final String RENDEZVOUS_PREFIX = "rendezvous: rank ";
-  private static final Pattern RENDEZVOUS_FINDING = Pattern.compile(
-      Pattern.quote(RENDEZVOUS_PREFIX)
-          + "(\\d+) (?:formed a new|reused the cached) communicator in ([0-9.]+) ms");
-
-  /** The finding a rank reports about its task's rendezvous (the one place that writes it). */
-  static String rendezvousFinding(int rank, long nanos, boolean reused) {
-    return RENDEZVOUS_PREFIX + rank + (reused ? " reused the cached" : " formed a new")
-        + " communicator in " + String.format(Locale.ROOT, "%.3f", nanos / 1e6) + " ms";
-  }
-
-  /** Rank -> milliseconds its task waited for its communicator (rendezvous and setup). */
+  /** Rank -> milliseconds its task waited for its communicator (rendezvous and formation). */
   public Map<Integer, Double> rendezvousMillis() {
     Map<Integer, Double> out = new TreeMap<>();
-    for (String f : findings) {
-      Matcher m = RENDEZVOUS_FINDING.matcher(f);
-      if (m.matches()) {
-        out.put(Integer.parseInt(m.group(1)), Double.parseDouble(m.group(2)));
+    for (Member m : members) {
+      if (m.pid() >= 0) {
+        out.put(m.rank(), (m.rendezvousNanos() + m.formationNanos()) / 1e6);
       }
     }
     return out;
@@ -105,8 +145,7 @@ public record GroupReport(
 
   /** Findings that are neither Zero-CTA verdicts, NCCL proof nor rendezvous times. */
   public List<String> otherFindings() {
-    return findings.stream().filter(f -> !f.startsWith("zero-cta") && !isNcclProof(f)
-        && !RENDEZVOUS_FINDING.matcher(f).matches()).toList();
+    return findings.stream().filter(f -> !f.startsWith("zero-cta") && !isNcclProof(f)).toList();
   }
 
   private static boolean isNcclProof(String f) {
@@ -136,8 +175,17 @@ public record GroupReport(
     StringBuilder sb = new StringBuilder(summaryLine());
     for (Member m : members) {
       sb.append("\n  rank ").append(m.rank()).append(": host ").append(m.host())
-          .append(", executor ").append(m.executorId()).append(", pid ").append(m.pid());
+          .append(", executor ").append(m.executorId()).append(", pid ").append(m.pid())
+          .append(", rendezvous ").append(Durations.format(m.rendezvousNanos()))
+          .append(m.reused() ? ", reused" : ", formation " + Durations.format(m.formationNanos()))
+          .append(m.failed() ? ", FAILED: " + m.failure() : "");
     }
+    for (Latency l : latency) {
+      sb.append("\n  latency ").append(l.collective()).append(" <= ").append(l.maxBytes()).append(" B: ")
+          .append(l.calls()).append(" calls, p50 ").append(Durations.format(l.p50Nanos())).append(", p99 ")
+          .append(Durations.format(l.p99Nanos())).append(", max ").append(Durations.format(l.maxNanos()));
+    }
+    predictedUsed.forEach(p -> sb.append("\n  predicted at a used size: ").append(p));
     predicted.forEach(p -> sb.append("\n  predicted: ").append(p));
     findings.forEach(f -> sb.append("\n  finding: ").append(f));
     return sb.toString();

@@ -25,7 +25,10 @@ import java.util.Map;
 final class RpcMessages {
   /** "GCRP": gpucoll RPC. */
   static final int MAGIC = 0x47435250;
-  static final int VERSION = 2;
+  /** 3: rank reports carry timings, reuse, failure, predictions at used sizes and latency histograms. */
+  static final int VERSION = 3;
+  /** Latency cells one rank report may hold: 16 collectives of 64 size classes each. */
+  static final int MAX_LATENCY_CELLS = 16 * LatencyHistogram.SIZE_CLASSES;
 
   private static final byte ARRIVE = 1;
   private static final byte POLL = 2;
@@ -58,7 +61,14 @@ final class RpcMessages {
     }
   }
 
-  /** One rank's description of its group after a stage, for the driver's path report. */
+  /**
+   * One rank's description of its group after a stage, for the driver's path report; with a
+   * non-empty {@code failure} the rank's task failed (before, while or after forming the group).
+   *
+   * @param formedIn the stage that formed the group, when this task reused it (else empty)
+   * @param rendezvousNanos the wait until every rank had arrived
+   * @param formationNanos the time to build the communicator after that (0 when reused)
+   */
   record RankReportMessage(
       String groupId,
       String stage,
@@ -71,7 +81,19 @@ final class RpcMessages {
       String rendezvous,
       Map<String, Map<String, Long>> pathsByCollective,
       List<String> predicted,
-      List<String> findings) {}
+      List<String> findings,
+      String formedIn,
+      boolean reused,
+      long rendezvousNanos,
+      long formationNanos,
+      String failure,
+      List<String> predictedUsed,
+      List<LatencyHistogram.Cell> latency) {
+
+    boolean failed() {
+      return !failure.isEmpty();
+    }
+  }
 
   /** The wire form of one of the records above. */
   static byte[] encode(Object message) {
@@ -104,7 +126,17 @@ final class RpcMessages {
         w.string(collective).i32(byAlgorithm.size());
         byAlgorithm.forEach((algorithm, calls) -> w.string(algorithm).i64(calls));
       });
-      w.strings(m.predicted()).strings(m.findings());
+      w.strings(m.predicted()).strings(m.findings()).string(m.formedIn()).bool(m.reused())
+          .i64(m.rendezvousNanos()).i64(m.formationNanos()).string(m.failure()).strings(m.predictedUsed());
+      if (m.latency().size() > MAX_LATENCY_CELLS) {
+        throw new IllegalArgumentException("gpucoll rank report: " + m.latency().size()
+            + " latency cells, at most " + MAX_LATENCY_CELLS);
+      }
+      w.i32(m.latency().size());
+      for (LatencyHistogram.Cell c : m.latency()) {
+        w.string(c.collective()).i32(c.sizeClass()).i64(c.maxNanos()).i32(c.counts().size());
+        c.counts().forEach((bucket, n) -> w.i32(bucket).i64(n));
+      }
     } else {
       throw new IllegalArgumentException("not a gpucoll RPC message: "
           + (message == null ? "null" : message.getClass().getName()));
@@ -194,8 +226,38 @@ final class RpcMessages {
       }
       paths.put(collective, byAlgorithm);
     }
+    List<String> predicted = r.strings();
+    List<String> findings = r.strings();
+    String formedIn = r.string();
+    boolean reused = r.bool();
+    long rendezvousNanos = r.buf.getLong();
+    long formationNanos = r.buf.getLong();
+    String failure = r.string();
+    List<String> predictedUsed = r.strings();
+    int cells = r.count(20);
+    if (cells > MAX_LATENCY_CELLS) {
+      throw new IllegalArgumentException("gpucoll rank report: " + cells + " latency cells, at most "
+          + MAX_LATENCY_CELLS);
+    }
+    List<LatencyHistogram.Cell> latency = new ArrayList<>(cells);
+    for (int i = 0; i < cells; i++) {
+      String collective = r.string();
+      int sizeClass = r.buf.getInt();
+      long maxNanos = r.buf.getLong();
+      int buckets = r.count(12);
+      if (buckets > LatencyHistogram.LATENCY_BUCKETS) {
+        throw new IllegalArgumentException("gpucoll rank report: a latency cell of " + buckets
+            + " buckets, at most " + LatencyHistogram.LATENCY_BUCKETS);
+      }
+      Map<Integer, Long> counts = new LinkedHashMap<>();
+      for (int j = 0; j < buckets; j++) {
+        counts.put(r.buf.getInt(), r.buf.getLong());
+      }
+      latency.add(new LatencyHistogram.Cell(collective, sizeClass, maxNanos, counts));
+    }
     return new RankReportMessage(groupId, stage, rank, size, host, executorId, pid, backend,
-        rendezvous, paths, r.strings(), r.strings());
+        rendezvous, paths, predicted, findings, formedIn, reused, rendezvousNanos, formationNanos,
+        failure, predictedUsed, List.copyOf(latency));
   }
 
   private static final class Writer {

@@ -68,7 +68,7 @@ class CommunicatorCacheTest {
 
   private CommunicatorCache.Entry entry(String key, Map<String, String> formedWith) {
     Rendezvous rdv = rendezvous(key);
-    return new CommunicatorCache.Entry(key, fake(), rdv, new CollectiveMetrics(null), List.of(), formedWith);
+    return new CommunicatorCache.Entry(key, fake(), rdv, new CollectiveMetrics(null), List.of(), formedWith, "stage 0.0");
   }
 
   @Test
@@ -114,7 +114,7 @@ class CommunicatorCacheTest {
     CommunicatorCache.Entry e = entry("k");
     cache.putLent(e);
     cache.release(e);
-    unusable.set("rank 2 did not arrive within PT30S"); // a timeout, and the task caught it
+    unusable.set("rank 2 did not arrive within 30 s"); // a timeout, and the task caught it
     assertNull(cache.acquire("k", Map.of()));
     assertTrue(e.communicator.isClosed(), "the broken communicator is closed, not kept");
     assertEquals(0, cache.size());

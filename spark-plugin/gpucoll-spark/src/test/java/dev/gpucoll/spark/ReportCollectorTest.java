@@ -1,6 +1,7 @@
 package dev.gpucoll.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpucoll.spark.RpcMessages.RankReportMessage;
@@ -12,9 +13,76 @@ import org.junit.jupiter.api.Test;
 class ReportCollectorTest {
 
   private static RankReportMessage rank(int rank, String stage, Map<String, Map<String, Long>> paths) {
+    return report(rank, stage, paths, "", List.of());
+  }
+
+  private static RankReportMessage report(int rank, String stage, Map<String, Map<String, Long>> paths,
+      String failure, List<LatencyHistogram.Cell> latency) {
     return new RankReportMessage("app-stage3.0", stage, rank, 2, "h" + rank,
         "exec" + rank, 100 + rank, "host-shm", "spark-plugin-rpc", paths,
-        List.of("allReduce 8 B -> host-oneshot"), List.of("finding " + rank));
+        List.of("allReduce 8 B -> host-oneshot"), List.of("finding " + rank), "", false, 1_000_000L * (rank + 1),
+        3_000_000, failure, List.of("allReduce 256 B -> host-oneshot (rank " + rank + ")"), latency);
+  }
+
+  @Test
+  void latencyAddsUpOverRanksAndTheLeadRanksPredictionsAtUsedSizesAreKept() {
+    List<GroupReport> logged = new ArrayList<>();
+    ReportCollector c = new ReportCollector(logged::add);
+    LatencyHistogram r0 = new LatencyHistogram();
+    LatencyHistogram r1 = new LatencyHistogram();
+    for (int i = 0; i < 98; i++) {
+      r0.record("allReduce", 256, 10_000);
+    }
+    r1.record("allReduce", 200, 10_000);
+    r1.record("allReduce", 256, 1_000_000);
+    c.add(report(1, "stage 3.0", Map.of(), "", r1.cells()));
+    c.add(report(0, "stage 3.0", Map.of(), "", r0.cells()));
+    GroupReport g = logged.get(0);
+    assertEquals(1, g.latency().size());
+    GroupReport.Latency l = g.latency().get(0);
+    assertEquals(100, l.calls());
+    assertEquals(256, l.maxBytes());
+    assertEquals(1_000_000, l.maxNanos());
+    assertTrue(Math.abs(l.p50Nanos() - 10_000) <= 10_000 / 16, "p50 " + l.p50Nanos());
+    assertTrue(Math.abs(l.p99Nanos() - 10_000) <= 10_000 / 16, "the 99th of 100 calls is still 10 us: " + l.p99Nanos());
+    assertEquals(List.of("allReduce 256 B -> host-oneshot (rank 0)"), g.predictedUsed());
+    assertEquals(1_000_000, g.members().get(0).rendezvousNanos());
+    assertEquals(3_000_000, g.members().get(1).formationNanos());
+    assertFalse(g.failed());
+  }
+
+  @Test
+  void aFailedGroupIsHandedOnWithEachRanksReasonOnceAllReported() {
+    List<GroupReport> logged = new ArrayList<>();
+    ReportCollector c = new ReportCollector(logged::add);
+    c.add(report(0, "stage 5.0", Map.of(), "no backend can serve this group: libcuda.so.1 missing", List.of()));
+    assertTrue(logged.isEmpty(), "rank 1 may still report");
+    c.add(report(1, "stage 5.0", Map.of(), "Spark killed task 9", List.of()));
+    GroupReport g = logged.get(0);
+    assertTrue(g.failed());
+    assertEquals("no backend can serve this group: libcuda.so.1 missing", g.members().get(0).failure());
+    assertEquals("Spark killed task 9", g.members().get(1).failure());
+    assertTrue(g.summaryLine().contains("FAILED"), g.summaryLine());
+  }
+
+  @Test
+  void ranksThatNeverReportAreMarkedOnceTheGraceAfterAFailureIsOver() {
+    List<GroupReport> logged = new ArrayList<>();
+    ReportCollector c = new ReportCollector(logged::add);
+    long t0 = 1_000_000_000L;
+    c.add(report(1, "stage 6.0", Map.of(), "boom", List.of()), t0);
+    c.flush(t0 + ReportCollector.FAILED_GRACE_NANOS / 2);
+    assertTrue(logged.isEmpty());
+    c.flush(t0 + ReportCollector.FAILED_GRACE_NANOS + 1);
+    assertEquals(1, logged.size());
+    GroupReport g = logged.get(0);
+    assertEquals(ReportCollector.NO_REPORT, g.members().get(0).failure());
+    assertEquals(-1, g.members().get(0).pid());
+    assertEquals("boom", g.members().get(1).failure());
+    assertEquals(Map.of(1, 5.0), g.rendezvousMillis(), "the rank without a report has no time");
+    // A late report of the same stage starts no second report of the group until it too expires.
+    c.add(report(0, "stage 6.0", Map.of(), "", List.of()), t0 + ReportCollector.FAILED_GRACE_NANOS + 2);
+    assertEquals(1, logged.size());
   }
 
   @Test

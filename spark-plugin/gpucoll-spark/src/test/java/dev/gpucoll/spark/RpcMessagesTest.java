@@ -58,10 +58,46 @@ class RpcMessagesTest {
 
   @Test
   void rankReportsRoundTrip() {
+    LatencyHistogram h = new LatencyHistogram();
+    h.record("allReduce", 256, 12_000);
+    h.record("allReduce", 256, 14_000);
+    h.record("allReduce", 1 << 20, 900_000);
+    h.record("barrier", 0, 3_000);
     RankReportMessage m = new RankReportMessage("g", "stage 3.0", 1, 2, "host-a", "7", 4242L,
         "host", "spark-plugin-rpc", Map.of("allReduce", Map.of("host-oneshot", 3L, "host-twoshot", 1L)),
-        List.of("allReduce 4096 B -> host-oneshot"), List.of());
-    assertEquals(m, roundTrip(m));
+        List.of("allReduce 4096 B -> host-oneshot"), List.of(), "stage 1.0", true, 2_000_000, 0,
+        "rank 0 did not arrive within 2.0 min", List.of("allReduce 256 B -> host-oneshot"), h.cells());
+    RankReportMessage back = (RankReportMessage) roundTrip(m);
+    assertEquals(m, back);
+    assertEquals(3, back.latency().size());
+    assertTrue(back.failed());
+  }
+
+  @Test
+  void rankReportsOfAnOlderVersionAreRefusedClearly() {
+    byte[] wire = RpcMessages.encode(new RankReportMessage("g", "s", 0, 1, "h", "e", 1, "host", "r", Map.of(),
+        List.of(), List.of(), "", false, 0, 0, "", List.of(), List.of()));
+    ByteBuffer.wrap(wire).putInt(4, 2);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RpcMessages.decode(wire));
+    assertTrue(e.getMessage().contains("version 2, this side speaks 3"), e.getMessage());
+  }
+
+  @Test
+  void latencyCellsOutsideTheBucketLayoutAreRefused() {
+    byte[] wire = RpcMessages.encode(new RankReportMessage("g", "s", 0, 1, "h", "e", 1, "host", "r", Map.of(),
+        List.of(), List.of(), "", false, 0, 0, "", List.of(),
+        List.of(new LatencyHistogram.Cell("allReduce", 3, 10, Map.of(5, 1L)))));
+    // The cell's last bucket index sits 12 bytes before the end: make it one past the layout.
+    ByteBuffer.wrap(wire).putInt(wire.length - 12, LatencyHistogram.LATENCY_BUCKETS);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RpcMessages.decode(wire));
+    assertTrue(e.getMessage().contains("bucket " + LatencyHistogram.LATENCY_BUCKETS), e.getMessage());
+    List<LatencyHistogram.Cell> tooMany = new java.util.ArrayList<>();
+    for (int i = 0; i <= RpcMessages.MAX_LATENCY_CELLS; i++) {
+      tooMany.add(new LatencyHistogram.Cell("c" + i, 0, 1, Map.of(1, 1L)));
+    }
+    e = assertThrows(IllegalArgumentException.class, () -> RpcMessages.encode(new RankReportMessage("g", "s", 0, 1,
+        "h", "e", 1, "host", "r", Map.of(), List.of(), List.of(), "", false, 0, 0, "", List.of(), tooMany)));
+    assertTrue(e.getMessage().contains("at most " + RpcMessages.MAX_LATENCY_CELLS), e.getMessage());
   }
 
   @Test
@@ -87,7 +123,8 @@ class RpcMessagesTest {
   @Test
   void everyTruncationIsAClearErrorNeverAnotherException() {
     byte[] wire = RpcMessages.encode(new RankReportMessage("g", "s", 0, 1, "h", "e", 1, "host",
-        "r", Map.of("allGather", Map.of("host-ll", 1L)), List.of("p"), List.of("f")));
+        "r", Map.of("allGather", Map.of("host-ll", 1L)), List.of("p"), List.of("f"), "stage 0.0", true, 5, 6,
+        "why", List.of("u"), List.of(new LatencyHistogram.Cell("allGather", 4, 99, Map.of(20, 2L, 30, 1L)))));
     for (int len = 0; len < wire.length; len++) {
       byte[] cut = Arrays.copyOf(wire, len);
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,

@@ -1,5 +1,6 @@
 package dev.gpucoll.core.host;
 
+import dev.gpucoll.core.config.Durations;
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CollectiveMismatchException;
@@ -332,7 +333,7 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
     } catch (CollectiveTimeoutException e) {
       throw broken(c, new CollectiveTimeoutException(rank, c, e.missingRanks(),
           (e.missingRanks().size() == 1 ? "rank " + e.missingRanks().get(0) : "ranks " + e.missingRanks())
-              + " did not arrive within " + bounds.timeout()
+              + " did not arrive within " + Durations.format(bounds.timeout())
               + " (relay through " + rendezvousKind + ")"));
     } catch (RuntimeException e) {
       throw broken(c, new CollectiveException(rank, c, "relay through " + rendezvousKind + " failed: " + e, e));

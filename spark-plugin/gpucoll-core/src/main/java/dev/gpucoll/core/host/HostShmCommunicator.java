@@ -1,5 +1,6 @@
 package dev.gpucoll.core.host;
 
+import dev.gpucoll.core.config.Durations;
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CollectiveMismatchException;
@@ -207,7 +208,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     return List.of(
         "shm segment " + seg.path + " (" + seg.size() + " bytes, unlinked once every rank mapped it)",
         "LL limit " + ll + " bytes, bulk chunk " + bulk + " bytes, one-shot up to " + oneShotMax + " bytes",
-        "timeout " + timeout + " per wait without progress");
+        "timeout " + Durations.format(timeout) + " per wait without progress");
   }
 
   // ---- collectives ----
@@ -749,7 +750,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       }
       if (!b.pause(deadline)) {
         fail(c, new CollectiveTimeoutException(rank, c, List.of(p), "rank " + p + " did not arrive within "
-            + bounds.timeout() + " (waited for its " + what + " of step " + e + ")"));
+            + Durations.format(bounds.timeout()) + " (waited for its " + what + " of step " + e + ")"));
       }
     }
   }

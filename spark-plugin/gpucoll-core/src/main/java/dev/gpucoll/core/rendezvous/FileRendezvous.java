@@ -1,5 +1,6 @@
 package dev.gpucoll.core.rendezvous;
 
+import dev.gpucoll.core.config.Durations;
 import dev.gpucoll.api.CollectiveTimeoutException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -305,7 +306,7 @@ public final class FileRendezvous implements Rendezvous {
           }
         }
         throw new CollectiveTimeoutException(rank, null, missing, "rendezvous " + groupId + " round " + n
-            + ": ranks " + missing + " did not arrive within " + timeout + " (folder " + folder + ")");
+            + ": ranks " + missing + " did not arrive within " + Durations.format(timeout) + " (folder " + folder + ")");
       }
       LockSupport.parkNanos(park);
       park = Math.min(park * 2, 2_000_000);

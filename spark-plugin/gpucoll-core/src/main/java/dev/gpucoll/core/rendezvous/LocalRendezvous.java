@@ -1,5 +1,6 @@
 package dev.gpucoll.core.rendezvous;
 
+import dev.gpucoll.core.config.Durations;
 import dev.gpucoll.api.CollectiveTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -91,7 +92,7 @@ public final class LocalRendezvous implements Rendezvous {
           g.failure = "rank " + rank + " timed out in round " + n + " waiting for ranks " + missing;
           g.notifyAll();
           throw new CollectiveTimeoutException(rank, null, missing, "rendezvous " + g.id + " round " + n
-              + ": ranks " + missing + " did not arrive within " + timeout);
+              + ": ranks " + missing + " did not arrive within " + Durations.format(timeout));
         }
         try {
           g.wait(Math.max(1, left / 1_000_000), 0);

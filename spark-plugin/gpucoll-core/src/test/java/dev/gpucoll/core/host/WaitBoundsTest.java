@@ -119,7 +119,7 @@ class WaitBoundsTest {
         throw new AssertionError("no timeout");
       } catch (CollectiveTimeoutException e) {
         assertEquals(List.of(1), e.missingRanks());
-        assertTrue(e.getMessage().contains("within PT0.3S"), e.getMessage());
+        assertTrue(e.getMessage().contains("within 0.3 s"), e.getMessage());
         return (System.nanoTime() - t0) / 1_000_000;
       } finally {
         CallBounds.unbind();

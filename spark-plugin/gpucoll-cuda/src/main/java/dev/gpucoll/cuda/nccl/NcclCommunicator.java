@@ -1,5 +1,6 @@
 package dev.gpucoll.cuda.nccl;
 
+import dev.gpucoll.core.config.Durations;
 import static org.bytedeco.cuda.global.nccl.NCCL_SPLIT_NOCOLOR;
 import static org.bytedeco.cuda.global.nccl.NCCL_WIN_COLL_SYMMETRIC;
 import static org.bytedeco.cuda.global.nccl.ncclInProgress;
@@ -494,7 +495,7 @@ public final class NcclCommunicator implements AutoCloseable {
       if (System.nanoTime() > deadline) {
         abort();
         throw new CollectiveTimeoutException(rank, pending, List.of(), "stream still busy after "
-            + bounds.timeout() + ": a peer did not join the collective; communicator aborted");
+            + Durations.format(bounds.timeout()) + ": a peer did not join the collective; communicator aborted");
       }
       if (spins > 1000) {
         String cancelled = bounds.cancellation();

@@ -1,5 +1,6 @@
 package dev.gpucoll.cuda.nccl;
 
+import dev.gpucoll.core.config.Durations;
 import dev.gpucoll.core.wait.CallBounds;
 import java.time.Duration;
 import java.util.Set;
@@ -71,7 +72,7 @@ final class NcclWatchdog {
     private void check(long now) {
       String why = null;
       if (now - deadline > 0) {
-        why = what + " did not complete within " + bounds.timeout();
+        why = what + " did not complete within " + Durations.format(bounds.timeout());
       } else {
         String cancelled = bounds.cancellation();
         if (cancelled != null) {

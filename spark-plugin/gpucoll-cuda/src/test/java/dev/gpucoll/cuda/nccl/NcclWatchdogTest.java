@@ -46,7 +46,7 @@ class NcclWatchdogTest {
     assertTrue(ms >= 190 && ms < 2_000, "aborted after " + ms + " ms");
     assertEquals(1, aborts.get(), "aborted once");
     assertTrue(w[0].timedOut());
-    assertEquals("ncclAllReduce did not complete within PT0.2S", w[0].abortReason());
+    assertEquals("ncclAllReduce did not complete within 0.2 s", w[0].abortReason());
     assertEquals(0, watchdog.inFlight());
   }
 

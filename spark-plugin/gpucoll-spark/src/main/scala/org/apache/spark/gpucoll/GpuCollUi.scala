@@ -1,17 +1,18 @@
 package org.apache.spark.gpucoll
 
 import scala.jdk.CollectionConverters._
-import scala.xml.Node
+import scala.util.Try
+import scala.xml.{Node, NodeSeq}
 
 import com.fasterxml.jackson.annotation.JsonIgnore
-import dev.gpucoll.spark.{GroupReport, GroupReportEvent}
+import dev.gpucoll.spark.{GpuCollectivesPlugin, GroupReport, GroupReportEvent}
 import jakarta.servlet.http.HttpServletRequest
 import org.json4s.JValue
 import org.json4s.jackson.JsonMethods
 
 import org.apache.spark.{SparkConf, SparkContext}
 import org.apache.spark.scheduler.{SparkListener, SparkListenerEvent}
-import org.apache.spark.status.{AppHistoryServerPlugin, ElementTrackingStore}
+import org.apache.spark.status.{AppHistoryServerPlugin, AppStatusStore, ElementTrackingStore}
 import org.apache.spark.ui.{SparkUI, SparkUITab, UIUtils, WebUIPage}
 import org.apache.spark.util.kvstore.{KVIndex, KVStore}
 
@@ -63,45 +64,75 @@ private[spark] class GpuCollPage(tab: GpuCollTab) extends WebUIPage("") {
 
   override def render(request: HttpServletRequest): Seq[Node] = {
     val all = reports
+    val failed = all.count(_.failed)
     val content =
       <div>
-        <p>{all.size} group report(s): the members of each barrier-stage group, the backend and
-          rendezvous that served them, and the path every collective took (calls summed over ranks).
-          Paths NCCL's own log refuted are marked CONTRADICTION.</p>
-        {UIUtils.listingTable(GpuCollPage.SummaryHeader, summaryRow, all, fixedWidth = false)}
+        <p>{all.size} group report(s){if (failed > 0) s", $failed failed" else ""}: the members of each
+          barrier-stage group, the backend and rendezvous that served them, the latency of its calls per
+          message size, and the path every collective took (calls summed over ranks). Paths NCCL's own
+          log refuted are marked CONTRADICTION.</p>
+        {if (all.isEmpty) <p>No barrier stage has used a communicator yet.</p>
+         else UIUtils.listingTable(GpuCollPage.SummaryHeader, summaryRow, all, fixedWidth = false)}
         {all.map(details)}
       </div>
     UIUtils.headerSparkPage(request, "GPU Collectives", content, tab)
   }
 
   private def summaryRow(r: GroupReport): Seq[Node] =
-    <tr>
-      <td>{r.stage}</td>
+    <tr class={if (r.failed) "gpucoll-failed" else ""}>
+      <td>{GpuCollPage.stageLabel(r)}</td>
       <td><a href={"#" + GpuCollPage.anchor(r)}>{r.groupId}</a></td>
+      <td>{if (r.failed) <strong style="color: #b00">FAILED</strong> else "ok"}</td>
       <td>{r.size}</td>
-      <td>{r.hosts.asScala.mkString(", ")}</td>
+      <td>{r.hosts.asScala.filter(_.nonEmpty).mkString(", ")}</td>
       <td>{r.backend}</td>
       <td>{r.rendezvous}</td>
-      <td>{GpuCollPage.maxMillis(r)}</td>
+      <td>{GpuCollPage.maxWait(r)}</td>
       <td>{GpuCollPage.paths(r).map { case (c, alg, n) => s"$c: $alg x$n" }.mkString("; ")}</td>
       <td>{r.contradictions}</td>
     </tr>
 
   private def details(r: GroupReport): Seq[Node] = {
-    val millis = r.rendezvousMillis.asScala.map { case (rank, ms) => (rank.intValue, ms.doubleValue) }
-    <div id={GpuCollPage.anchor(r)}>
-      <h4>Group {r.groupId} ({r.stage})</h4>
-      <h5>Members</h5>
-      {UIUtils.listingTable(Seq("Rank", "Host", "Executor", "PID", "Rendezvous (ms)"),
-        (m: GroupReport.Member) =>
-          <tr><td>{m.rank}</td><td>{m.host}</td><td>{m.executorId}</td><td>{m.pid}</td>
-            <td>{millis.get(m.rank).map(GpuCollPage.ms).getOrElse("-")}</td></tr>,
-        r.members.asScala, fixedWidth = false)}
+    val members = r.members.asScala.toSeq
+    val latency = GpuCollCharts.latencyRows(r)
+    val paths = GpuCollPage.paths(r)
+    <div id={GpuCollPage.anchor(r)} class="gpucoll-group">
+      <h4>Group {r.groupId} ({GpuCollPage.stageLabel(r)}){if (r.failed) <strong style="color: #b00"> FAILED</strong> else NodeSeq.Empty}</h4>
+      {if (r.failed) {
+        <h5>Failed ranks</h5> ++
+        UIUtils.listingTable(Seq("Rank", "Host", "Executor", "Reason"),
+          (m: GroupReport.Member) =>
+            <tr class="gpucoll-failed-rank"><td>{m.rank}</td><td>{m.host}</td><td>{m.executorId}</td>
+              <td>{m.failure}</td></tr>,
+          members.filter(_.failed), fixedWidth = false)
+      } else NodeSeq.Empty}
+      <h5>Latency per message size</h5>
+      {if (latency.isEmpty) <p>No call completed.</p> else
+        GpuCollCharts.latencyChart(latency) ++
+        UIUtils.listingTable(Seq("Collective", "Message size", "Calls", "p50", "p99", "Max"),
+          (l: GroupReport.Latency) =>
+            <tr class="gpucoll-latency-row" data-collective={l.collective} data-max-bytes={l.maxBytes.toString}>
+              <td>{l.collective}</td><td>{"≤ " + GpuCollCharts.bytes(l.maxBytes)}</td><td>{l.calls}</td>
+              <td>{GpuCollCharts.duration(l.p50Nanos)}</td><td>{GpuCollCharts.duration(l.p99Nanos)}</td>
+              <td>{GpuCollCharts.duration(l.maxNanos)}</td></tr>,
+          latency, fixedWidth = false)}
       <h5>Paths per collective</h5>
-      {UIUtils.listingTable(Seq("Collective", "Algorithm", "Calls"),
-        (p: (String, String, Long)) => <tr><td>{p._1}</td><td>{p._2}</td><td>{p._3}</td></tr>,
-        GpuCollPage.paths(r), fixedWidth = false)}
-      {GpuCollPage.lines("Predicted paths", r.predicted.asScala.toSeq)}
+      {if (paths.isEmpty) <p>No call completed.</p> else
+        GpuCollCharts.pathMixChart(paths) ++
+        UIUtils.listingTable(Seq("Collective", "Algorithm", "Calls"),
+          (p: (String, String, Long)) => <tr><td>{p._1}</td><td>{p._2}</td><td>{p._3}</td></tr>,
+          paths, fixedWidth = false)}
+      <h5>Members: rendezvous and formation per rank</h5>
+      {GpuCollCharts.rankTimesChart(members)}
+      {UIUtils.listingTable(Seq("Rank", "Host", "Executor", "PID", "Rendezvous", "Formation", "Status"),
+        (m: GroupReport.Member) =>
+          <tr><td>{m.rank}</td><td>{m.host}</td><td>{m.executorId}</td>
+            <td>{if (m.pid >= 0) m.pid.toString else "-"}</td>
+            <td>{if (m.pid >= 0) GpuCollCharts.duration(m.rendezvousNanos) else "-"}</td>
+            <td>{if (m.pid < 0) "-" else if (m.reused) "reused" else GpuCollCharts.duration(m.formationNanos)}</td>
+            <td>{if (m.failed) "failed" else "ok"}</td></tr>,
+        members, fixedWidth = false)}
+      {GpuCollPage.predictions(r)}
       {GpuCollPage.lines("Zero-CTA verdicts", r.zeroCtaVerdicts.asScala.toSeq)}
       {GpuCollPage.lines("NCCL path proof", r.ncclProof.asScala.toSeq)}
       {GpuCollPage.lines("Other findings", r.otherFindings.asScala.toSeq)}
@@ -110,22 +141,37 @@ private[spark] class GpuCollPage(tab: GpuCollTab) extends WebUIPage("") {
 }
 
 private[spark] object GpuCollPage {
-  val SummaryHeader: Seq[String] = Seq("Stage", "Group", "Ranks", "Hosts", "Backend", "Rendezvous",
-    "Rendezvous max (ms)", "Paths (collective: algorithm x calls)", "Contradictions")
+  val SummaryHeader: Seq[String] = Seq("Stage", "Group", "Status", "Ranks", "Hosts", "Backend", "Rendezvous",
+    "Longest wait", "Paths (collective: algorithm x calls)", "Contradictions")
 
   def anchor(r: GroupReport): String = (r.groupId + "-" + r.stage).replaceAll("[^A-Za-z0-9_-]", "_")
 
-  def ms(v: Double): String = f"$v%.3f"
+  /** "stage 1.0 (reused from stage 0.0)" when the stage took its group from the executors' cache. */
+  def stageLabel(r: GroupReport): String =
+    if (r.formedIn.isEmpty) r.stage else s"${r.stage} (reused from ${r.formedIn})"
 
-  def maxMillis(r: GroupReport): String = {
-    val all = r.rendezvousMillis.values.asScala.map(_.doubleValue)
-    if (all.isEmpty) "-" else ms(all.max)
+  /** The longest time a rank waited for its communicator (rendezvous and formation). */
+  def maxWait(r: GroupReport): String = {
+    val all = r.members.asScala.filter(_.pid >= 0).map(m => m.rendezvousNanos + m.formationNanos)
+    if (all.isEmpty) "-" else GpuCollCharts.duration(all.max)
   }
 
   def paths(r: GroupReport): Seq[(String, String, Long)] =
     r.paths.asScala.toSeq.sortBy(_._1).flatMap { case (c, byAlg) =>
       byAlg.asScala.toSeq.sortBy(_._1).map { case (alg, n) => (c, alg, n.longValue) }
     }
+
+  /** Predictions at the sizes the group used, the reference sizes one click away. */
+  def predictions(r: GroupReport): Seq[Node] = {
+    val used = r.predictedUsed.asScala.toSeq
+    val reference = r.predicted.asScala.toSeq
+    lines("Predicted paths at the sizes this group used", used) ++
+      (if (reference.isEmpty) NodeSeq.Empty else
+        <details class="gpucoll-predicted-all">
+          <summary>Predicted paths at {reference.size} reference sizes</summary>
+          <ul>{reference.map(l => <li>{l}</li>)}</ul>
+        </details>)
+  }
 
   def lines(title: String, items: Seq[String]): Seq[Node] =
     <h5>{title}</h5> ++ (if (items.isEmpty) <p>none</p> else <ul>{items.map { l =>
@@ -139,8 +185,7 @@ class GpuCollHistoryServerPlugin extends AppHistoryServerPlugin {
     Seq(new GpuCollStatusListener(store))
 
   override def setupUI(ui: SparkUI): Unit = {
-    // Only applications that formed groups get the tab.
-    if (ui.store.store.count(classOf[GpuCollGroupData]) > 0) {
+    if (GpuCollUi.showTab(ui.store)) {
       new GpuCollTab(ui, ui.store.store)
     }
   }
@@ -160,6 +205,17 @@ object GpuCollUi {
     sc.listenerBus.addToStatusQueue(new GpuCollStatusListener(store))
     sc.ui.foreach(ui => new GpuCollTab(ui, store))
   }
+
+  /**
+   * Whether a replayed application gets the tab: when it has group reports (failed groups
+   * included) or ran with the plugin in spark.plugins (then the tab says no group formed).
+   */
+  private[spark] def showTab(store: AppStatusStore): Boolean =
+    store.store.count(classOf[GpuCollGroupData]) > 0 || Try(store.environmentInfo()).toOption.exists { env =>
+      env.sparkProperties.exists { case (k, v) =>
+        k == "spark.plugins" && v.split(",").map(_.trim).contains(classOf[GpuCollectivesPlugin].getName)
+      }
+    }
 
   private[spark] def reports(store: KVStore): Seq[GroupReport] = {
     val it = store.view(classOf[GpuCollGroupData]).index("sequence").closeableIterator()
