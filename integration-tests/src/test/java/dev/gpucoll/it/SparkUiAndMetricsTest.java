@@ -133,7 +133,7 @@ class SparkUiAndMetricsTest {
     String page = awaitPage(url, body -> body.contains(report.groupId()));
     assertTrue(page.contains("GPU Collectives"), page);
     List<String> expected = new ArrayList<>(List.of(report.stage(), report.backend(),
-        report.rendezvous(), "allReduce", "barrier", "Rendezvous (ms)", "Zero-CTA verdicts", "NCCL path proof", "Members"));
+        report.rendezvous(), "allReduce", "barrier", "Longest wait", "gpucoll-latency-chart", "Zero-CTA verdicts", "NCCL path proof", "Members"));
     report.paths("allReduce").keySet().forEach(expected::add);
     report.members().forEach(m -> expected.add("<td>" + m.pid() + "</td>"));
     report.hosts().forEach(expected::add);

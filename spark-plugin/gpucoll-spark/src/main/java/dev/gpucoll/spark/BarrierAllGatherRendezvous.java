@@ -58,8 +58,10 @@ final class BarrierAllGatherRendezvous implements Rendezvous {
 
   @Override
   public String kind() {
-    return "barrier-allgather";
+    return KIND;
   }
+
+  static final String KIND = "barrier-allgather";
 
   @Override
   public List<byte[]> allGather(byte[] payload, Duration timeout) {

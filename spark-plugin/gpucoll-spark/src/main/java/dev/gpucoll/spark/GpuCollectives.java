@@ -158,7 +158,8 @@ public final class GpuCollectives {
       if (plugin != null) {
         // The group never formed on this rank: the driver's report of the stage says why.
         sendReport(plugin, new RankReportMessage(groupId, stageOf(task), rank, infos.length, host,
-            plugin.context().executorID(), ProcessHandle.current().pid(), "", conf.get(GpuCollConf.RENDEZVOUS),
+            plugin.context().executorID(), ProcessHandle.current().pid(), "",
+            conf.get(GpuCollConf.RENDEZVOUS).equals("allgather") ? BarrierAllGatherRendezvous.KIND : PluginRpcRendezvous.KIND,
             Map.of(), List.of(), List.of(), "", false, System.nanoTime() - startNanos, 0, failureReason(e),
             List.of(), List.of()), groupId);
       }

@@ -69,8 +69,10 @@ final class PluginRpcRendezvous implements Rendezvous {
 
   @Override
   public String kind() {
-    return "spark-plugin-rpc";
+    return KIND;
   }
+
+  static final String KIND = "spark-plugin-rpc";
 
   @Override
   public synchronized List<byte[]> allGather(byte[] payload, Duration timeout) {

@@ -33,6 +33,9 @@ private[spark] object GpuCollCharts {
 
   def duration(nanos: Long): String = Durations.format(nanos)
 
+  /** A message-size class by its largest size: "≤ 256 B"; the smallest class holds 0 and 1 byte. */
+  def sizeLabel(maxBytes: Long): String = if (maxBytes <= 1) "0-1 B" else "≤ " + bytes(maxBytes)
+
   /**
    * Tick values for a log axis over [lo, hi] (nanoseconds): 1, 2 and 5 times powers of ten, at
    * least the two ends' decades.
@@ -44,7 +47,14 @@ private[spark] object GpuCollCharts {
     val first = all.filter(_ <= low).lastOption.getOrElse(1L)
     val last = all.find(_ >= high).getOrElse(all.last)
     val inRange = all.filter(t => t >= first && t <= last)
-    if (inRange.size <= 7) inRange else inRange.filter(t => java.lang.Long.toString(t).head == '1')
+    if (inRange.size <= 7) inRange
+    else {
+      // Too many for the axis: powers of ten only, still enclosing both ends.
+      val decades = all.filter(t => java.lang.Long.toString(t).head == '1')
+      val from = decades.filter(_ <= low).lastOption.getOrElse(1L)
+      val to = decades.find(_ >= high).getOrElse(decades.last)
+      decades.filter(t => t >= from && t <= to)
+    }
   }
 
   private def fmt(d: Double): String = String.format(Locale.ROOT, "%.1f", Double.box(d))
@@ -66,8 +76,8 @@ private[spark] object GpuCollCharts {
     val sizes = rows.map(_.maxBytes).distinct.sorted
     val collectives = rows.map(_.collective).distinct.sorted
     val (left, right, top, bottom) = (72, 150, 16, 44)
-    val plotW = Math.max(240, 90 * sizes.size)
-    val plotH = 200
+    val plotW = Math.max(420, 120 * sizes.size)
+    val plotH = 240
     val width = left + plotW + right
     val height = top + plotH + bottom
     val ticks = logTicks(rows.map(r => Math.min(r.p50Nanos, r.p99Nanos)).min, rows.map(_.p99Nanos).max)
@@ -89,7 +99,7 @@ private[spark] object GpuCollCharts {
       </g>
     }
     val xTicks = sizes.map { s =>
-      <text class="x-tick" x={fmt(x(s))} y={(top + plotH + 16).toString} text-anchor="middle">{"≤ " + bytes(s)}</text>
+      <text class="x-tick" x={fmt(x(s))} y={(top + plotH + 16).toString} text-anchor="middle">{sizeLabel(s)}</text>
     }
     val axisTitles =
       <text x={(left + plotW / 2).toString} y={(height - 6).toString} text-anchor="middle">message size (bytes per rank)</text>
@@ -102,7 +112,7 @@ private[spark] object GpuCollCharts {
         {if (pts.size > 1) <polyline points={path(_.p50Nanos)} fill="none" stroke={col} stroke-width="2"/> else NodeSeq.Empty}
         {if (pts.size > 1) <polyline points={path(_.p99Nanos)} fill="none" stroke={col} stroke-width="1.5" stroke-dasharray="4 3"/> else NodeSeq.Empty}
         {pts.map { p =>
-          val what = s"$c ≤ ${bytes(p.maxBytes)}, ${p.calls} calls"
+          val what = s"$c ${sizeLabel(p.maxBytes)}, ${p.calls} calls"
           <g class="point" data-collective={c} data-max-bytes={p.maxBytes.toString}
              data-p50-ns={p.p50Nanos.toString} data-p99-ns={p.p99Nanos.toString}>
             <circle class="p99" cx={fmt(x(p.maxBytes))} cy={fmt(y(p.p99Nanos))} r="4" fill="white" stroke={col} stroke-width="2">

@@ -106,18 +106,18 @@ private[spark] class GpuCollPage(tab: GpuCollTab) extends WebUIPage("") {
               <td>{m.failure}</td></tr>,
           members.filter(_.failed), fixedWidth = false)
       } else NodeSeq.Empty}
-      <h5>Latency per message size</h5>
-      {if (latency.isEmpty) <p>No call completed.</p> else
+      {if (latency.isEmpty && r.failed) NodeSeq.Empty else <h5>Latency per message size</h5>}
+      {if (latency.isEmpty) (if (r.failed) NodeSeq.Empty else <p>No call completed.</p>) else
         GpuCollCharts.latencyChart(latency) ++
         UIUtils.listingTable(Seq("Collective", "Message size", "Calls", "p50", "p99", "Max"),
           (l: GroupReport.Latency) =>
             <tr class="gpucoll-latency-row" data-collective={l.collective} data-max-bytes={l.maxBytes.toString}>
-              <td>{l.collective}</td><td>{"≤ " + GpuCollCharts.bytes(l.maxBytes)}</td><td>{l.calls}</td>
+              <td>{l.collective}</td><td>{GpuCollCharts.sizeLabel(l.maxBytes)}</td><td>{l.calls}</td>
               <td>{GpuCollCharts.duration(l.p50Nanos)}</td><td>{GpuCollCharts.duration(l.p99Nanos)}</td>
               <td>{GpuCollCharts.duration(l.maxNanos)}</td></tr>,
           latency, fixedWidth = false)}
-      <h5>Paths per collective</h5>
-      {if (paths.isEmpty) <p>No call completed.</p> else
+      {if (paths.isEmpty && r.failed) NodeSeq.Empty else <h5>Paths per collective</h5>}
+      {if (paths.isEmpty) (if (r.failed) NodeSeq.Empty else <p>No call completed.</p>) else
         GpuCollCharts.pathMixChart(paths) ++
         UIUtils.listingTable(Seq("Collective", "Algorithm", "Calls"),
           (p: (String, String, Long)) => <tr><td>{p._1}</td><td>{p._2}</td><td>{p._3}</td></tr>,
@@ -129,13 +129,14 @@ private[spark] class GpuCollPage(tab: GpuCollTab) extends WebUIPage("") {
           <tr><td>{m.rank}</td><td>{m.host}</td><td>{m.executorId}</td>
             <td>{if (m.pid >= 0) m.pid.toString else "-"}</td>
             <td>{if (m.pid >= 0) GpuCollCharts.duration(m.rendezvousNanos) else "-"}</td>
-            <td>{if (m.pid < 0) "-" else if (m.reused) "reused" else GpuCollCharts.duration(m.formationNanos)}</td>
+            <td>{if (m.pid < 0 || m.failed && m.formationNanos == 0) "-" else if (m.reused) "reused"
+              else GpuCollCharts.duration(m.formationNanos)}</td>
             <td>{if (m.failed) "failed" else "ok"}</td></tr>,
         members, fixedWidth = false)}
-      {GpuCollPage.predictions(r)}
-      {GpuCollPage.lines("Zero-CTA verdicts", r.zeroCtaVerdicts.asScala.toSeq)}
-      {GpuCollPage.lines("NCCL path proof", r.ncclProof.asScala.toSeq)}
-      {GpuCollPage.lines("Other findings", r.otherFindings.asScala.toSeq)}
+      {if (r.failed && paths.isEmpty) NodeSeq.Empty else GpuCollPage.predictions(r)}
+      {GpuCollPage.lines("Zero-CTA verdicts", r.zeroCtaVerdicts.asScala.toSeq, r.failed)}
+      {GpuCollPage.lines("NCCL path proof", r.ncclProof.asScala.toSeq, r.failed)}
+      {GpuCollPage.lines("Other findings", r.otherFindings.asScala.toSeq, r.failed)}
     </div>
   }
 }
@@ -173,7 +174,9 @@ private[spark] object GpuCollPage {
         </details>)
   }
 
-  def lines(title: String, items: Seq[String]): Seq[Node] =
+  /** A titled list; "none" when empty, or nothing at all with {@code omitEmpty}. */
+  def lines(title: String, items: Seq[String], omitEmpty: Boolean = false): Seq[Node] =
+    if (items.isEmpty && omitEmpty) NodeSeq.Empty else
     <h5>{title}</h5> ++ (if (items.isEmpty) <p>none</p> else <ul>{items.map { l =>
       if (l.startsWith("CONTRADICTION")) <li><strong>{l}</strong></li> else <li>{l}</li>
     }}</ul>)
