@@ -198,7 +198,8 @@ private[spark] object GpuCollCharts {
       val rw = m.rendezvousNanos / longest * barW
       val fw = m.formationNanos / longest * barW
       val label = s"rendezvous ${duration(m.rendezvousNanos)}" +
-        (if (m.reused) ", reused" else s", formation ${duration(m.formationNanos)}")
+        (if (m.reused) ", reused" else if (m.failed && m.formationNanos == 0) ", failed"
+         else s", formation ${duration(m.formationNanos)}")
       <g class="rank" data-rank={m.rank.toString} data-rendezvous-ns={m.rendezvousNanos.toString}
          data-formation-ns={m.formationNanos.toString}>
         <text x={(left - 6).toString} y={(y + 13).toString} text-anchor="end">{s"rank ${m.rank} (exec ${m.executorId})"}</text>

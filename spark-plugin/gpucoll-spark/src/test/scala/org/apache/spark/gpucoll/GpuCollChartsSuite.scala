@@ -73,3 +73,31 @@ class GpuCollChartsSuite extends AnyFunSuite {
     assert(GpuCollCharts.logTicks(12000, 15000) == Seq(10000, 20000))
   }
 }
+
+/** When the History Server shows the tab: also for an application whose every group failed or none formed. */
+class GpuCollTabAttachSuite extends AnyFunSuite {
+  import org.apache.spark.status.{AppStatusStore, ApplicationEnvironmentInfoWrapper}
+  import org.apache.spark.status.api.v1.{ApplicationEnvironmentInfo, RuntimeInfo}
+  import org.apache.spark.util.kvstore.InMemoryStore
+
+  private def storeWith(plugins: Option[String], reports: Int): AppStatusStore = {
+    val kv = new InMemoryStore()
+    plugins.foreach { p =>
+      kv.write(new ApplicationEnvironmentInfoWrapper(new ApplicationEnvironmentInfo(
+        new RuntimeInfo("17", "/jvm", "2.13"), Seq("spark.plugins" -> p), Nil, Nil, Nil, Nil, Nil)))
+    }
+    (0 until reports).foreach { i =>
+      kv.write(new GpuCollGroupData(new GroupReport(s"g$i", "stage 0.0", 1,
+        java.util.List.of(), "host", "r", java.util.Map.of(), java.util.List.of(), java.util.List.of()), i))
+    }
+    new AppStatusStore(kv, None, None)
+  }
+
+  test("the tab attaches when reports exist or the application ran the plugin") {
+    val plugin = classOf[dev.gpucoll.spark.GpuCollectivesPlugin].getName
+    assert(GpuCollUi.showTab(storeWith(None, 1)))
+    assert(GpuCollUi.showTab(storeWith(Some(s"com.example.Other, $plugin"), 0)))
+    assert(!GpuCollUi.showTab(storeWith(Some("com.example.Other"), 0)))
+    assert(!GpuCollUi.showTab(storeWith(None, 0)))
+  }
+}
