@@ -32,6 +32,7 @@ final class RpcMessages {
   private static final byte GIVE_UP = 3;
   private static final byte ROUND_STATE = 4;
   private static final byte RANK_REPORT = 5;
+  private static final byte EXECUTOR_CHECK = 6;
 
   private RpcMessages() {}
 
@@ -73,6 +74,17 @@ final class RpcMessages {
       List<String> predicted,
       List<String> findings) {}
 
+  /**
+   * An executor's check, at plugin start, of the backend its settings require: {@code
+   * unavailableReason} is empty when the backend can run there.
+   */
+  record ExecutorCheckMessage(String executorId, String host, String backend, String unavailableReason,
+      List<String> gpus, Map<String, String> environment) {
+    boolean usable() {
+      return unavailableReason.isEmpty();
+    }
+  }
+
   /** The wire form of one of the records above. */
   static byte[] encode(Object message) {
     Writer w = new Writer();
@@ -105,6 +117,10 @@ final class RpcMessages {
         byAlgorithm.forEach((algorithm, calls) -> w.string(algorithm).i64(calls));
       });
       w.strings(m.predicted()).strings(m.findings());
+    } else if (message instanceof ExecutorCheckMessage m) {
+      w.header(EXECUTOR_CHECK).string(m.executorId()).string(m.host()).string(m.backend())
+          .string(m.unavailableReason()).strings(m.gpus())
+          .strings(List.copyOf(m.environment().keySet())).strings(List.copyOf(m.environment().values()));
     } else {
       throw new IllegalArgumentException("not a gpucoll RPC message: "
           + (message == null ? "null" : message.getClass().getName()));
@@ -141,6 +157,7 @@ final class RpcMessages {
         case GIVE_UP -> new GiveUp(r.string(), r.buf.getLong(), r.buf.getInt(), r.buf.getLong());
         case ROUND_STATE -> readRoundState(r);
         case RANK_REPORT -> readRankReport(r);
+        case EXECUTOR_CHECK -> readExecutorCheck(r);
         default -> throw new IllegalArgumentException("gpucoll RPC message of unknown type " + type);
       };
       if (r.buf.hasRemaining()) {
@@ -171,6 +188,25 @@ final class RpcMessages {
     }
     String failure = r.bool() ? r.string() : null;
     return new RoundState(payloads, List.copyOf(missingRanks), failure);
+  }
+
+  private static ExecutorCheckMessage readExecutorCheck(Reader r) {
+    String executorId = r.string();
+    String host = r.string();
+    String backend = r.string();
+    String reason = r.string();
+    List<String> gpus = r.strings();
+    List<String> keys = r.strings();
+    List<String> values = r.strings();
+    if (keys.size() != values.size()) {
+      throw new IllegalArgumentException("gpucoll RPC executor check has " + keys.size()
+          + " environment keys but " + values.size() + " values");
+    }
+    Map<String, String> environment = new LinkedHashMap<>();
+    for (int i = 0; i < keys.size(); i++) {
+      environment.put(keys.get(i), values.get(i));
+    }
+    return new ExecutorCheckMessage(executorId, host, backend, reason, gpus, environment);
   }
 
   private static RankReportMessage readRankReport(Reader r) {
