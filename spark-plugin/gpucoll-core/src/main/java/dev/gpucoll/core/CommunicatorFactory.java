@@ -47,6 +47,42 @@ public final class CommunicatorFactory {
     usableBackends(new LinkedHashMap<>()).values().forEach(b -> b.useDevice(ordinal));
   }
 
+  /**
+   * Whether backend {@code name} can run in this process and what its environment is, checked
+   * without forming a group (the Spark layer runs it at executor start when the settings require
+   * a backend).
+   *
+   * @param unavailableReason why it cannot run here; empty when it can
+   * @param environment       the backend's {@link CommunicatorBackend#environment()}
+   */
+  public record BackendCheck(String backend, Optional<String> unavailableReason, Map<String, String> environment) {
+    public BackendCheck {
+      environment = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(environment));
+    }
+  }
+
+  /** The {@link BackendCheck} of backend {@code name} in this process. */
+  public static BackendCheck check(String name) {
+    CommunicatorBackend b = backends().get(name);
+    if (b == null) {
+      return new BackendCheck(name, Optional.of("no '" + name + "' backend on the class path (is the"
+          + " gpucoll-cuda jar missing?)"), Map.of());
+    }
+    Optional<String> why;
+    try {
+      why = b.unavailableReason();
+    } catch (RuntimeException | LinkageError e) {
+      why = Optional.of("checking the backend failed: " + e);
+    }
+    Map<String, String> environment;
+    try {
+      environment = b.environment();
+    } catch (RuntimeException | LinkageError e) {
+      environment = Map.of("environment", "could not be read: " + e);
+    }
+    return new BackendCheck(name, why, environment);
+  }
+
   /** Backends on the class path, by name. */
   public static Map<String, CommunicatorBackend> backends() {
     Map<String, CommunicatorBackend> out = new LinkedHashMap<>();

@@ -52,6 +52,19 @@ public final class GpuBackend implements CommunicatorBackend {
     return Optional.empty();
   }
 
+  /** The probe's findings (versions, device count, NCCL); no CUDA context is created. */
+  @Override
+  public Map<String, String> environment() {
+    CudaProbe p = probe.get();
+    Map<String, String> env = new java.util.LinkedHashMap<>();
+    env.put("CUDA driver", CudaProbe.cudaVersionText(p.driverVersion()));
+    env.put("CUDA runtime", CudaProbe.cudaVersionText(p.runtimeVersion()));
+    env.put("CUDA devices", String.valueOf(p.deviceCount()));
+    env.put("NCCL", p.ncclAvailable() ? CudaProbe.ncclVersionText(p.ncclVersion())
+        : "not loadable: " + p.ncclProblem().orElse("unknown"));
+    return env;
+  }
+
   @Override
   public Map<String, String> localFacts() {
     CudaProbe p = probe.get();

@@ -2,9 +2,9 @@ package dev.gpucoll.cuda;
 
 /** Kernel variants of kernel_abi.h (GC_VAR_*), in GC_VAR order. */
 public enum KernelVariant {
-  /** One-shot over LL slots (8 B data + 8 B flag per 16-byte store), barrier-free; <= 64 KB per peer. */
+  /** One-shot over LL slots (8 B data + 8 B flag per 16-byte store), barrier-free; at most 64 KB per peer. */
   LL("ll"),
-  /** Two-shot (reduce-scatter + all-gather) with sentinel prefill and epoch double buffering; <= 1 MB. */
+  /** Two-shot (reduce-scatter + all-gather) with sentinel prefill and epoch double buffering; at most 1 MB. */
   SENTINEL("sentinel"),
   /** Reduce-scatter + all-gather over 128-byte lines with a 4-byte arrival counter; SUM/AVG only. */
   LL128("ll128"),

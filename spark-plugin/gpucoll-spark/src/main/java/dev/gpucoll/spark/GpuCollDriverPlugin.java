@@ -2,6 +2,7 @@ package dev.gpucoll.spark;
 
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.spark.RpcMessages.Arrive;
+import dev.gpucoll.spark.RpcMessages.ExecutorCheckMessage;
 import dev.gpucoll.spark.RpcMessages.GiveUp;
 import dev.gpucoll.spark.RpcMessages.Poll;
 import dev.gpucoll.spark.RpcMessages.RankReportMessage;
@@ -15,7 +16,6 @@ import java.util.concurrent.TimeUnit;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.plugin.DriverPlugin;
 import org.apache.spark.api.plugin.PluginContext;
-import org.apache.spark.gpucoll.GpuCollUi;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.Tuple2;
@@ -27,6 +27,9 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   static volatile GpuCollDriverPlugin active;
 
   private final RendezvousService rendezvous = new RendezvousService();
+  private final BackendGate backendGate = new BackendGate();
+  private volatile GpuCollConf conf = GpuCollConf.defaults();
+  private volatile SparkContext sc;
   private volatile ReportCollector reports;
   private final Counter groupReports = new Counter();
   private final Counter contradictions = new Counter();
@@ -35,6 +38,8 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   @Override
   public Map<String, String> init(SparkContext sc, PluginContext ctx) {
     GpuCollConf conf = validatedConf(sc.getConf().getAll());
+    this.conf = conf;
+    this.sc = sc;
     String verbosity = conf.get(GpuCollConf.REPORT);
     reports = new ReportCollector(report -> {
       if (report.failed()) {
@@ -65,24 +70,25 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     });
     ReportCollector collector = reports;
     flusher.scheduleWithFixedDelay(() -> collector.flush(System.nanoTime()), 1, 1, TimeUnit.SECONDS);
-    // The "GPU Collectives" tab of the Spark UI, fed by the GroupReportEvents posted above.
-    GpuCollUi.attachLive(sc);
+    // The "GPU Collectives" tab of the Spark UI, fed by the GroupReportEvents posted above. Named in
+    // full, not imported: javadoc reads the Java sources alone and cannot resolve an imported Scala class.
+    org.apache.spark.gpucoll.GpuCollUi.attachLive(sc);
     active = this;
     LOG.info("gpucoll driver plugin ready; settings {}", conf.asMap());
     return conf.asMap();
   }
 
-  /** Parses and checks every spark.gpucoll.* entry; a bad one fails SparkContext start. */
+  /**
+   * Parses and checks every spark.gpucoll.* entry; a bad one fails SparkContext start with one
+   * {@link dev.gpucoll.core.config.InvalidSettingException} (its message names the key, the value
+   * and what is allowed; no cause chain repeating it).
+   */
   static GpuCollConf validatedConf(Tuple2<String, String>[] sparkConf) {
     Map<String, String> settings = new HashMap<>();
     for (Tuple2<String, String> kv : sparkConf) {
       settings.put(kv._1(), kv._2());
     }
-    try {
-      return GpuCollConf.of(settings).validate();
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("gpucoll: invalid Spark configuration: " + e.getMessage(), e);
-    }
+    return GpuCollConf.of(settings).validate();
   }
 
   @Override
@@ -104,6 +110,12 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     } else if (m instanceof RankReportMessage r) {
       reports.add(r);
       return null; // sent one-way
+    } else if (m instanceof ExecutorCheckMessage c) {
+      BackendCheckEvent check = new BackendCheckEvent(c.executorId(), c.host(), c.backend(),
+          c.unavailableReason(), c.gpus(), c.environment());
+      backendGate.add(check);
+      sc.listenerBus().post(check); // for the tab, the event log and the History Server
+      return null; // sent one-way
     }
     throw new IllegalArgumentException("gpucoll driver plugin cannot serve a "
         + m.getClass().getSimpleName() + " message");
@@ -113,6 +125,16 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   public void registerMetrics(String appId, PluginContext ctx) {
     ctx.metricRegistry().register("groupReports", groupReports);
     ctx.metricRegistry().register("pathContradictions", contradictions);
+  }
+
+  /** Refuses a barrier job whose required backend cannot run on some executor (see {@link BackendGate}). */
+  void requireBackend(SparkContext context) {
+    backendGate.require(context, conf);
+  }
+
+  /** Every executor's backend check received so far, by executor id. */
+  List<BackendCheckEvent> backendChecks() {
+    return backendGate.checks();
   }
 
   List<GroupReport> reports() {

@@ -1,6 +1,9 @@
 package dev.gpucoll.spark;
 
+import dev.gpucoll.core.CommunicatorFactory;
 import dev.gpucoll.core.config.GpuCollConf;
+import java.io.IOException;
+import java.net.InetAddress;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.api.plugin.ExecutorPlugin;
@@ -30,6 +33,36 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
     // Not ctx.hostname(): it throws a NullPointerException in executors (Spark 4.x, client-mode RpcEnv).
     LOG.info("gpucoll executor plugin ready on executor {}, GPUs {}", ctx.executorID(),
         gpus.isEmpty() ? "none" : gpus);
+    String required = conf.get(GpuCollConf.BACKEND);
+    if (!required.equals("auto")) {
+      reportBackendCheck(ctx, required, gpus);
+    }
+  }
+
+  /**
+   * Checks, before any task runs, that the backend the settings require can run here, and tells
+   * the driver, which refuses to start a barrier job on executors that cannot (BackendGate).
+   */
+  private static void reportBackendCheck(PluginContext ctx, String backend, List<String> gpus) {
+    CommunicatorFactory.BackendCheck check = CommunicatorFactory.check(backend);
+    String reason = check.unavailableReason().orElse("");
+    if (!reason.isEmpty()) {
+      LOG.warn("gpucoll: spark.gpucoll.backend={} cannot run on executor {}: {}", backend, ctx.executorID(), reason);
+    }
+    try {
+      ctx.send(RpcMessages.encode(new RpcMessages.ExecutorCheckMessage(ctx.executorID(), localHost(),
+          backend, reason, gpus, check.environment())));
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("gpucoll: could not send executor {}'s backend check to the driver", ctx.executorID(), e);
+    }
+  }
+
+  private static String localHost() {
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (IOException e) {
+      return "unknown host";
+    }
   }
 
   @Override

@@ -105,14 +105,25 @@ public final class GpuCollectives {
   /**
    * Java entry point: runs {@code body} as a barrier stage over {@code rdd}, giving each task its
    * communicator. ({@code JavaRDD} has no {@code barrier()}, and the Scala form needs a ClassTag
-   * and a {@code scala.Function1}.)
+   * and a {@code scala.Function1}.) The Spark UI names the stage after the caller's line
+   * ({@code barrierMapPartitions at Train.java:42}).
    */
   public static <T, R> JavaRDD<R> barrierMapPartitions(JavaRDD<T> rdd,
       BarrierPartitionFunction<T, R> body) {
     @SuppressWarnings("unchecked")
     ClassTag<R> tag = (ClassTag<R>) ClassTag$.MODULE$.AnyRef();
-    RDD<R> out = rdd.rdd().barrier().mapPartitions(new ScalaBody<>(body), false, tag);
+    RDD<R> out = UserCallSite.around(rdd.context(), "barrierMapPartitions",
+        () -> checked(rdd.rdd(), rdd.classTag()).barrier().mapPartitions(new ScalaBody<>(body), false, tag));
     return new JavaRDD<>(out, tag);
+  }
+
+  /**
+   * {@code rdd} behind a check, made at the job's submission, that the backend the settings require
+   * can run on the executors: a job that cannot run fails there, naming each executor's reason,
+   * instead of inside its barrier tasks.
+   */
+  static <T> RDD<T> checked(RDD<T> rdd, ClassTag<T> tag) {
+    return new BackendCheckedRDD<>(rdd, tag);
   }
 
   /** Adapts the Java body to the scala.Function1 over Scala iterators that RDDBarrier wants. */

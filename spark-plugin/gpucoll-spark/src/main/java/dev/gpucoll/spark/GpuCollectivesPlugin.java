@@ -35,4 +35,14 @@ public final class GpuCollectivesPlugin implements SparkPlugin {
     GpuCollDriverPlugin driver = GpuCollDriverPlugin.active;
     return driver == null ? List.of() : driver.reports();
   }
+
+  /**
+   * The executors' checks of the backend {@code spark.gpucoll.backend} requires (made at executor
+   * start when it is not {@code auto}), by executor id; empty when the driver part is not running
+   * in this JVM.
+   */
+  public static List<BackendCheckEvent> driverBackendChecks() {
+    GpuCollDriverPlugin driver = GpuCollDriverPlugin.active;
+    return driver == null ? List.of() : driver.backendChecks();
+  }
 }

@@ -25,7 +25,7 @@ import java.util.Map;
 final class RpcMessages {
   /** "GCRP": gpucoll RPC. */
   static final int MAGIC = 0x47435250;
-  /** 3: rank reports carry timings, reuse, failure, predictions at used sizes and latency histograms. */
+  /** 3: rank reports carry timings, reuse, failure, predictions at used sizes and latency histograms; executor checks. */
   static final int VERSION = 3;
   /** Latency cells one rank report may hold: 16 collectives of 64 size classes each. */
   static final int MAX_LATENCY_CELLS = 16 * LatencyHistogram.SIZE_CLASSES;
@@ -35,6 +35,7 @@ final class RpcMessages {
   private static final byte GIVE_UP = 3;
   private static final byte ROUND_STATE = 4;
   private static final byte RANK_REPORT = 5;
+  private static final byte EXECUTOR_CHECK = 6;
 
   private RpcMessages() {}
 
@@ -95,6 +96,17 @@ final class RpcMessages {
     }
   }
 
+  /**
+   * An executor's check, at plugin start, of the backend its settings require: {@code
+   * unavailableReason} is empty when the backend can run there.
+   */
+  record ExecutorCheckMessage(String executorId, String host, String backend, String unavailableReason,
+      List<String> gpus, Map<String, String> environment) {
+    boolean usable() {
+      return unavailableReason.isEmpty();
+    }
+  }
+
   /** The wire form of one of the records above. */
   static byte[] encode(Object message) {
     Writer w = new Writer();
@@ -137,6 +149,10 @@ final class RpcMessages {
         w.string(c.collective()).i32(c.sizeClass()).i64(c.maxNanos()).i32(c.counts().size());
         c.counts().forEach((bucket, n) -> w.i32(bucket).i64(n));
       }
+    } else if (message instanceof ExecutorCheckMessage m) {
+      w.header(EXECUTOR_CHECK).string(m.executorId()).string(m.host()).string(m.backend())
+          .string(m.unavailableReason()).strings(m.gpus())
+          .strings(List.copyOf(m.environment().keySet())).strings(List.copyOf(m.environment().values()));
     } else {
       throw new IllegalArgumentException("not a gpucoll RPC message: "
           + (message == null ? "null" : message.getClass().getName()));
@@ -173,6 +189,7 @@ final class RpcMessages {
         case GIVE_UP -> new GiveUp(r.string(), r.buf.getLong(), r.buf.getInt(), r.buf.getLong());
         case ROUND_STATE -> readRoundState(r);
         case RANK_REPORT -> readRankReport(r);
+        case EXECUTOR_CHECK -> readExecutorCheck(r);
         default -> throw new IllegalArgumentException("gpucoll RPC message of unknown type " + type);
       };
       if (r.buf.hasRemaining()) {
@@ -203,6 +220,25 @@ final class RpcMessages {
     }
     String failure = r.bool() ? r.string() : null;
     return new RoundState(payloads, List.copyOf(missingRanks), failure);
+  }
+
+  private static ExecutorCheckMessage readExecutorCheck(Reader r) {
+    String executorId = r.string();
+    String host = r.string();
+    String backend = r.string();
+    String reason = r.string();
+    List<String> gpus = r.strings();
+    List<String> keys = r.strings();
+    List<String> values = r.strings();
+    if (keys.size() != values.size()) {
+      throw new IllegalArgumentException("gpucoll RPC executor check has " + keys.size()
+          + " environment keys but " + values.size() + " values");
+    }
+    Map<String, String> environment = new LinkedHashMap<>();
+    for (int i = 0; i < keys.size(); i++) {
+      environment.put(keys.get(i), values.get(i));
+    }
+    return new ExecutorCheckMessage(executorId, host, backend, reason, gpus, environment);
   }
 
   private static RankReportMessage readRankReport(Reader r) {

@@ -15,9 +15,17 @@ import scala.reflect.ClassTag
 object syntax {
   implicit class CommunicatorRDDOps[T](private val rdd: RDD[T]) extends AnyVal {
 
-    /** Runs `body` as a barrier stage; each task gets its communicator (rank = partition id). */
+    /**
+     * Runs `body` as a barrier stage; each task gets its communicator (rank = partition id). The
+     * Spark UI names the stage after the caller's line (`mapPartitionsWithCommunicator at Train.scala:42`).
+     */
     def mapPartitionsWithCommunicator[R: ClassTag](
-        body: (Communicator, Iterator[T]) => Iterator[R]): RDD[R] =
-      rdd.barrier().mapPartitions(rows => body(GpuCollectives.communicator(), rows))
+        body: (Communicator, Iterator[T]) => Iterator[R]): RDD[R] = {
+      // The checked RDD only passes rows through (it makes no arrays), so any tag serves.
+      val tag = ClassTag.AnyRef.asInstanceOf[ClassTag[T]]
+      UserCallSite.around(rdd.sparkContext, "mapPartitionsWithCommunicator",
+        () => GpuCollectives.checked(rdd, tag).barrier()
+          .mapPartitions(rows => body(GpuCollectives.communicator(), rows)))
+    }
   }
 }

@@ -88,19 +88,35 @@ class GpuCollectivesSuite extends AnyFunSuite {
     }
   }
 
-  test("backend=gpu on a machine without a usable GPU fails with each rank's reason") {
+  test("backend=gpu on a machine without a usable GPU fails the job at its submission, or its ranks, with each reason") {
     assume(dev.gpucoll.cuda.CudaEnvironment.probe().unavailableReason().isPresent,
       "this machine has a usable GPU")
     val reason = new dev.gpucoll.cuda.GpuBackend().unavailableReason().get
     withContext(conf(plugin = true).set("spark.gpucoll.backend", "gpu")
         .set("spark.task.maxFailures", "1")) { sc =>
-      val e = intercept[org.apache.spark.SparkException] {
+      // Through our API: refused before any stage, naming the executor's reason.
+      val refused = intercept[IllegalStateException] {
         sc.parallelize(1 to 2, 2).mapPartitionsWithCommunicator((comm, rows) => rows).collect()
+      }
+      assert(refused.getMessage.contains("so the barrier job was not started"), refused.getMessage)
+      assert(refused.getMessage.contains(reason), refused.getMessage)
+      // rdd.barrier() used directly: the ranks fail at group formation, naming each rank's reason.
+      val e = intercept[org.apache.spark.SparkException] {
+        sc.parallelize(1 to 2, 2).barrier().mapPartitions { rows => GpuCollectives.communicator(); rows }.collect()
       }
       assert(e.getMessage.contains("backend 'gpu' is not usable on ranks [0, 1]"), e.getMessage)
       assert(e.getMessage.contains(reason), e.getMessage)
       val errors = GpuCollExecutorPlugin.active.context().metricRegistry().getCounters.get("errors")
       assert(errors.getCount >= 1L, "the failed setup counts as an error")
+    }
+  }
+
+  test("the barrier stage's RDD carries the caller's line, not ours") {
+    withContext(conf(plugin = true)) { sc =>
+      val line = new Throwable().getStackTrace()(0).getLineNumber + 1
+      val rdd = sc.parallelize(1 to 2, 2).mapPartitionsWithCommunicator((comm, rows) => rows)
+      assert(rdd.toString.endsWith(s" at mapPartitionsWithCommunicator at GpuCollectivesSuite.scala:$line"),
+        rdd.toString)
     }
   }
 

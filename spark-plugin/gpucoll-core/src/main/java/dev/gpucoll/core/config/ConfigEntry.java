@@ -41,13 +41,18 @@ public final class ConfigEntry<T> {
     return allowed;
   }
 
-  /** The value in {@code settings}, or the default; a bad value names the key and what is allowed. */
+  /**
+   * The value in {@code settings}, or the default.
+   *
+   * @throws InvalidSettingException for a value that does not parse, naming the key, the value and
+   *     what is allowed
+   */
   public T get(Map<String, String> settings) {
     String raw = settings.getOrDefault(key, defaultText).trim();
     try {
       return parser.apply(raw);
     } catch (RuntimeException e) {
-      throw new IllegalArgumentException("invalid value '" + raw + "' for " + key + ": " + e.getMessage(), e);
+      throw new InvalidSettingException(key, raw, e.getMessage());
     }
   }
 }

@@ -155,17 +155,62 @@ public final class GpuCollConf {
   /**
    * Parses every known key, so a value that does not parse fails early with an error naming the key
    * and the value. An unknown spark.gpucoll key (a typo, or a setting of a newer version) is not
-   * fatal, as in Spark: it gets one WARN per JVM naming it and the known keys, and is ignored.
+   * fatal, as in Spark: it gets one WARN per JVM naming it, the close match if there is one
+   * ({@link #closestKey}) and the known keys, and is ignored.
+   *
+   * @throws InvalidSettingException for the first value that does not parse
    */
   public GpuCollConf validate() {
     for (String k : unknownKeys()) {
       if (WARNED_UNKNOWN.add(k)) {
-        LOG.warning("gpucoll: ignoring unknown setting " + k + " (a typo, or a setting of another"
-            + " gpucoll version); known settings: " + ENTRIES.stream().map(ConfigEntry::key).toList());
+        String guess = closestKey(k).map(c -> ": did you mean " + c + "?").orElse("");
+        LOG.warning("gpucoll: ignoring unknown setting " + k + guess + " (a typo, or a setting of"
+            + " another gpucoll version; known settings: " + ENTRIES.stream().map(ConfigEntry::key).toList() + ")");
       }
     }
     ENTRIES.forEach(e -> e.get(settings));
     return this;
+  }
+
+  /**
+   * The known key an unknown one most likely meant: the nearest by edit distance (a transposition
+   * counts as one edit, case is ignored), if at most 2 edits and under a third of its length away.
+   */
+  public static Optional<String> closestKey(String unknown) {
+    String name = unknown.toLowerCase(Locale.ROOT);
+    String best = null;
+    int bestDistance = Integer.MAX_VALUE;
+    for (ConfigEntry<?> e : ENTRIES) {
+      int d = editDistance(name, e.key().toLowerCase(Locale.ROOT));
+      if (d < bestDistance) {
+        bestDistance = d;
+        best = e.key();
+      }
+    }
+    int nameLength = name.length() - (name.startsWith(PREFIX) ? PREFIX.length() : 0);
+    return best != null && bestDistance <= 2 && bestDistance * 3 < nameLength
+        ? Optional.of(best) : Optional.empty();
+  }
+
+  /** Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps. */
+  static int editDistance(String a, String b) {
+    int[][] d = new int[a.length() + 1][b.length() + 1];
+    for (int i = 0; i <= a.length(); i++) {
+      d[i][0] = i;
+    }
+    for (int j = 0; j <= b.length(); j++) {
+      d[0][j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      for (int j = 1; j <= b.length(); j++) {
+        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+        d[i][j] = Math.min(Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
+        if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
+          d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+      }
+    }
+    return d[a.length()][b.length()];
   }
 
   /** The spark.gpucoll keys set here that no entry declares. */

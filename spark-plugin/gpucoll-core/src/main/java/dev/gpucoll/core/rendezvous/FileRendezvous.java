@@ -396,7 +396,7 @@ public final class FileRendezvous implements Rendezvous {
   }
 
   /**
-   * Posts bye-<rank>, waits (at most the last round's timeout) until every rank has posted its bye
+   * Posts {@code bye-<rank>}, waits (at most the last round's timeout) until every rank has posted its bye
    * or is gone, so nobody still needs this rank's last round, then deletes this rank's files and,
    * when it is empty, the folder.
    */

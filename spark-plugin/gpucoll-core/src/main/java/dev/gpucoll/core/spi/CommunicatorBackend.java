@@ -16,6 +16,15 @@ public interface CommunicatorBackend {
   /** Empty when this process can use the backend; otherwise why not (said once in the log). */
   Optional<String> unavailableReason();
 
+  /**
+   * What a person needs to know about this process's environment for this backend (library
+   * versions, device count, why an optional part is missing), without touching any device: safe
+   * at executor start. Empty by default.
+   */
+  default java.util.Map<String, String> environment() {
+    return java.util.Map.of();
+  }
+
   /** Facts about this process that the group needs to decide (GPU UUID, device ordinal...). */
   default java.util.Map<String, String> localFacts() {
     return java.util.Map.of();

@@ -2,12 +2,14 @@ package dev.gpucoll.core.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.logging.Handler;
 import java.util.logging.Level;
@@ -105,7 +107,7 @@ class GpuCollConfTest {
           .filter(r -> r.getLevel() == Level.WARNING && r.getMessage().contains("timeuot")).toList();
       assertEquals(1, warnings.size(), records.toString());
       String text = warnings.get(0).getMessage();
-      assertTrue(text.contains("unknown setting spark.gpucoll.timeuot"), text);
+      assertTrue(text.contains("unknown setting spark.gpucoll.timeuot: did you mean spark.gpucoll.timeout?"), text);
       for (ConfigEntry<?> e : GpuCollConf.entries()) {
         assertTrue(text.contains(e.key()), text);
       }
@@ -113,5 +115,37 @@ class GpuCollConfTest {
     } finally {
       log.removeHandler(capture);
     }
+  }
+
+  @Test
+  void aBadValueIsOneMessageWithoutACauseChainRepeatingIt() {
+    InvalidSettingException e = assertThrows(InvalidSettingException.class, () -> timeout("2x"));
+    assertEquals("gpucoll: invalid value '2x' for spark.gpucoll.timeout: unknown time unit 'x';"
+        + " expected one of us, ms, s, m, min, h, d", e.getMessage());
+    assertNull(e.getCause());
+    assertEquals("spark.gpucoll.timeout", e.key());
+    assertEquals("2x", e.value());
+  }
+
+  @Test
+  void aCloseMatchOfAnUnknownKeyIsNamed() {
+    assertEquals(Optional.of("spark.gpucoll.timeout"), GpuCollConf.closestKey("spark.gpucoll.timout"));
+    assertEquals(Optional.of("spark.gpucoll.timeout"), GpuCollConf.closestKey("spark.gpucoll.Timeout"));
+    assertEquals(Optional.of("spark.gpucoll.backend"), GpuCollConf.closestKey("spark.gpucoll.backedn"));
+    assertEquals(Optional.of("spark.gpucoll.gpu.oneShotMaxBytes"),
+        GpuCollConf.closestKey("spark.gpucoll.gpu.oneshotMaxByte"));
+    // Too far from every key, or too short to guess from: no suggestion.
+    assertEquals(Optional.empty(), GpuCollConf.closestKey("spark.gpucoll.fooBar"));
+    assertEquals(Optional.empty(), GpuCollConf.closestKey("spark.gpucoll.x"));
+    assertEquals(Optional.empty(), GpuCollConf.closestKey("spark.gpucoll.cudf.poolSize"));
+  }
+
+  @Test
+  void editDistanceCountsASwapAsOneEdit() {
+    assertEquals(0, GpuCollConf.editDistance("timeout", "timeout"));
+    assertEquals(1, GpuCollConf.editDistance("timout", "timeout"));
+    assertEquals(1, GpuCollConf.editDistance("timeuot", "timeout"));
+    assertEquals(2, GpuCollConf.editDistance("tmieuot", "timeout"));
+    assertEquals(7, GpuCollConf.editDistance("", "timeout"));
   }
 }

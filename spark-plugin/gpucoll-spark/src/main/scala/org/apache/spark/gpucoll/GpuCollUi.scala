@@ -5,7 +5,7 @@ import scala.util.Try
 import scala.xml.{Node, NodeSeq}
 
 import com.fasterxml.jackson.annotation.JsonIgnore
-import dev.gpucoll.spark.{GpuCollectivesPlugin, GroupReport, GroupReportEvent}
+import dev.gpucoll.spark.{BackendCheckEvent, GpuCollectivesPlugin, GroupReport, GroupReportEvent}
 import jakarta.servlet.http.HttpServletRequest
 import org.json4s.JValue
 import org.json4s.jackson.JsonMethods
@@ -28,8 +28,14 @@ private[spark] class GpuCollGroupData(val report: GroupReport, val sequence: Lon
   def order: Long = sequence
 }
 
+/** One executor's check of the backend the settings require, as the status store keeps it. */
+private[spark] class GpuCollExecutorCheckData(val check: BackendCheckEvent) {
+  @JsonIgnore @KVIndex
+  def key: String = check.executorId
+}
+
 /**
- * Writes every GroupReportEvent into the status store: on the driver's status queue while the
+ * Writes every GroupReportEvent (and every executor's BackendCheckEvent) into the status store: on the driver's status queue while the
  * application runs, and in the History Server while it replays the event log.
  */
 private[spark] class GpuCollStatusListener(store: ElementTrackingStore) extends SparkListener {
@@ -43,6 +49,8 @@ private[spark] class GpuCollStatusListener(store: ElementTrackingStore) extends 
     case e: GroupReportEvent =>
       sequence += 1
       store.write(new GpuCollGroupData(e.report, sequence), checkTriggers = true)
+    case e: BackendCheckEvent =>
+      store.write(new GpuCollExecutorCheckData(e)) // one per executor: the latest check wins
     case _ =>
   }
 }
@@ -71,6 +79,7 @@ private[spark] class GpuCollPage(tab: GpuCollTab) extends WebUIPage("") {
           barrier-stage group, the backend and rendezvous that served them, the latency of its calls per
           message size, and the path every collective took (calls summed over ranks). Paths NCCL's own
           log refuted are marked CONTRADICTION.</p>
+        {GpuCollPage.executorChecks(GpuCollUi.executorChecks(tab.store))}
         {if (all.isEmpty) <p>No barrier stage has used a communicator yet.</p>
          else UIUtils.listingTable(GpuCollPage.SummaryHeader, summaryRow, all, fixedWidth = false)}
         {all.map(details)}
@@ -162,6 +171,26 @@ private[spark] object GpuCollPage {
       byAlg.asScala.toSeq.sortBy(_._1).map { case (alg, n) => (c, alg, n.longValue) }
     }
 
+  /**
+   * Each executor's check, at plugin start, of the backend spark.gpucoll.backend requires: whether
+   * it can run there and why not, the executor's GPUs and what the backend found.
+   */
+  def executorChecks(checks: Seq[BackendCheckEvent]): Seq[Node] =
+    if (checks.isEmpty) NodeSeq.Empty else {
+      val failed = checks.count(!_.usable)
+      <h4>Executor checks of spark.gpucoll.backend{if (failed > 0) <strong style="color: #b00"> ({failed} cannot run it)</strong> else NodeSeq.Empty}</h4> ++
+      UIUtils.listingTable(Seq("Executor", "Host", "Backend", "Result", "GPUs", "Reason", "Found"),
+        (c: BackendCheckEvent) =>
+          <tr class={if (c.usable) "gpucoll-check" else "gpucoll-check gpucoll-failed"}>
+            <td>{c.executorId}</td><td>{c.host}</td><td>{c.backend}</td>
+            <td>{if (c.usable) "usable" else <strong style="color: #b00">cannot run</strong>}</td>
+            <td>{if (c.gpus.isEmpty) "none" else c.gpus.asScala.mkString(", ")}</td>
+            <td>{c.unavailableReason}</td>
+            <td>{c.environment.asScala.toSeq.sortBy(_._1).map { case (k, v) => s"$k=$v" }.mkString("; ")}</td>
+          </tr>,
+        checks, fixedWidth = false)
+    }
+
   /** Predictions at the sizes the group used, the reference sizes one click away. */
   def predictions(r: GroupReport): Seq[Node] = {
     val used = r.predictedUsed.asScala.toSeq
@@ -211,10 +240,12 @@ object GpuCollUi {
 
   /**
    * Whether a replayed application gets the tab: when it has group reports (failed groups
-   * included) or ran with the plugin in spark.plugins (then the tab says no group formed).
+   * included) or executor checks, or ran with the plugin in spark.plugins (then the tab says no
+   * group formed).
    */
   private[spark] def showTab(store: AppStatusStore): Boolean =
-    store.store.count(classOf[GpuCollGroupData]) > 0 || Try(store.environmentInfo()).toOption.exists { env =>
+    store.store.count(classOf[GpuCollGroupData]) > 0 || store.store.count(classOf[GpuCollExecutorCheckData]) > 0 ||
+      Try(store.environmentInfo()).toOption.exists { env =>
       env.sparkProperties.exists { case (k, v) =>
         k == "spark.plugins" && v.split(",").map(_.trim).contains(classOf[GpuCollectivesPlugin].getName)
       }
@@ -223,6 +254,12 @@ object GpuCollUi {
   private[spark] def reports(store: KVStore): Seq[GroupReport] = {
     val it = store.view(classOf[GpuCollGroupData]).index("sequence").closeableIterator()
     try it.asScala.map(_.report).toList
+    finally it.close()
+  }
+
+  private[spark] def executorChecks(store: KVStore): Seq[BackendCheckEvent] = {
+    val it = store.view(classOf[GpuCollExecutorCheckData]).closeableIterator()
+    try it.asScala.map(_.check).toList.sortBy(_.executorId)
     finally it.close()
   }
 

@@ -101,3 +101,30 @@ class GpuCollTabAttachSuite extends AnyFunSuite {
     assert(!GpuCollUi.showTab(storeWith(None, 0)))
   }
 }
+
+/** Executors' backend checks reach the store and the tab (live and History Server alike). */
+class GpuCollExecutorChecksSuite extends AnyFunSuite {
+  import dev.gpucoll.spark.BackendCheckEvent
+  import org.apache.spark.SparkConf
+  import org.apache.spark.status.{AppStatusStore, ElementTrackingStore}
+  import org.apache.spark.util.kvstore.InMemoryStore
+
+  test("the listener keeps each executor's latest check and the page lists the ones that cannot run") {
+    val store = new ElementTrackingStore(new InMemoryStore(), new SparkConf(false))
+    val listener = new GpuCollStatusListener(store)
+    listener.onOtherEvent(new BackendCheckEvent("1", "node-a", "gpu", "libcuda.so.1: cannot open shared object file",
+      java.util.List.of(), java.util.Map.of("cuda.driver", "none")))
+    listener.onOtherEvent(new BackendCheckEvent("2", "node-b", "gpu", "", java.util.List.of("0"),
+      java.util.Map.of("cuda.driver", "13.0")))
+    listener.onOtherEvent(new BackendCheckEvent("2", "node-b", "gpu", "", java.util.List.of("1"),
+      java.util.Map.of("cuda.driver", "13.0")))
+    val checks = GpuCollUi.executorChecks(store)
+    assert(checks.map(_.executorId) == Seq("1", "2"))
+    assert(checks(1).gpus == java.util.List.of("1"))
+    val html = GpuCollPage.executorChecks(checks).mkString
+    assert(html.contains("(1 cannot run it)"), html)
+    assert(html.contains("libcuda.so.1: cannot open shared object file"), html)
+    assert(html.contains("cuda.driver=13.0"), html)
+    assert(GpuCollUi.showTab(new AppStatusStore(store, None, None)))
+  }
+}
