@@ -27,10 +27,6 @@ import java.util.stream.Stream;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.deploy.history.FsHistoryProvider;
-import org.apache.spark.deploy.history.HistoryServer;
-import org.apache.spark.deploy.history.HistoryServer$;
-import org.apache.spark.util.SystemClock;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -107,20 +103,8 @@ class SparkUiAndMetricsTest {
       }
 
       // The History Server replays GroupReportEvent from the event log into the same tab.
-      SparkConf hsConf = new SparkConf(false)
-          .set("spark.history.fs.logDirectory", events.toUri().toString())
-          .set("spark.history.fs.update.interval", "1s")
-          .set("spark.history.ui.port", "0");
-      FsHistoryProvider provider = new FsHistoryProvider(hsConf, new SystemClock());
-      HistoryServer history = new HistoryServer(hsConf, provider,
-          HistoryServer$.MODULE$.createSecurityManager(hsConf), 0);
-      try {
-        history.bind();
-        provider.start();
-        assertTabShows("http://localhost:" + history.boundPort() + "/history/" + appId + "/gpucoll/",
-            report);
-      } finally {
-        history.stop();
+      try (LocalHistoryServer history = new LocalHistoryServer(events)) {
+        assertTabShows(history.url(appId, "gpucoll/"), report);
       }
     } finally {
       try (Stream<Path> files = Files.walk(work)) {

@@ -25,10 +25,6 @@ import org.apache.spark.SparkContext;
 import org.apache.spark.SparkException;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.deploy.history.FsHistoryProvider;
-import org.apache.spark.deploy.history.HistoryServer;
-import org.apache.spark.deploy.history.HistoryServer$;
-import org.apache.spark.util.SystemClock;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -119,23 +115,12 @@ class SparkUiBrowserTest {
         sc.stop();
       }
 
-      SparkConf hsConf = new SparkConf(false)
-          .set("spark.history.fs.logDirectory", events.toUri().toString())
-          .set("spark.history.fs.update.interval", "1s")
-          .set("spark.history.ui.port", "0");
-      FsHistoryProvider provider = new FsHistoryProvider(hsConf, new SystemClock());
-      HistoryServer history = new HistoryServer(hsConf, provider,
-          HistoryServer$.MODULE$.createSecurityManager(hsConf), 0);
-      try {
-        history.bind();
-        provider.start();
-        String url = "http://localhost:" + history.boundPort() + "/history/" + appId + "/gpucoll/";
+      try (LocalHistoryServer history = new LocalHistoryServer(events)) {
+        String url = history.url(appId, "gpucoll/");
         String dom = awaitDom(browser, url, reports.get(2).groupId());
         Files.writeString(SCREENSHOTS.resolve("history-gpucoll-tab.html"), dom);
         browser.screenshot(url, SCREENSHOTS.resolve("history-gpucoll-tab.png"), 1280, 3000);
         assertPage(dom, reports, url);
-      } finally {
-        history.stop();
       }
     } finally {
       try (Stream<Path> files = Files.walk(work)) {
