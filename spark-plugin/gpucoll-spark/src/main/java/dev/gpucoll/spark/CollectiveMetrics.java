@@ -63,11 +63,11 @@ final class CollectiveMetrics implements CollectiveListener {
     return taskLatency.cells();
   }
 
-  /** The message sizes the current task's calls used, per collective (the first few distinct ones). */
+  /** The message sizes the current task's calls used, per collective (the first few distinct ones), ascending. */
   Map<Collective, Set<Long>> taskSizes() {
     synchronized (taskSizes) {
       Map<Collective, Set<Long>> out = new EnumMap<>(Collective.class);
-      taskSizes.forEach((c, s) -> out.put(c, Set.copyOf(s)));
+      taskSizes.forEach((c, s) -> out.put(c, java.util.Collections.unmodifiableSet(new TreeSet<>(s))));
       return out;
     }
   }
