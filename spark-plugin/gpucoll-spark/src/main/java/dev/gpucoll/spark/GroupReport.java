@@ -97,8 +97,10 @@ public record GroupReport(
     return (int) members.stream().map(m -> m.host() + "/" + m.pid()).distinct().count();
   }
 
+  /** The members' hosts in rank order (a rank that never reported has none). */
   public Set<String> hosts() {
-    return members.stream().map(Member::host).collect(Collectors.toCollection(LinkedHashSet::new));
+    return members.stream().map(Member::host).filter(h -> !h.isEmpty())
+        .collect(Collectors.toCollection(LinkedHashSet::new));
   }
 
   /** The algorithms a collective ran on, e.g. paths("allReduce") = {host-oneshot=6}. */

@@ -78,6 +78,7 @@ class ReportCollectorTest {
     GroupReport g = logged.get(0);
     assertEquals(ReportCollector.NO_REPORT, g.members().get(0).failure());
     assertEquals(-1, g.members().get(0).pid());
+    assertEquals(java.util.Set.of("h1"), g.hosts(), "the rank without a report adds no host");
     assertEquals("boom", g.members().get(1).failure());
     assertEquals(Map.of(1, 5.0), g.rendezvousMillis(), "the rank without a report has no time");
     // A late report of the same stage starts no second report of the group until it too expires.

@@ -93,7 +93,7 @@ private[spark] class GpuCollPage(tab: GpuCollTab) extends WebUIPage("") {
       <td><a href={"#" + GpuCollPage.anchor(r)}>{r.groupId}</a></td>
       <td>{if (r.failed) <strong style="color: #b00">FAILED</strong> else "ok"}</td>
       <td>{r.size}</td>
-      <td>{r.hosts.asScala.filter(_.nonEmpty).mkString(", ")}</td>
+      <td>{r.hosts.asScala.mkString(", ")}</td>
       <td>{r.backend}</td>
       <td>{r.rendezvous}</td>
       <td>{GpuCollPage.maxWait(r)}</td>
