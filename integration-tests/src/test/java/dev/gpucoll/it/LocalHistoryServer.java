@@ -22,6 +22,21 @@ final class LocalHistoryServer implements AutoCloseable {
     provider.start();
   }
 
+  /**
+   * A local-cluster application with its live UI on a free port and an uncompressed event log in
+   * {@code eventLogs}, for a History Server to replay.
+   */
+  static SparkConf uiAppConf(String appName, int executors, Path eventLogs) {
+    return dev.gpucoll.examples.LocalCluster.conf(appName, executors)
+        .set("spark.ui.enabled", "true")
+        .set("spark.ui.port", "0")
+        .set("spark.gpucoll.timeout", "30s")
+        .set("spark.task.maxFailures", "1")
+        .set("spark.eventLog.enabled", "true")
+        .set("spark.eventLog.compress", "false")
+        .set("spark.eventLog.dir", eventLogs.toUri().toString());
+  }
+
   /** The page {@code path} (e.g. "gpucoll/") of application {@code appId}. */
   String url(String appId, String path) {
     return "http://localhost:" + server.boundPort() + "/history/" + appId + "/" + path;

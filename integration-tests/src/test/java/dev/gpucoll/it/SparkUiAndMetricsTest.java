@@ -46,14 +46,7 @@ class SparkUiAndMetricsTest {
     Path csv = Files.createDirectories(work.resolve("metrics"));
     Path events = Files.createDirectories(work.resolve("events"));
     try {
-      SparkConf conf = LocalCluster.conf("gpucoll-ui", EXECUTORS)
-          .set("spark.ui.enabled", "true")
-          .set("spark.ui.port", "0")
-          .set("spark.gpucoll.timeout", "30s")
-          .set("spark.task.maxFailures", "1")
-          .set("spark.eventLog.enabled", "true")
-          .set("spark.eventLog.compress", "false")
-          .set("spark.eventLog.dir", events.toUri().toString())
+      SparkConf conf = LocalHistoryServer.uiAppConf("gpucoll-ui", EXECUTORS, events)
           .set("spark.metrics.conf.*.sink.csv.class", "org.apache.spark.metrics.sink.CsvSink")
           .set("spark.metrics.conf.*.sink.csv.period", "1")
           .set("spark.metrics.conf.*.sink.csv.unit", "seconds")

@@ -51,14 +51,7 @@ class SparkUiBrowserTest {
     Path work = Files.createTempDirectory("gpucoll-ui-browser");
     Path events = Files.createDirectories(work.resolve("events"));
     try {
-      SparkConf conf = LocalCluster.conf("gpucoll-ui-browser", EXECUTORS)
-          .set("spark.ui.enabled", "true")
-          .set("spark.ui.port", "0")
-          .set("spark.gpucoll.timeout", "30s")
-          .set("spark.task.maxFailures", "1")
-          .set("spark.eventLog.enabled", "true")
-          .set("spark.eventLog.compress", "false")
-          .set("spark.eventLog.dir", events.toUri().toString());
+      SparkConf conf = LocalHistoryServer.uiAppConf("gpucoll-ui-browser", EXECUTORS, events);
       SparkContext sc = new SparkContext(conf);
       String appId = sc.applicationId();
       List<GroupReport> reports;
