@@ -193,6 +193,12 @@ CONF+=("${EXTRA_CONF[@]}")
 if [ -n "$TASK_GPU" ]; then
   CONF+=(--conf spark.executor.resource.gpu.amount=1 --conf spark.task.resource.gpu.amount=$TASK_GPU)
 fi
+if [ -n "$CUDF_JAR" ]; then
+  # The job forces our spinning kernels on ranks that share a GPU; a kernel loaded lazily at its
+  # first launch (CUDA's default) can wait for the context to go idle, which a peer's spinning
+  # kernel never lets happen. Every module (libcudf's too) is loaded when the context starts.
+  CONF+=(--conf spark.executorEnv.CUDA_MODULE_LOADING=EAGER)
+fi
 "$JAVA" "${JFLAGS[@]}" "$LOG4J" "-Xmx$([ "$BACKEND" = gpu ] && echo 8g || echo 1g)" -Dorg.bytedeco.javacpp.cachedir=/tmp/javacpp-cache \
   -cp "$SPARK_SLIM/jars/*" org.apache.spark.deploy.SparkSubmit --master "$MASTER" --deploy-mode client \
   --jars "$JARS" --class "dev.gpucoll.examples.gpu.$JOB" "${CONF[@]}" "$APP_JAR" \

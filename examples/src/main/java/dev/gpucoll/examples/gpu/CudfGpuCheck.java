@@ -117,7 +117,9 @@ public final class CudfGpuCheck {
         for (String part : List.of("collectives", "refusals", "join", "shuffle")) {
           String name = "cudf-" + part + suffix;
           if (!started) {
-            byStage.put(name, List.of("SKIP stage=" + name + ": cuDF did not start on every rank (stage cudf-start)"));
+            String skip = "SKIP stage=" + name + ": cuDF did not start on every rank (stage cudf-start)";
+            System.out.println(skip);
+            byStage.put(name, List.of(skip));
             continue;
           }
           if (part.equals("join")) {

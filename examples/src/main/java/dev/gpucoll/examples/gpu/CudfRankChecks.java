@@ -60,6 +60,9 @@ final class CudfRankChecks {
   private final List<String> lines = new ArrayList<>();
   private int cases;
   private int failures;
+  private int skipped;
+  /** The case that threw, after which this stage runs no more cases. */
+  private String broken;
   private long seed;
 
   CudfRankChecks(GpuCommunicator comm, String stage, long maxBytes) {
@@ -97,6 +100,10 @@ final class CudfRankChecks {
   }
 
   List<String> finish() {
+    if (broken != null) {
+      lines.add("FAIL stage=" + stage + " memory=cudf rank=" + rank + " " + skipped + " case(s) not run after '"
+          + broken + "' threw");
+    }
     lines.add("CHECKS stage=" + stage + " memory=cudf rank=" + rank + " cases=" + cases + " failures=" + failures);
     return lines;
   }
@@ -558,13 +565,22 @@ final class CudfRankChecks {
     return Arrays.stream(new long[] {1, 4099, cap}).map(c -> Math.min(c, cap)).distinct().toArray();
   }
 
+  /**
+   * One case. A case that throws stops the rest of this stage: a rank that left a collective early
+   * makes its peers wait out the timeout, and every later case would wait again.
+   */
   private void run(String what, Supplier<String> check) {
+    if (broken != null) {
+      skipped++;
+      return;
+    }
     cases++;
     String bad;
     try {
       bad = check.get();
     } catch (RuntimeException | Error e) {
       bad = "threw " + e.toString().replace('\n', ' ');
+      broken = what;
     }
     if (bad != null) {
       failures++;
