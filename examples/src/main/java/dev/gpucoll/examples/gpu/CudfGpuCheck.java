@@ -104,7 +104,9 @@ public final class CudfGpuCheck {
     Options o = Options.parse(args);
     int problems;
     try (JavaSparkContext jsc = new JavaSparkContext(new SparkConf().setAppName("gpucoll CudfGpuCheck"))) {
-      SparkGpuCheck.awaitExecutors(jsc, o.executors(), 180);
+      if (!jsc.sc().isLocal()) { // local mode runs the tasks in the driver: no executor to wait for
+        SparkGpuCheck.awaitExecutors(jsc, o.executors(), 180);
+      }
       Map<String, List<String>> byStage = new LinkedHashMap<>();
       Map<String, Sizes> joins = new LinkedHashMap<>();
       byStage.put("cudf-start", stage(jsc, o, "cudf-start", null, (comm, rows) -> start(comm, "cudf-start")));
