@@ -203,12 +203,12 @@ public final class CudfGpuCheck {
       default -> throw new IllegalArgumentException("no part " + part);
     }
     out.addAll(c.finish());
+    out.add("PATHS stage=" + stage + " rank=" + comm.rank() + " "
+        + (comm.isClosed() ? "(communicator closed)" : comm.observedPaths()));
     if (c.failed() && !comm.isClosed()) {
       comm.close(); // the next stage forms a new group rather than reuse one in an unknown state
       out.add("CLOSED rank=" + comm.rank() + ": a check failed; the next stage forms a new group");
     }
-    out.add("PATHS stage=" + stage + " rank=" + comm.rank() + " "
-        + (comm.isClosed() ? "(communicator closed)" : comm.observedPaths()));
     return out.iterator();
   }
 
