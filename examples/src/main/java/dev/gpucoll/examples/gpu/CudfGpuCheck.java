@@ -45,7 +45,7 @@ public final class CudfGpuCheck {
   static final long JOIN_SEED = 20_26_12_01L;
 
   /** Sizes of one route's stages. */
-  record Sizes(long maxBytes, int joinBuildRows, int joinProbeRows, long joinKeys, int shuffleRows,
+  record Sizes(long maxBytes, int joinBuildRows, int joinProbeRows, long joinKeys, int[] shuffleRows,
       int iterations) implements java.io.Serializable {}
 
   record Options(int ranks, int executors, boolean quick, boolean forced, int shuffleRows) {
@@ -83,9 +83,13 @@ public final class CudfGpuCheck {
       return args[i];
     }
 
-    /** The plugin's route: buffers up to 1 MiB, a join of about 100k rows, the large shuffle. */
+    /**
+     * The plugin's route: buffers up to 1 MiB, a join of about 100k rows, the shuffle at 256k rows
+     * and at the large size.
+     */
     Sizes routed() {
-      return new Sizes(1 << 20, 50_000, 50_000, 100_000, shuffleRows, quick ? 3 : 5);
+      return new Sizes(1 << 20, 50_000, 50_000, 100_000,
+          java.util.stream.IntStream.of(Math.min(1 << 18, shuffleRows), shuffleRows).distinct().toArray(), quick ? 3 : 5);
     }
 
     /**
@@ -94,7 +98,7 @@ public final class CudfGpuCheck {
      */
     Sizes forcedKernels() {
       int rows = (int) Math.min(8192, LL_MAX_BYTES / 2 / 8 * ranks);
-      return new Sizes(LL_MAX_BYTES, rows * 3 / 4, rows * 3 / 4, rows, rows, quick ? 3 : 5);
+      return new Sizes(LL_MAX_BYTES, rows * 3 / 4, rows * 3 / 4, rows, new int[] {rows}, quick ? 3 : 5);
     }
   }
 
@@ -199,7 +203,11 @@ public final class CudfGpuCheck {
       }
       case "refusals" -> c.refusals();
       case "join" -> c.join(JOIN_SEED, sizes.joinBuildRows(), sizes.joinProbeRows(), sizes.joinKeys());
-      case "shuffle" -> c.shuffleThroughput(sizes.shuffleRows(), sizes.iterations(), route);
+      case "shuffle" -> {
+        for (int rows : sizes.shuffleRows()) {
+          c.shuffleThroughput(rows, sizes.iterations(), route);
+        }
+      }
       default -> throw new IllegalArgumentException("no part " + part);
     }
     out.addAll(c.finish());

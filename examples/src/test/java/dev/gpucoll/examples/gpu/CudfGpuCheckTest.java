@@ -18,12 +18,15 @@ class CudfGpuCheckTest {
     assertTrue(o.forced());
     assertEquals(4 << 20, o.shuffleRows());
     assertEquals(1 << 20, CudfGpuCheck.Options.parse(new String[] {"--quick"}).shuffleRows());
-    assertEquals(1000, CudfGpuCheck.Options.parse(new String[] {"--shuffle-rows", "1000"}).routed().shuffleRows());
+    assertArrayEquals(new int[] {1000}, CudfGpuCheck.Options.parse(new String[] {"--shuffle-rows", "1000"}).routed()
+        .shuffleRows());
+    assertArrayEquals(new int[] {1 << 18, 4 << 20}, o.routed().shuffleRows());
     // Forced LL kernels: every payload within 64 KiB, also per peer and column in the shuffle.
     CudfGpuCheck.Sizes k = o.forcedKernels();
     assertEquals(CudfGpuCheck.LL_MAX_BYTES, k.maxBytes());
-    assertTrue(k.shuffleRows() * 8L / 2 <= CudfGpuCheck.LL_MAX_BYTES / 2, "rows per peer leave room for hash skew");
-    assertTrue(k.joinBuildRows() <= k.shuffleRows() && k.joinProbeRows() <= k.shuffleRows());
+    assertEquals(1, k.shuffleRows().length);
+    assertTrue(k.shuffleRows()[0] * 8L / 2 <= CudfGpuCheck.LL_MAX_BYTES / 2, "rows per peer leave room for hash skew");
+    assertTrue(k.joinBuildRows() <= k.shuffleRows()[0] && k.joinProbeRows() <= k.shuffleRows()[0]);
     assertTrue(!CudfGpuCheck.Options.parse(new String[] {"--no-forced"}).forced());
     IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
         () -> CudfGpuCheck.Options.parse(new String[] {"--fractional"}));
@@ -60,7 +63,7 @@ class CudfGpuCheckTest {
 
   @Test
   void theJoinVerdictCatchesLostDuplicatedAndSplitRows() {
-    CudfGpuCheck.Sizes s = new CudfGpuCheck.Sizes(1024, 400, 300, 120, 10, 1);
+    CudfGpuCheck.Sizes s = new CudfGpuCheck.Sizes(1024, 400, 300, 120, new int[] {10}, 1);
     List<JoinReference.Share> shares = List.of(JoinReference.share(CudfGpuCheck.JOIN_SEED, 0, 400, 300, 120),
         JoinReference.share(CudfGpuCheck.JOIN_SEED, 1, 400, 300, 120));
     long[] all = JoinReference.join(shares);
