@@ -149,7 +149,7 @@ final class CudfRankChecks {
     long bytes = count * t.byteSize();
     ByteBuffer[] in = new ByteBuffer[n];
     for (int r = 0; r < n; r++) {
-      in[r] = input(s, r, t, op, count);
+      in[r] = Reference.input(s, r, t, op, count);
     }
     try (DeviceMemoryBuffer send = upload(in[rank], stream); DeviceMemoryBuffer recv = upload(poison(bytes), stream)) {
       on.allReduce(send, recv, count, t, op);
@@ -159,7 +159,7 @@ final class CudfRankChecks {
         for (int r = 0; r < n; r++) {
           terms[r] = Reference.get(in[r], t, i);
         }
-        String bad = checkReduced(t, op, terms, Reference.get(out, t, i));
+        String bad = Reference.checkReduced(t, op, terms, Reference.get(out, t, i));
         if (bad != null) {
           return "element " + i + ": " + bad;
         }
@@ -231,7 +231,7 @@ final class CudfRankChecks {
     long s = nextSeed();
     ByteBuffer[] in = new ByteBuffer[n];
     for (int r = 0; r < n; r++) {
-      in[r] = input(s, r, t, op, rows);
+      in[r] = Reference.input(s, r, t, op, rows);
     }
     long bytes = rows * t.byteSize();
     try (ColumnVector col = column(dt, rows, in[rank]); ColumnVector out = cudf.allReduce(col, op)) {
@@ -245,7 +245,7 @@ final class CudfRankChecks {
         for (int r = 0; r < n; r++) {
           terms[r] = Reference.get(in[r], t, i);
         }
-        String bad = checkReduced(t, op, terms, Reference.get(got, t, i));
+        String bad = Reference.checkReduced(t, op, terms, Reference.get(got, t, i));
         if (bad != null) {
           return "row " + i + ": " + bad;
         }
@@ -596,49 +596,6 @@ final class CudfRankChecks {
 
   static DataType elementType(DType dt) {
     return dev.gpucoll.cudf.CudfTypes.reduceType("the column", dt);
-  }
-
-  /**
-   * Inputs for a reduction: the shared generator, except UINT8, whose values are chosen so that
-   * sums and products stay within 0..255 for {@code n} ranks (the reference is then exact).
-   */
-  private ByteBuffer input(long s, int r, DataType t, ReduceOp op, long count) {
-    if (t != DataType.UINT8 || op == null) {
-      return Reference.input(s, r, t, op, count);
-    }
-    ByteBuffer b = ByteBuffer.allocate(Math.toIntExact(count)).order(ByteOrder.nativeOrder());
-    SplittableRandom rnd = new SplittableRandom(s * 1_000_003L + r);
-    for (int i = 0; i < count; i++) {
-      int v = switch (op) {
-        case SUM, AVG -> rnd.nextInt(0, 255 / n + 1);
-        case PROD -> n <= 7 ? 1 + rnd.nextInt(2) : 1;
-        case MIN, MAX -> rnd.nextInt(256);
-      };
-      b.put(i, (byte) v);
-    }
-    return b;
-  }
-
-  /** The shared reference, with UINT8 compared as unsigned (Reference reads bytes signed). */
-  private static String checkReduced(DataType t, ReduceOp op, long[] terms, long outBits) {
-    if (t != DataType.UINT8) {
-      return Reference.checkReduced(t, op, terms, outBits);
-    }
-    long acc = terms[0] & 0xFF;
-    for (int r = 1; r < terms.length; r++) {
-      long x = terms[r] & 0xFF;
-      acc = switch (op) {
-        case SUM, AVG -> acc + x;
-        case PROD -> acc * x;
-        case MIN -> Math.min(acc, x);
-        case MAX -> Math.max(acc, x);
-      };
-    }
-    if (op == ReduceOp.AVG) {
-      acc /= terms.length;
-    }
-    long got = outBits & 0xFF;
-    return got == acc ? null : "expected " + acc + ", got " + got;
   }
 
   private static ByteBuffer poison(long bytes) {
