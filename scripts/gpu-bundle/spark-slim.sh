@@ -8,7 +8,8 @@
 #                   modules Spark needs; one tar, xz-compressed, split into parts of at most
 #                   SPARK_PART_MIB (default 56) MiB. Unpacked once per machine; changes only with Spark.
 #   .spark-app/     our jars (plugin, GPU backend with the kernel fatbin, JavaCPP CUDA presets, the
-#                   examples with the GPU job) and COMMIT; small, rebuilt with every code change.
+#                   examples with the GPU jobs, the optional gpucoll-cudf module) and COMMIT; small,
+#                   rebuilt with every code change. cuDF itself is not in it (docs/cudf-gpu.md).
 # Called by scripts/gpu-bundle/build.sh --with-spark, or alone. Builds with `package`, never `install`.
 # --app-only: rebuild .spark-app only (after a code change; .spark-bundle depends on Spark alone).
 set -euo pipefail
@@ -83,9 +84,11 @@ fi
 rm -rf "$APP"
 mkdir -p "$APP"
 "${MVN[@]}" -f "$ROOT/pom.xml" -pl spark-plugin/gpucoll-dist,examples -am package -DskipTests
-# What a user deploys: the one jar (plugin, GPU backend, fatbin, JavaCPP CUDA presets) and the job.
+# What a user deploys: the one jar (plugin, GPU backend, fatbin, JavaCPP CUDA presets), the job, and
+# for a cuDF job the module jar that goes next to the user's cuDF.
 cp "$ROOT"/spark-plugin/gpucoll-dist/target/gpucoll-dist_2.13-*[0-9T].jar \
-  "$ROOT"/examples/target/gpucoll-examples_2.13-*[0-9T].jar "$APP/"
+  "$ROOT"/examples/target/gpucoll-examples_2.13-*[0-9T].jar \
+  "$ROOT"/spark-plugin/gpucoll-cudf/target/gpucoll-cudf-*[0-9T].jar "$APP/"
 git -C "$ROOT" rev-parse --short HEAD > "$APP/COMMIT" 2>/dev/null || echo unknown > "$APP/COMMIT"
 if ! git -C "$ROOT" diff --quiet HEAD -- spark-plugin native-kernels examples 2>/dev/null; then
   echo "+uncommitted changes" >> "$APP/COMMIT"

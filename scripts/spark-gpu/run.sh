@@ -7,10 +7,12 @@
 # Needs the slim Spark set and our jars from scripts/gpu-bundle/spark-slim.sh (or build.sh --with-spark).
 # On the GPU machine (no Java there; 64 MiB per upload), from the repository root, with .spark-bundle
 # and .spark-app uploaded next to the repository (44 + 8 MiB measured, one upload):
-#   bash scripts/spark-gpu/run.sh [--quick] [--fractional] [--gpus N] [--conf k=v ...]
+#   bash scripts/spark-gpu/run.sh [--quick] [--fractional] [--gpus N] [--conf k=v ...] [--cudf CUDF_JAR]
 # which unpacks Spark + its Java runtime into $SPARK_SLIM (default /tmp/gpucoll-spark) once; that stays
 # on a warm machine, so later runs need .spark-app alone. If both do not fit one upload: first
 # .spark-bundle with --unpack-only, then .spark-app.
+# --cudf CUDF_JAR: the cuDF job instead (dev.gpucoll.examples.gpu.CudfGpuCheck, docs/cudf-gpu.md), with
+# the cuDF jar (ai.rapids:cudf:26.08.1:cuda13) and .spark-app's gpucoll-cudf jar next to the one jar.
 # Logs: $OUT when set, else /tmp/gpucoll-spark-out: driver.log, spark-logs.tar.gz (event log,
 # executor logs, NCCL debug files, metrics CSVs, Master/Worker logs), the JSON benchmark record.
 set -uo pipefail
@@ -23,6 +25,7 @@ UNPACK_ONLY=""
 NGPUS=""
 CPU_WORKERS=2
 EXTRA_CONF=() # e.g. --conf spark.gpucoll.nccl.blocking=true
+CUDF_JAR=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=--quick ;;
@@ -31,8 +34,9 @@ while [ $# -gt 0 ]; do
     --gpus) NGPUS=${2:?--gpus needs a number}; shift ;;
     --cpu-workers) CPU_WORKERS=${2:?--cpu-workers needs a number}; shift ;;
     --conf) EXTRA_CONF+=(--conf "${2:?--conf needs key=value}"); shift ;;
+    --cudf) CUDF_JAR=${2:?--cudf needs the cuDF jar}; shift ;;
     *) echo "run.sh: unknown argument $1 (known: --quick --fractional --unpack-only --gpus N --cpu-workers N" \
-         "--conf key=value)" >&2
+         "--conf key=value --cudf CUDF_JAR)" >&2
        exit 2 ;;
   esac
   shift
@@ -69,6 +73,11 @@ if ! ls "$APP"/gpucoll-examples_2.13-*.jar >/dev/null 2>&1; then
   echo "run.sh: no .spark-app (our jars): build it with scripts/gpu-bundle/spark-slim.sh and upload .spark-app" >&2
   exit 2
 fi
+if [ -n "$CUDF_JAR" ]; then
+  [ -f "$CUDF_JAR" ] || { echo "run.sh: --cudf $CUDF_JAR: no such file" >&2; exit 2; }
+  ls "$APP"/gpucoll-cudf-*.jar >/dev/null 2>&1 || { echo "run.sh: no gpucoll-cudf jar in .spark-app (rebuild it with" \
+    "scripts/gpu-bundle/spark-slim.sh --app-only)" >&2; exit 2; }
+fi
 JAVA="$SPARK_SLIM/jre/bin/java"
 export JAVA_HOME="$SPARK_SLIM/jre" SPARK_HOME="$SPARK_SLIM" SPARK_SCALA_VERSION=2.13
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast on these machines
@@ -77,6 +86,14 @@ export SPARK_LOCAL_DIRS="$RUN/local" # the Workers' and executors' scratch space
 # As a user deploys it: the one jar through --jars, the job as the application jar; no extraClassPath.
 DIST_JAR=$(ls "$APP"/gpucoll-dist_2.13-*.jar | head -1)
 APP_JAR=$(ls "$APP"/gpucoll-examples_2.13-*.jar | head -1)
+if [ -n "$CUDF_JAR" ]; then
+  # cuDF is the application's: its jar and the module jar go next to the one jar.
+  JARS="$DIST_JAR,$(ls "$APP"/gpucoll-cudf-*.jar | head -1),$(readlink -f "$CUDF_JAR")"
+  JOB=CudfGpuCheck
+else
+  JARS="$DIST_JAR"
+  JOB=SparkGpuCheck
+fi
 # Spark's own JVM flags for Java 17+ (one place: spark.jvm.flags in the root pom).
 read -r -a JFLAGS <<< "$(sed -n 's:.*<spark.jvm.flags>\(.*\)</spark.jvm.flags>.*:\1:p' "$ROOT/pom.xml")"
 LOG4J="-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties"
@@ -176,10 +193,17 @@ CONF+=("${EXTRA_CONF[@]}")
 if [ -n "$TASK_GPU" ]; then
   CONF+=(--conf spark.executor.resource.gpu.amount=1 --conf spark.task.resource.gpu.amount=$TASK_GPU)
 fi
+if [ -n "$CUDF_JAR" ]; then
+  # The job forces our spinning kernels on ranks that share a GPU; a kernel loaded lazily at its
+  # first launch (CUDA's default) can wait for the context to go idle, which a peer's spinning
+  # kernel never lets happen. Every module (libcudf's too) is loaded when the context starts.
+  CONF+=(--conf spark.executorEnv.CUDA_MODULE_LOADING=EAGER)
+fi
 "$JAVA" "${JFLAGS[@]}" "$LOG4J" "-Xmx$([ "$BACKEND" = gpu ] && echo 8g || echo 1g)" -Dorg.bytedeco.javacpp.cachedir=/tmp/javacpp-cache \
   -cp "$SPARK_SLIM/jars/*" org.apache.spark.deploy.SparkSubmit --master "$MASTER" --deploy-mode client \
-  --jars "$DIST_JAR" --class dev.gpucoll.examples.gpu.SparkGpuCheck "${CONF[@]}" "$APP_JAR" \
-  --ranks "$RANKS" --executors "$EXECUTORS" $QUICK $FRACTIONAL 2>&1 | tee "$RUN/logs/driver.log"
+  --jars "$JARS" --class "dev.gpucoll.examples.gpu.$JOB" "${CONF[@]}" "$APP_JAR" \
+  --ranks "$RANKS" --executors "$EXECUTORS" $QUICK $([ "$JOB" = SparkGpuCheck ] && echo $FRACTIONAL) 2>&1 \
+  | tee "$RUN/logs/driver.log"
 RC=${PIPESTATUS[0]}
 cleanup
 trap - EXIT
@@ -197,6 +221,7 @@ else
   MACHINE="$(nproc) CPU cores, no GPU (host backend)"
 fi
 [ -n "$FRACTIONAL" ] && KIND="$KIND-fractional"
+[ -n "$CUDF_JAR" ] && KIND="cudf-shuffle"
 RECORD="$LOGS/$KIND-$DATE-$COMMIT.json"
 if grep -q '^BENCH ' "$RUN/logs/driver.log"; then
   {
@@ -208,13 +233,14 @@ if grep -q '^BENCH ' "$RUN/logs/driver.log"; then
 fi
 EVENTS=$(cat "$RUN"/events/*/events_* 2>/dev/null | grep -c 'GroupReportEvent')
 NCCL_FILES=$(ls "$RUN"/nccl 2>/dev/null | wc -l)
-tar -C "$RUN" -czf "$LOGS/spark-logs.tar.gz" events metrics nccl logs $(cd "$RUN" && ls -d work* 2>/dev/null)
+# Without the jars Spark copied into the executors' work folders (the cuDF jar alone is 337 MB).
+tar -C "$RUN" --exclude='*.jar' -czf "$LOGS/spark-logs.tar.gz" events metrics nccl logs $(cd "$RUN" && ls -d work* 2>/dev/null)
 rm -rf "$RUN"
 
 echo
 echo "================ summary ================"
 grep -E ' (INFO|WARN|ERROR) GpuCollectivesPlugin' "$LOGS/driver.log" | head -40
 echo "event log: $EVENTS GroupReportEvent(s); NCCL debug files: $NCCL_FILES"
-sed -n '/^== SparkGpuCheck summary/,$p' "$LOGS/driver.log" | grep -v '^BENCH '
+sed -n "/^== $JOB summary/,\$p" "$LOGS/driver.log" | grep -v '^BENCH '
 echo "logs: $LOGS ($(ls "$LOGS" | tr '\n' ' '))"
 exit "$RC"

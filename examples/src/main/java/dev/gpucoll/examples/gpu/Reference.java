@@ -44,12 +44,16 @@ final class Reference {
     return d == 0 ? 0.25 : d;
   }
 
-  /** Integers whose sums and products over 16 ranks do not overflow, so the exact result is known. */
+  /**
+   * Integers whose sums over 16 ranks do not overflow, so the exact result is known (products
+   * stay in range for the 8-bit types up to 7 ranks); UINT8 non-negative.
+   */
   private static long intTerm(DataType t, ReduceOp op, SplittableRandom rnd) {
     long v = switch (op) {
       case SUM, AVG -> t.byteSize() >= 8 ? rnd.nextLong(-(1L << 40), 1L << 40)
-          : t.byteSize() == 4 ? rnd.nextInt(-(1 << 20), 1 << 20) : rnd.nextInt(-7, 8);
-      case PROD -> new long[] {-2, -1, 1, 2}[rnd.nextInt(4)];
+          : t.byteSize() == 4 ? rnd.nextInt(-(1 << 20), 1 << 20)
+          : t == DataType.UINT8 ? rnd.nextInt(0, 16) : rnd.nextInt(-7, 8);
+      case PROD -> t == DataType.UINT8 ? 1 + rnd.nextInt(2) : new long[] {-2, -1, 1, 2}[rnd.nextInt(4)];
       case MIN, MAX -> t.byteSize() >= 8 ? rnd.nextLong() : rnd.nextInt();
     };
     return v == 0 ? 3 : v;
@@ -104,19 +108,21 @@ final class Reference {
   static String checkReduced(DataType t, ReduceOp op, long[] terms, long outBits) {
     int n = terms.length;
     if (!t.isFloatingPoint()) {
-      long acc = terms[0];
+      long mask = t == DataType.UINT8 ? 0xFF : -1L; // get() reads bytes signed; UINT8 compares unsigned
+      long acc = terms[0] & mask;
       for (int r = 1; r < n; r++) {
+        long x = terms[r] & mask;
         acc = switch (op) {
-          case SUM, AVG -> acc + terms[r];
-          case PROD -> acc * terms[r];
-          case MIN -> Math.min(acc, terms[r]);
-          case MAX -> Math.max(acc, terms[r]);
+          case SUM, AVG -> acc + x;
+          case PROD -> acc * x;
+          case MIN -> Math.min(acc, x);
+          case MAX -> Math.max(acc, x);
         };
       }
       if (op == ReduceOp.AVG) {
         acc = acc / n; // truncates toward zero, as ncclAvg on integers
       }
-      long got = outBits; // get() sign-extends the signed integer types
+      long got = outBits & mask; // get() sign-extends the signed integer types
       return got == acc ? null : "expected " + acc + ", got " + got;
     }
     double ref = op == ReduceOp.PROD ? 1 : op == ReduceOp.MIN || op == ReduceOp.MAX ? value(t, terms[0]) : 0;

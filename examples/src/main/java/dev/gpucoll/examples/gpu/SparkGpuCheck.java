@@ -397,7 +397,7 @@ public final class SparkGpuCheck {
     return s.equals("null") ? Double.NaN : Double.parseDouble(s);
   }
 
-  private static void awaitExecutors(JavaSparkContext jsc, int executors, int seconds) {
+  static void awaitExecutors(JavaSparkContext jsc, int executors, int seconds) {
     long deadline = System.nanoTime() + seconds * 1_000_000_000L;
     while (jsc.sc().statusTracker().getExecutorInfos().length - 1 < executors) { // minus the driver
       if (System.nanoTime() > deadline) {

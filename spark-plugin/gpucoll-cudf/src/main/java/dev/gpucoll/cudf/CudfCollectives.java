@@ -95,24 +95,26 @@ public final class CudfCollectives {
   // ---- columns ----
 
   /**
-   * A new column: element-wise {@code op} over every rank's column (same type and row count). A
-   * column refused on any rank fails the call on every rank (the ranks agree first).
+   * A new column: element-wise {@code op} over every rank's column (same type and row count); the
+   * input column is left as it was. A column refused on any rank fails the call on every rank (the
+   * ranks agree first).
    */
   public ColumnVector allReduce(ColumnView column, ReduceOp op) {
     DataType type = agreed(Collective.ALL_REDUCE,
         () -> CudfTypes.reduceType("the column", checkedColumn(Collective.ALL_REDUCE, column)));
     long rows = column.getRowCount();
-    ColumnVector out = column.copyToColumnVector();
+    // Into a buffer of its own: ColumnVector.copyToColumnVector() shares the input's data buffer
+    // (a reference, not a copy), so an in-place reduction would overwrite the caller's column.
+    DeviceMemoryBuffer data = allocate(Math.multiplyExact(rows, type.byteSize()));
     try {
       if (rows > 0) {
-        BaseDeviceMemoryBuffer data = out.getData();
-        allReduce(data, data, rows, type, op);
+        allReduce(column.getData(), data, rows, type, op);
       } else {
         onStream(comm::barrier); // every rank still takes part
       }
-      return out;
+      return new ColumnVector(column.getType(), rows, Optional.of(0L), data, null, null);
     } catch (RuntimeException | Error e) {
-      out.close();
+      data.close();
       throw e;
     }
   }

@@ -57,15 +57,22 @@ public final class CudfTypes {
     }
   }
 
-  /** Rows per destination from cuDF's partition start offsets ({@code PartitionedTable.getPartitions}). */
+  /**
+   * Rows per destination from cuDF's partition offsets ({@code PartitionedTable.getPartitions}):
+   * each partition's start, and (cuDF 26.x) the end of the last one, which must be {@code rows}.
+   */
   public static long[] partitionRows(int[] starts, long rows, int partitions) {
-    if (starts == null || starts.length != partitions) {
-      throw new IllegalArgumentException("expected " + partitions + " partition offsets, got "
-          + (starts == null ? "null" : starts.length));
+    if (starts == null || starts.length != partitions && starts.length != partitions + 1) {
+      throw new IllegalArgumentException("expected " + partitions + " partition offsets (or "
+          + (partitions + 1) + " with the end), got " + (starts == null ? "null" : starts.length));
+    }
+    if (starts.length == partitions + 1 && starts[partitions] != rows) {
+      throw new IllegalArgumentException("the partition offsets end at " + starts[partitions]
+          + ", the table has " + rows + " rows: " + java.util.Arrays.toString(starts));
     }
     long[] out = new long[partitions];
     for (int p = 0; p < partitions; p++) {
-      long end = p + 1 < partitions ? starts[p + 1] : rows;
+      long end = p + 1 < starts.length ? starts[p + 1] : rows;
       if (starts[p] < 0 || end < starts[p] || end > rows) {
         throw new IllegalArgumentException("partition offsets are not ascending within " + rows
             + " rows: " + java.util.Arrays.toString(starts));

@@ -68,5 +68,12 @@ class CudfTypesTest {
     assertThrows(IllegalArgumentException.class, () -> CudfTypes.partitionRows(new int[] {0, 5}, 3, 2));
     assertThrows(IllegalArgumentException.class, () -> CudfTypes.partitionRows(new int[] {4, 2}, 6, 2));
     assertThrows(IllegalArgumentException.class, () -> CudfTypes.partitionRows(new int[] {0}, 6, 2));
+    // cuDF 26.x also gives the end of the last partition, which must be the row count.
+    assertArrayEquals(new long[] {3, 0, 7, 2}, CudfTypes.partitionRows(new int[] {0, 3, 3, 10, 12}, 12, 4));
+    assertArrayEquals(new long[] {0, 0}, CudfTypes.partitionRows(new int[] {0, 0, 0}, 0, 2));
+    IllegalArgumentException end = assertThrows(IllegalArgumentException.class,
+        () -> CudfTypes.partitionRows(new int[] {0, 3, 11}, 12, 2));
+    assertTrue(end.getMessage().startsWith("the partition offsets end at 11, the table has 12 rows"), end.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> CudfTypes.partitionRows(new int[] {0, 1, 2, 3}, 3, 2));
   }
 }
