@@ -8,8 +8,6 @@ import dev.gpucoll.core.config.InvalidSettingException;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.scheduler.SparkListener;
-import org.apache.spark.scheduler.SparkListenerStageSubmitted;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -19,14 +17,7 @@ class SettingsErrorTest {
 
   @Test
   void aBadDurationFailsTheStartOnceNamingKeyAndValue() {
-    SparkConf conf = new SparkConf()
-        .setMaster("local[1]")
-        .setAppName("gpucoll-bad-setting")
-        .set("spark.ui.enabled", "false")
-        .set("spark.driver.host", "127.0.0.1")
-        .set("spark.driver.bindAddress", "127.0.0.1")
-        .set("spark.plugins", GpuCollectivesPlugin.class.getName())
-        .set("spark.gpucoll.timeout", "2x");
+    SparkConf conf = LocalSpark.withPlugin("gpucoll-bad-setting", "local[1]").set("spark.gpucoll.timeout", "2x");
     InvalidSettingException e = assertThrows(InvalidSettingException.class, () -> new SparkContext(conf));
     assertEquals("gpucoll: invalid value '2x' for spark.gpucoll.timeout: unknown time unit 'x';"
         + " expected one of us, ms, s, m, min, h, d", e.getMessage());
@@ -35,21 +26,9 @@ class SettingsErrorTest {
 
   @Test
   void aBadJobLocalValueFailsTheJobAtItsSubmissionNotInItsTasks() throws Exception {
-    SparkConf conf = new SparkConf()
-        .setMaster("local[2]")
-        .setAppName("gpucoll-bad-job-setting")
-        .set("spark.ui.enabled", "false")
-        .set("spark.driver.host", "127.0.0.1")
-        .set("spark.driver.bindAddress", "127.0.0.1")
-        .set("spark.plugins", GpuCollectivesPlugin.class.getName());
-    AtomicInteger stages = new AtomicInteger();
+    SparkConf conf = LocalSpark.withPlugin("gpucoll-bad-job-setting", "local[2]");
     try (JavaSparkContext sc = new JavaSparkContext(conf)) {
-      sc.sc().addSparkListener(new SparkListener() {
-        @Override
-        public void onStageSubmitted(SparkListenerStageSubmitted submitted) {
-          stages.incrementAndGet();
-        }
-      });
+      AtomicInteger stages = LocalSpark.countStages(sc);
       sc.setLocalProperty("spark.gpucoll.timeout", "2 minutes");
       InvalidSettingException e = assertThrows(InvalidSettingException.class,
           () -> GpuCollectives.barrierMapPartitions(sc.parallelize(List.of(1, 2), 2),
