@@ -4,6 +4,8 @@
 # from .spark-app (the one jar and the examples jar). Each example checks itself against the same
 # computation in one process and prints its time split and path report.
 #   bash scripts/spark-gpu/examples.sh [example options, e.g. --master local[2] --ranks 2]
+# With no options each example runs as it does by default: a Spark local-cluster, one executor JVM
+# per rank (4), started from the slim set's Java through a scratch Spark home made here.
 # cuBLAS for the linalg example's local GEMMs: NVIDIA's libcublas from the system, or from the
 # Python package nvidia-cublas when one is installed (its lib folder is put on LD_LIBRARY_PATH).
 # Logs: $OUT when set, else /tmp/gpucoll-examples-out.
@@ -23,6 +25,12 @@ CP="$SPARK_SLIM/jars/*:$(ls "$ROOT"/.spark-app/*.jar | paste -sd: -)"
 CUBLAS=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' 2>/dev/null)
 [ -n "$CUBLAS" ] && [ -d "$CUBLAS" ] && export LD_LIBRARY_PATH="$CUBLAS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast on shared machines
+# local-cluster launches executor JVMs the way a Worker does: with $JAVA_HOME/bin/java (there is no
+# other Java on the GPU machine) from a Spark home whose jars/ LocalCluster fills with links to this
+# class path; both variables must be set before the JVM starts.
+SCRATCH_HOME=$(mktemp -d /tmp/gpucoll-examples-home.XXXXXX)
+trap 'rm -rf "$SCRATCH_HOME"' EXIT
+export JAVA_HOME="$SPARK_SLIM/jre" SPARK_HOME="$SCRATCH_HOME" SPARK_SCALA_VERSION=2.13
 RC=0
 for ex in training moe linalg; do
   case $ex in

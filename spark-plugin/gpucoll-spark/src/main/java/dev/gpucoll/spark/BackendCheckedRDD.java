@@ -8,8 +8,9 @@ import scala.reflect.ClassTag;
 /**
  * The parent of the barrier stages our API creates: passes its parent's rows through unchanged,
  * and when Spark asks for its partitions, on the driver at the job's submission (before any stage
- * is scheduled), refuses the job if the required backend cannot run on some executor
- * ({@link BackendGate}).
+ * is scheduled), refuses the job if its spark.gpucoll local properties do not parse or the
+ * required backend cannot run on some executor ({@link GpuCollDriverPlugin#checkJob}). Spark asks
+ * once per RDD (it keeps the partitions), so a later job on the same RDD is not checked again.
  */
 final class BackendCheckedRDD<T> extends RDD<T> {
   private static final long serialVersionUID = 1L;
@@ -29,7 +30,7 @@ final class BackendCheckedRDD<T> extends RDD<T> {
   public Partition[] getPartitions() {
     GpuCollDriverPlugin driver = GpuCollDriverPlugin.active;
     if (driver != null) {
-      driver.requireBackend(context());
+      driver.checkJob(context());
     }
     return firstParent(tag).partitions();
   }

@@ -35,19 +35,17 @@ final class BackendGate {
   }
 
   /**
-   * Fails when the backend this job requires (the driver's {@code spark.gpucoll.backend}, or the
-   * job's local property) cannot run on some executor. With the requirement in the driver's
-   * settings every executor checks at start; their checks are awaited (a bounded wait) first.
+   * Fails when the backend this job requires ({@code jobConf}: the driver's settings with the
+   * job's local properties over them) cannot run on some executor. When the requirement is the
+   * driver's own setting, every executor checks at start; their checks are awaited (a bounded
+   * wait) first.
    */
-  void require(SparkContext sc, GpuCollConf driverConf) {
-    String driverBackend = driverConf.get(GpuCollConf.BACKEND);
-    String jobValue = sc.getLocalProperty(GpuCollConf.BACKEND.key());
-    String backend = jobValue == null ? driverBackend
-        : GpuCollConf.of(Map.of(GpuCollConf.BACKEND.key(), jobValue)).get(GpuCollConf.BACKEND);
+  void require(SparkContext sc, GpuCollConf driverConf, GpuCollConf jobConf) {
+    String backend = jobConf.get(GpuCollConf.BACKEND);
     if (backend.equals("auto")) {
       return;
     }
-    if (backend.equals(driverBackend)) {
+    if (backend.equals(driverConf.get(GpuCollConf.BACKEND))) {
       awaitChecks(expectedExecutors(sc));
     }
     List<BackendCheckEvent> failed = checks().stream()

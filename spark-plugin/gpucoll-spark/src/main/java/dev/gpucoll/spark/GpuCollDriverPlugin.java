@@ -127,9 +127,21 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     ctx.metricRegistry().register("pathContradictions", contradictions);
   }
 
-  /** Refuses a barrier job whose required backend cannot run on some executor (see {@link BackendGate}). */
-  void requireBackend(SparkContext context) {
-    backendGate.require(context, conf);
+  /**
+   * Checks a barrier job at its submission, on the driver, before any stage: the job's
+   * spark.gpucoll local properties must parse (else one {@link
+   * dev.gpucoll.core.config.InvalidSettingException}, instead of a failure in every task), and the
+   * backend it requires must run on every executor ({@link BackendGate}).
+   */
+  void checkJob(SparkContext context) {
+    Map<String, String> settings = new HashMap<>(conf.asMap());
+    for (dev.gpucoll.core.config.ConfigEntry<?> e : GpuCollConf.entries()) {
+      String local = context.getLocalProperty(e.key());
+      if (local != null) {
+        settings.put(e.key(), local);
+      }
+    }
+    backendGate.require(context, conf, GpuCollConf.of(settings).validate());
   }
 
   /** Every executor's backend check received so far, by executor id. */

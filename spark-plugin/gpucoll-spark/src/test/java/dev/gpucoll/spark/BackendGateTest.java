@@ -10,8 +10,6 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.scheduler.SparkListener;
-import org.apache.spark.scheduler.SparkListenerStageSubmitted;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -25,22 +23,10 @@ class BackendGateTest {
   void aRequiredGpuBackendThatCannotRunFailsTheJobBeforeItsFirstStage() throws Exception {
     Assumptions.assumeTrue(CommunicatorFactory.check("gpu").unavailableReason().isPresent(),
         "this machine can run the GPU backend");
-    SparkConf conf = new SparkConf()
-        .setMaster("local[2]")
-        .setAppName("gpucoll-backend-gate")
-        .set("spark.ui.enabled", "false")
-        .set("spark.driver.host", "127.0.0.1")
-        .set("spark.driver.bindAddress", "127.0.0.1")
-        .set("spark.plugins", GpuCollectivesPlugin.class.getName())
+    SparkConf conf = LocalSpark.withPlugin("gpucoll-backend-gate", "local[2]")
         .set("spark.gpucoll.backend", "gpu");
-    AtomicInteger stages = new AtomicInteger();
     try (JavaSparkContext sc = new JavaSparkContext(conf)) {
-      sc.sc().addSparkListener(new SparkListener() {
-        @Override
-        public void onStageSubmitted(SparkListenerStageSubmitted submitted) {
-          stages.incrementAndGet();
-        }
-      });
+      AtomicInteger stages = LocalSpark.countStages(sc);
       IllegalStateException e = assertThrows(IllegalStateException.class,
           () -> GpuCollectives.barrierMapPartitions(sc.parallelize(List.of(1, 2), 2),
               (comm, rows) -> List.of(comm.rank()).iterator()).collect());

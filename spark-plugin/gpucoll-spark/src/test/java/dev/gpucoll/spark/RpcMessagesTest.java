@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gpucoll.spark.RpcMessages.Arrive;
 import dev.gpucoll.spark.RpcMessages.GiveUp;
 import dev.gpucoll.spark.RpcMessages.Poll;
+import dev.gpucoll.spark.RpcMessages.ExecutorCheckMessage;
 import dev.gpucoll.spark.RpcMessages.RankReportMessage;
 import dev.gpucoll.spark.RpcMessages.RoundState;
 import java.nio.ByteBuffer;
@@ -98,6 +99,20 @@ class RpcMessagesTest {
     e = assertThrows(IllegalArgumentException.class, () -> RpcMessages.encode(new RankReportMessage("g", "s", 0, 1,
         "h", "e", 1, "host", "r", Map.of(), List.of(), List.of(), "", false, 0, 0, "", List.of(), tooMany)));
     assertTrue(e.getMessage().contains("at most " + RpcMessages.MAX_LATENCY_CELLS), e.getMessage());
+  }
+
+  @Test
+  void executorChecksRoundTripKeepingTheEnvironmentsOrder() {
+    Map<String, String> env = new java.util.LinkedHashMap<>();
+    env.put("CUDA driver", "none");
+    env.put("CUDA runtime", "none");
+    env.put("NCCL", "not loadable: CUDA is not usable");
+    ExecutorCheckMessage m = new ExecutorCheckMessage("3", "host-b", "gpu",
+        "CUDA libraries cannot be loaded: libcuda.so.1: cannot open shared object file", List.of("0"), env);
+    ExecutorCheckMessage back = (ExecutorCheckMessage) roundTrip(m);
+    assertEquals(m, back);
+    assertEquals(List.copyOf(env.keySet()), List.copyOf(back.environment().keySet()));
+    assertEquals(true, new ExecutorCheckMessage("1", "h", "gpu", "", List.of(), Map.of()).usable());
   }
 
   @Test

@@ -24,13 +24,7 @@ class UserCallSiteTest {
 
   @Test
   void theBarrierStageIsNamedAfterTheCallersLine() throws Exception {
-    SparkConf conf = new SparkConf()
-        .setMaster("local[2]")
-        .setAppName("gpucoll-call-site")
-        .set("spark.ui.enabled", "false")
-        .set("spark.driver.host", "127.0.0.1")
-        .set("spark.driver.bindAddress", "127.0.0.1")
-        .set("spark.plugins", GpuCollectivesPlugin.class.getName())
+    SparkConf conf = LocalSpark.withPlugin("gpucoll-call-site", "local[2]")
         .set("spark.gpucoll.timeout", "30s");
     List<StageInfo> stages = new CopyOnWriteArrayList<>();
     try (JavaSparkContext sc = new JavaSparkContext(conf)) {

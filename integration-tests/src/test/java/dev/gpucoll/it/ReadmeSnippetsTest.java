@@ -1,0 +1,107 @@
+package dev.gpucoll.it;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.tools.JavaCompiler;
+import javax.tools.ToolProvider;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every Java snippet of README.md compiles as written, imports included, against the API a user
+ * compiles against (gpucoll-api, -core, -cuda, -spark and Spark: this module's test class path).
+ *
+ * <p>The rules for README's Java blocks (fenced with three backticks and {@code java}):
+ * <ul>
+ *   <li>Each block is one compilation unit a user could paste into a file: its imports, then one
+ *       or more types (the public one, if any, names the file). No fragments that lean on names the
+ *       block does not declare: pass them in as parameters instead.
+ *   <li>A block that needs classes this class path lacks (cuDF, say) is marked on the line right
+ *       before its fence with {@code <!-- readme-snippet: skip REASON -->}, REASON saying what it
+ *       needs; such a block is not compiled, and a marker without a reason fails this test. Prefer
+ *       compiling: a class of gpucoll-api, -core, -cuda or -spark needs no marker.
+ * </ul>
+ */
+class ReadmeSnippetsTest {
+  private static final Pattern FENCE = Pattern.compile("(?m)^```java\\s*$");
+  private static final Pattern SKIP = Pattern.compile("<!--\\s*readme-snippet:\\s*skip\\b(.*?)-->");
+  private static final Pattern PUBLIC_TYPE =
+      Pattern.compile("(?m)^public\\s+(?:final\\s+|abstract\\s+)*(?:class|record|interface|enum)\\s+(\\w+)");
+
+  record Snippet(int line, String code, String skipReason) {}
+
+  static List<Snippet> javaSnippets(String markdown) {
+    List<Snippet> out = new ArrayList<>();
+    Matcher m = FENCE.matcher(markdown);
+    while (m.find()) {
+      int bodyStart = markdown.indexOf('\n', m.start()) + 1;
+      int end = markdown.indexOf("\n```", bodyStart - 1);
+      if (end < 0) {
+        fail("README.md: the java block at line " + lineOf(markdown, m.start()) + " is never closed");
+      }
+      String before = markdown.substring(0, m.start()).stripTrailing();
+      String previousLine = before.substring(before.lastIndexOf('\n') + 1);
+      Matcher skip = SKIP.matcher(previousLine);
+      String reason = skip.find() ? skip.group(1).trim() : null;
+      out.add(new Snippet(lineOf(markdown, m.start()), markdown.substring(bodyStart, end + 1), reason));
+    }
+    return out;
+  }
+
+  private static int lineOf(String text, int offset) {
+    return (int) text.substring(0, offset).chars().filter(c -> c == '\n').count() + 1;
+  }
+
+  @Test
+  void everyJavaSnippetOfTheReadmeCompiles() throws IOException {
+    String readme = Files.readString(Path.of(System.getProperty("gpucoll.readme", "../README.md")));
+    List<Snippet> snippets = javaSnippets(readme);
+    assertFalse(snippets.isEmpty(), "README.md has no java block: is the path right?");
+    JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
+    String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+    List<String> failures = new ArrayList<>();
+    for (Snippet s : snippets) {
+      if (s.skipReason() != null) {
+        if (s.skipReason().isEmpty()) {
+          failures.add("line " + s.line() + ": a readme-snippet skip marker must say what the block needs");
+        }
+        continue;
+      }
+      Matcher type = PUBLIC_TYPE.matcher(s.code());
+      String name = type.find() ? type.group(1) : "ReadmeSnippetAtLine" + s.line();
+      Path dir = Files.createTempDirectory("readme-snippet");
+      Path source = dir.resolve(name + ".java");
+      Files.writeString(source, s.code());
+      StringWriter errors = new StringWriter();
+      boolean ok = javac.getTask(errors, null, null,
+          List.of("-classpath", classPath, "-d", dir.toString(), "-Xlint:none", "-proc:none"),
+          null, javac.getStandardFileManager(null, null, null).getJavaFileObjects(source.toFile())).call();
+      if (!ok) {
+        failures.add("README.md line " + s.line() + " (" + name + ".java):\n" + errors);
+      }
+    }
+    if (!failures.isEmpty()) {
+      fail(failures.size() + " README snippet(s) do not compile as written:\n" + String.join("\n", failures));
+    }
+  }
+
+  @Test
+  void theExtractorFindsBlocksAndSkipMarkers() {
+    String md = "text\n```java\nclass A {}\n```\n<!-- readme-snippet: skip needs cuDF -->\n```java\nclass B {}\n```\n"
+        + "```scala\nval x = 1\n```\n<!-- readme-snippet: skip -->\n```java\nclass C {}\n```\n";
+    List<Snippet> s = javaSnippets(md);
+    assertTrue(s.size() == 3, s.toString());
+    assertTrue(s.get(0).code().equals("class A {}\n") && s.get(0).skipReason() == null && s.get(0).line() == 2, s.toString());
+    assertTrue("needs cuDF".equals(s.get(1).skipReason()), s.toString());
+    assertTrue("".equals(s.get(2).skipReason()), s.toString());
+  }
+}
