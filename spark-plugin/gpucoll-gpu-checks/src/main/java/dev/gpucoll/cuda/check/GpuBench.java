@@ -3,6 +3,7 @@ package dev.gpucoll.cuda.check;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.check.Elements;
 import dev.gpucoll.cuda.CudaEnvironment;
 import dev.gpucoll.cuda.CudaNative;
 import dev.gpucoll.cuda.DeviceFacts;

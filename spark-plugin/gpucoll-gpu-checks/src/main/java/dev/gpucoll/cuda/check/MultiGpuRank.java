@@ -9,6 +9,9 @@ import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.check.Elements;
+import dev.gpucoll.check.Reduction;
+import dev.gpucoll.check.Reduction.Accumulation;
 import dev.gpucoll.core.CommunicatorFactory;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.rendezvous.FileRendezvous;
@@ -201,7 +204,7 @@ public final class MultiGpuRank {
           for (int r = 0; r < n; r++) {
             terms[r] = Elements.bits(inputs[r], t, base + i);
           }
-          String p = Elements.checkReduced(t, op, terms, Elements.bits(out, t, i));
+          String p = Reduction.check(t, op, terms, Elements.bits(out, t, i), Accumulation.WIDE_16_BIT);
           if (p != null) {
             bad.add("[" + i + "] " + p);
           }
