@@ -30,6 +30,7 @@ import java.util.Optional;
  *
  * <p>The decisions, in order:
  * <ol>
+ *   <li>A group of one rank copies (nothing runs in place), unless an algorithm or kernel variant is forced.
  *   <li>Ranks that share a GPU must not spin: ranks of different processes would time-slice (a
  *       handshake costs milliseconds), and ranks of one process (Spark's fractional GPUs) would
  *       deadlock when user code calls a device-synchronising function such as cudaFree between
@@ -47,7 +48,7 @@ import java.util.Optional;
  */
 final class GroupRoute {
   /** How one call runs. */
-  enum Kind { STAGED, NCCL, KERNEL }
+  enum Kind { STAGED, NCCL, KERNEL, ONE_RANK }
 
   /**
    * The answer for one call.
@@ -56,6 +57,7 @@ final class GroupRoute {
    */
   record Route(Kind kind, Algorithm algorithm, LaunchPlan plan) {
     static final Route STAGED = new Route(Kind.STAGED, Algorithm.GPU_STAGED_HOST, null);
+    static final Route ONE_RANK = new Route(Kind.ONE_RANK, Algorithm.ONE_RANK_COPY, null);
   }
 
   /**
@@ -359,6 +361,11 @@ final class GroupRoute {
       List<String> why) {
     if (bytes < 0) {
       throw new CollectiveException(rank, c, "negative size " + bytes);
+    }
+    if (size == 1 && forced.isEmpty() && forcedVariant == null) {
+      note(why, "one rank: the result is the input, so one cudaMemcpyAsync on the stream (nothing in place;"
+          + " a barrier waits for the stream only)");
+      return Route.ONE_RANK;
     }
     if (stagedWhy != null) {
       if (why != null) {

@@ -94,11 +94,30 @@ class GroupRouteTest {
       "4, 2, ALL_GATHER,     1024,     nccl",
       "4, 2, ALL_TO_ALLV,    1024,     nccl",
       "4, 2, BARRIER,        0,        nccl-barrier",
-      "1, 1, ALL_GATHER,     8388608,  nccl-one-rank"})
+      "1, 1, ALL_GATHER,     8388608,  one-rank-copy",
+      "1, 1, ALL_REDUCE,     1024,     one-rank-copy",
+      "1, 1, ALL_TO_ALLV,    1024,     one-rank-copy",
+      "1, 1, BARRIER,        0,        one-rank-copy"})
   void choosesBySizeAndTopology(int perHost, int hosts, Collective c, long bytes, String expected) {
     PathChoice p = route(cluster(hosts, perHost, true), Map.of()).explain(c, bytes);
     assertEquals(expected, p.algorithm(), p.reasons().toString());
     assertTrue(!p.reasons().isEmpty());
+  }
+
+  /** A one-rank group copies, unless a kernel variant or an algorithm is forced (the checks time our kernels). */
+  @Test
+  void oneRankCopiesUnlessForced() {
+    GroupRoute plain = route(cluster(1, 1, true), Map.of());
+    assertEquals(Kind.ONE_RANK, plain.route(Collective.ALL_REDUCE, 4, DataType.FLOAT32, ReduceOp.AVG,
+        BufferRegistration.UNKNOWN).kind());
+    assertTrue(plain.explain(Collective.ALL_REDUCE, 4).reasons().get(0).startsWith("one rank"));
+    GroupRoute forcedVariant = new GroupRoute(0, cluster(1, 1, true), GpuCollConf.defaults(), KernelVariant.LL, false);
+    Route r = forcedVariant.route(Collective.ALL_REDUCE, 4, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.UNKNOWN);
+    assertEquals(Kind.KERNEL, r.kind());
+    assertEquals("gc_allreduce_ll_f32", r.plan().kernel());
+    GroupRoute forcedNccl = route(cluster(1, 1, true), Map.of("spark.gpucoll.algorithm", "nccl"));
+    assertEquals(Kind.NCCL, forcedNccl.route(Collective.ALL_REDUCE, 4, DataType.FLOAT32, ReduceOp.SUM,
+        BufferRegistration.UNKNOWN).kind());
   }
 
   /** The memoized per-call answer is the one explain() reaches, and repeated calls reuse it. */
