@@ -18,7 +18,7 @@ final class KernelCalls {
   private final DeviceStage stage;
   private final GpuWorkspace workspace;
   private final KernelImage image;
-  private final CudaNative.Launcher launcher = new CudaNative.Launcher(KernelAbi.ARGS_SIZE);
+  private final CudaNative.Launcher launcher = new CudaNative.Launcher(KernelTable.ARGS_SIZE);
   private final EpochCounter epochs = new EpochCounter();
   /** The last plan's function: the route hands back the same plan for repeated calls, so no name lookup. */
   private LaunchPlan lastPlan;
