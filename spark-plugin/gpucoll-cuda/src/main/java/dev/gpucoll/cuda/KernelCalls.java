@@ -32,7 +32,7 @@ final class KernelCalls {
       boolean programmatic) {
     this.rank = group.rank();
     this.stage = stage;
-    this.launcher = new CudaNative.Launcher(KernelAbi.ARGS_SIZE, programmatic);
+    this.launcher = new CudaNative.Launcher(KernelTable.ARGS_SIZE, programmatic);
     this.workspace = GpuWorkspace.exchange(group, topology, device, timeout, stage.stream());
     this.image = KernelImage.forDevice(device);
     KernelAbi.writeGroup(launcher.args(), rank, group.size(), timeout.toNanos(), stage.control().abortWordDevice(),
@@ -84,8 +84,8 @@ final class KernelCalls {
         throw e;
       }
       // A driver that refuses the attribute refuses the first launch, before anything ran: go plain.
-      CudaNative.Launcher plain = new CudaNative.Launcher(KernelAbi.ARGS_SIZE, false);
-      plain.args().put(0, launcher.args(), 0, KernelAbi.ARGS_SIZE);
+      CudaNative.Launcher plain = new CudaNative.Launcher(KernelTable.ARGS_SIZE, false);
+      plain.args().put(0, launcher.args(), 0, KernelTable.ARGS_SIZE);
       launcher = plain;
       launcher.launch(fn, plan.grid(), plan.block(), plan.sharedBytes(), stage.stream());
     }
