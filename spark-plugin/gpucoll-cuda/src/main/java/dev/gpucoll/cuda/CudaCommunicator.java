@@ -239,7 +239,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     requireCapacity(c, "send", send, sendBytes);
     requireCapacity(c, "recv", recv, recvBytes);
     long start = System.nanoTime();
-    Route r = route.route(c, AllToAllvPlan.maxBlock(sendCounts, recvCounts) * e, type, ReduceOp.SUM,
+    Route r = route.route(c, AllToAllvPlan.maxBlock(sendCounts, recvCounts), type, ReduceOp.SUM,
         BufferRegistration.UNKNOWN);
     refuseUncapturable(c, send, recv, r);
     switch (r.kind()) {
@@ -303,7 +303,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     }
     BufferRegistration registration = nccl == null ? BufferRegistration.UNKNOWN
         : nccl.registration(send, sendBytes, recv, recvBytes);
-    Route r = route.route(c, count * type.byteSize(), type, op, registration);
+    Route r = route.route(c, count, type, op, registration);
     refuseUncapturable(c, send, recv, r);
     switch (r.kind()) {
       case ONE_RANK -> copyOneRank(c, send, recv, 0, 0, count * type.byteSize(), recvBytes);

@@ -25,17 +25,17 @@ public final class ForGpuChecks {
 
   /** Largest per-peer payload of the LL kernels (kernel_abi.h GC_LL_MAX_BYTES). */
   public static long llMaxBytes() {
-    return KernelAbi.LL_MAX_BYTES;
+    return KernelTable.LL_MAX_BYTES;
   }
 
   /** Largest message of the sentinel two-shot kernels (GC_SENT_MAX_BYTES). */
   public static long sentinelMaxBytes() {
-    return KernelAbi.SENT_MAX_BYTES;
+    return KernelTable.SENT_MAX_BYTES;
   }
 
   /** Largest count of the LL128 kernels for {@code type} (GC_LL128_MAX_COUNT). */
   public static long ll128MaxCount(DataType type) {
-    return KernelAbi.ll128MaxCount(type);
+    return KernelTable.kernel(dev.gpucoll.api.Collective.ALL_REDUCE, KernelTable.Protocol.LL128).capacityElements(type);
   }
 
   /** The names among {@code kernels} that the fatbin loaded on {@code device} lacks. */

@@ -19,45 +19,9 @@ import java.nio.ByteOrder;
 final class KernelAbi {
   private KernelAbi() {}
 
-  // Read from the kernel table; the launch path's own mirrors go once the planner reads KernelTable.
-  public static final int ABI_VERSION = KernelTable.ABI_VERSION;
-
-  public static final int MAX_RANKS = KernelTable.MAX_RANKS;
-  public static final int BLOCK_THREADS = KernelTable.BLOCK_THREADS;
-  public static final int MAX_BLOCKS = KernelTable.MAX_BLOCKS;
-  public static final int PIPE_BLOCKS = KernelTable.PIPE_BLOCKS;
-  public static final long LL_MAX_BYTES = KernelTable.LL_MAX_BYTES;
-  public static final long SENT_MAX_BYTES = KernelTable.SENT_MAX_BYTES;
-  public static final int SENTINEL_WORD = KernelTable.SENTINEL_WORD;
-
-  public static final long WS_SENT_OFFSET = KernelTable.WS_SENT_OFFSET;
-  public static final long WS_SENT_BYTES = KernelTable.WS_SENT_BYTES;
-  public static final long WORKSPACE_BYTES = KernelTable.WORKSPACE_BYTES;
-  public static final int WORKSPACE_ALIGN = KernelTable.WORKSPACE_ALIGN;
-
   /** The control block in mapped host memory: the error record, then the u32 abort word. */
   public static final int CONTROL_ABORT_OFFSET = 64;
   public static final int CONTROL_BYTES = 128;
-
-  /** GC_GRID_FOR_BYTES: ceil(bytes / 4 KB) clamped to [1, 16]. */
-  public static int gridForBytes(long bytes) {
-    return KernelTable.gridForBytes(bytes);
-  }
-
-  /** GC_LL128_MAX_COUNT(dtype). */
-  public static long ll128MaxCount(DataType t) {
-    return KernelTable.kernel(Collective.ALL_REDUCE, KernelTable.Protocol.LL128).capacityElements(t);
-  }
-
-  /** Kernel-name suffix of a reduction type (every type has reduction kernels). */
-  public static String typeSuffix(DataType t) {
-    return KernelTable.typeSuffix(t);
-  }
-
-  /** Whether gc_allreduce_ll128_&lt;t&gt; exists: hardware atomics have no 8-bit accumulation type. */
-  public static boolean hasLl128(DataType t) {
-    return KernelTable.kernel(Collective.ALL_REDUCE, KernelTable.Protocol.LL128).supports(t);
-  }
 
   /** One kernel call's arguments, before layout. */
   public record Call(int rank, int nranks, long epoch, long send, long recv, long count, DataType type, ReduceOp op,
@@ -79,7 +43,7 @@ final class KernelAbi {
     b.putLong(KernelTable.ARGS_OFFSET_TIMEOUT_NS, timeoutNs);
     b.putLong(KernelTable.ARGS_OFFSET_ABORT_WORD, abortWord);
     b.putLong(KernelTable.ARGS_OFFSET_ERROR_RECORD, errorRecord);
-    for (int r = 0; r < MAX_RANKS; r++) {
+    for (int r = 0; r < KernelTable.MAX_RANKS; r++) {
       b.putLong(KernelTable.ARGS_OFFSET_PEERS + 8 * r, r < nranks ? peers[r] : 0L);
     }
   }
@@ -100,8 +64,8 @@ final class KernelAbi {
     b.putInt(KernelTable.ARGS_OFFSET_ROOT, root);
     if (a2av != null) {
       for (int k = 0; k < 4; k++) {
-        for (int r = 0; r < MAX_RANKS; r++) {
-          b.putLong(KernelTable.ARGS_OFFSET_A2AV + 8 * (k * MAX_RANKS + r), r < a2av[k].length ? a2av[k][r] : 0L);
+        for (int r = 0; r < KernelTable.MAX_RANKS; r++) {
+          b.putLong(KernelTable.ARGS_OFFSET_A2AV + 8 * (k * KernelTable.MAX_RANKS + r), r < a2av[k].length ? a2av[k][r] : 0L);
         }
       }
     }
@@ -109,8 +73,8 @@ final class KernelAbi {
 
   /** Zeroes the workspace and fills the sentinel region with GC_SENTINEL_WORD, on {@code stream}. */
   static void initWorkspace(long base, long stream) {
-    CudaNative.memsetAsync(base, 0, WORKSPACE_BYTES, stream);
-    CudaNative.memsetD32Async(base + WS_SENT_OFFSET, SENTINEL_WORD, WS_SENT_BYTES / 4, stream);
+    CudaNative.memsetAsync(base, 0, KernelTable.WORKSPACE_BYTES, stream);
+    CudaNative.memsetD32Async(base + KernelTable.WS_SENT_OFFSET, KernelTable.SENTINEL_WORD, KernelTable.WS_SENT_BYTES / 4, stream);
   }
 
   private static final VarHandle INTS = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);

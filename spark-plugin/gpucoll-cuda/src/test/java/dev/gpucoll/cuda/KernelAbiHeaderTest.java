@@ -184,14 +184,14 @@ class KernelAbiHeaderTest {
   @Test
   void workspaceRegionsAreAlignedAndContiguous() {
     long sent = macros.get("GC_WS_SENT_OFFSET");
-    assertEquals(KernelAbi.WS_SENT_OFFSET, sent);
+    assertEquals(KernelTable.WS_SENT_OFFSET, sent);
     assertEquals(sent + macros.get("GC_WS_SENT_BYTES"), macros.get("GC_WS_ESC_OFFSET"));
-    assertEquals(macros.get("GC_WS_RAW_OFFSET") + macros.get("GC_WS_RAW_BYTES"), KernelAbi.WORKSPACE_BYTES);
+    assertEquals(macros.get("GC_WS_RAW_OFFSET") + macros.get("GC_WS_RAW_BYTES"), KernelTable.WORKSPACE_BYTES);
     for (String r : List.of("GC_WS_SENT_OFFSET", "GC_WS_LL128_OFFSET", "GC_WS_PIPE_OFFSET", "GC_WS_RAW_OFFSET")) {
-      assertEquals(0, macros.get(r) % KernelAbi.WORKSPACE_ALIGN, r);
+      assertEquals(0, macros.get(r) % KernelTable.WORKSPACE_ALIGN, r);
     }
     // The Java header after the kernel workspace keeps the workspace base at the allocation base.
-    assertEquals(0, KernelAbi.WORKSPACE_BYTES % 256);
+    assertEquals(0, KernelTable.WORKSPACE_BYTES % 256);
     assertTrue(macros.get("GC_WS_ERR_CLAIM") + 8 <= macros.get("GC_WS_CTRL_BYTES"));
   }
 
@@ -205,13 +205,13 @@ class KernelAbiHeaderTest {
   @Test
   void gridRuleMatchesHeaderFormula() {
     // GC_GRID_FOR_BYTES: <= 4 KB -> 1; >= 64 KB -> 16; else ceil(bytes / 4 KB) (one LL slot per thread).
-    assertEquals(1, KernelAbi.gridForBytes(0));
-    assertEquals(1, KernelAbi.gridForBytes(4096));
-    assertEquals(2, KernelAbi.gridForBytes(4097));
-    assertEquals(8, KernelAbi.gridForBytes(32768));
-    assertEquals(16, KernelAbi.gridForBytes(65536));
-    assertEquals(16, KernelAbi.gridForBytes(131072));
-    assertEquals(16, KernelAbi.gridForBytes(64L << 20));
+    assertEquals(1, KernelTable.gridForBytes(0));
+    assertEquals(1, KernelTable.gridForBytes(4096));
+    assertEquals(2, KernelTable.gridForBytes(4097));
+    assertEquals(8, KernelTable.gridForBytes(32768));
+    assertEquals(16, KernelTable.gridForBytes(65536));
+    assertEquals(16, KernelTable.gridForBytes(131072));
+    assertEquals(16, KernelTable.gridForBytes(64L << 20));
     assertTrue(macros.get("GC_MAX_GRID_RULE") <= macros.get("GC_MAX_BLOCKS"));
   }
 
