@@ -10,6 +10,7 @@
 //  3. Host cost per launch of the same kernel: <<<>>> and cuLaunchKernel on the shipped fatbin.
 //   usage: gc_bench [fatbin-path | --floor-only]   (--floor-only: part 2 alone)
 #include "../src/gpucoll_kernels.cu"
+#include "gpucoll_bench.cu"
 #include "harness.cuh"
 
 #include <cuda.h>
@@ -17,24 +18,6 @@
 
 #include <algorithm>
 #include <chrono>
-
-#include "floor.cuh"
-
-// K collectives inside one launch (no launch gaps). Each thread reads back exactly the slots it
-// wrote (same slot index on every rank), so completing collective i proves the peers' same thread
-// finished i-1: the loop needs no barrier between iterations, for ours as for the floor.
-__global__ void __launch_bounds__(kFloorThreads) floorLLLoop(const __grid_constant__ GcArgs a, int k) {
-  for (int i = 0; i < k; ++i) floorLL(a, a.epoch + i);
-}
-__global__ void __launch_bounds__(kFloorThreads) floorTwoBarrierLoop(const __grid_constant__ GcArgs a, int k) {
-  for (int i = 0; i < k; ++i) floorTwoBarrier(a, a.epoch + i);
-}
-__global__ void __launch_bounds__(GC_BLOCK_THREADS, 2) oursLLLoop(const __grid_constant__ GcArgs a, int k) {
-  gc::waitForPredecessor();
-  const uint64_t e0 = gc::beginEpoch(a);
-  for (int i = 0; i < k; ++i) gc::allReduceLL<float, GC_OP_SUM>(a, e0 + i);
-  gc::recordLastEpoch(a, e0 + k - 1);
-}
 
 namespace {
 
@@ -171,9 +154,9 @@ int main(int argc, char** argv) {
             for (int r = 0; r < n; ++r) CK(cudaMemset(b.recv[r], 0xA7, bytes));
             CK(cudaDeviceSynchronize());
           }
-          const double x = v == 0 ? timeLoop(c, b, oursLLLoop, og, GC_BLOCK_THREADS, count, 1000)
-                         : v == 1 ? timeLoop(c, b, floorLLLoop, fg, kFloorThreads, count, 1000)
-                         : v == 2 ? timeLoop(c, b, floorTwoBarrierLoop, fg, kFloorThreads, count, 1000)
+          const double x = v == 0 ? timeLoop(c, b, gc_allreduce_ll_f32_loop, og, GC_BLOCK_THREADS, count, 1000)
+                         : v == 1 ? timeLoop(c, b, gc_floor_ll_loop, fg, kFloorThreads, count, 1000)
+                         : v == 2 ? timeLoop(c, b, gc_floor_two_barrier_loop, fg, kFloorThreads, count, 1000)
                          : v == 3 ? timeGraph(c, b, gc_allreduce_ll_f32, og, count, 200)
                          : v == 4 ? timeGraph(c, b, floorLLKernel, fg, count, 200, kFloorThreads)
                                   : timeGraph(c, b, floorTwoBarrierKernel, fg, count, 200, kFloorThreads);

@@ -6,6 +6,7 @@
 // missing rank (must end in the timeout record), the host abort word, and a capacity error.
 //   usage: gc_test [--quick]
 #include "../src/gpucoll_kernels.cu"
+#include "gpucoll_bench.cu"  // the two-barrier comparison kernels are checked too
 #include "harness.cuh"
 
 #include <chrono>

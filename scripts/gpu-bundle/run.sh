@@ -50,7 +50,7 @@ if [ "$WHAT" != bench ]; then
 fi
 if [ "$WHAT" != suite ]; then
   "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.check.GpuBench $QUICK ${CPP_US:+--cpp-us-per-launch "$CPP_US"} \
-    2>&1 | tee "$LOGS/bench.log"
+    --json-dir "$LOGS/bench" --commit "$(head -1 "$BUNDLE/COMMIT")" 2>&1 | tee "$LOGS/bench.log"
 fi
 
 echo

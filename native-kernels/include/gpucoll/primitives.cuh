@@ -10,7 +10,8 @@
 //   LL128 lines 128-byte lines {u32 counter, u32 pad, 120 B data}: every rank adds its data with
 //               hardware atomics, then bumps the counter; the owner waits for counter == nranks.
 //   Pipe        per-block 16 KB chunks + flag, with credits (ack words) so any size streams through.
-//   FlagBarrier per-block barrier words (only for the two-barrier comparison and gc_barrier).
+//   FlagBarrier per-block barrier words (gc_barrier, and the two-barrier comparison kernels of the
+//               benchmark fatbin).
 //
 // Why no barrier between calls: see kernel_abi.h section 3. Invariant: when a rank's kernel at epoch e
 // completes, every peer has started epoch e. A collective that receives from every peer gets that for
@@ -306,12 +307,6 @@ __device__ __forceinline__ uint64_t beginEpoch(const GcArgs& a) {
   }
   return epoch;
 }
-// In-kernel loops of several collectives (benchmarks): the epoch words after the last one.
-__device__ __forceinline__ void recordLastEpoch(const GcArgs& a, uint64_t epoch) {
-  uint64_t* w = epochWords(a);
-  if (w != nullptr && inLastWarp()) storeEpochWords(w, epoch);
-}
-
 // ------------------------------------------------------------------ element types and reductions
 
 template <typename T> struct Acc { using type = T; };
@@ -642,7 +637,7 @@ struct Pipe {
   }
 };
 
-// ------------------------------------------------------------------ flag barrier (comparison only)
+// ------------------------------------------------------------------ flag barrier
 
 // Block-collective barrier among the same block index of all ranks; values only grow (epoch-based).
 __device__ __forceinline__ bool flagBarrier(const Ctx& c, uint64_t value) {

@@ -17,6 +17,8 @@ import dev.gpucoll.cuda.CudaEnvironment;
 import dev.gpucoll.cuda.CudaNative;
 import dev.gpucoll.cuda.CudaProbe;
 import dev.gpucoll.cuda.DeviceFacts;
+import dev.gpucoll.cuda.KernelImage;
+import dev.gpucoll.cuda.KernelTable;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -84,12 +86,16 @@ public final class GpuSuite {
     System.out.println("device " + device + ": " + f.name() + " " + f.uuid() + " sm_" + f.computeCapability() + ", "
         + f.multiprocessors() + " SMs");
     long t0 = System.nanoTime();
+    checkKernelNames();
     Map<Group, List<Case>> matrix = CorrectnessMatrix.load().cases(quick, new SplittableRandom(seeds.incrementAndGet()));
     System.out.println("correctness matrix " + CorrectnessMatrix.RESOURCE + ": "
         + matrix.values().stream().mapToLong(List::size).sum() + " cases in " + matrix.size() + " groups"
         + (quick ? " (--quick)" : ""));
     matrix.forEach(this::section);
     hostArraysAndUserStream(3);
+    groupedCalls(quick ? 2 : 4);
+    captureAndReplay(quick ? 2 : 4, 1000);
+    oneRank();
     split(5);
     forcedNccl();
     backToBack(quick ? 2 : 4, 1000);
@@ -98,6 +104,33 @@ public final class GpuSuite {
     twoProcesses();
     printSummary((System.nanoTime() - t0) / 1e9);
     return failures.isEmpty() && notRun.isEmpty();
+  }
+
+  /** Every shipped kernel of the kernel table must be in the fatbin: cuModuleGetFunction on each. */
+  private void checkKernelNames() {
+    List<String> names = new ArrayList<>();
+    for (KernelTable.Kernel k : KernelTable.kernels()) {
+      for (DataType t : DataType.values()) {
+        String name = k.name(t);
+        if (k.shipped() && name != null && !names.contains(name)) {
+          names.add(name);
+        }
+      }
+    }
+    KernelImage image = KernelImage.forDevice(device);
+    List<String> missing = new ArrayList<>();
+    for (String name : names) {
+      try {
+        image.function(name);
+      } catch (RuntimeException e) {
+        missing.add(name);
+      }
+    }
+    record("kernels in fatbin", names.size(), missing.size(), 0);
+    if (!missing.isEmpty()) {
+      failures.add("kernels missing from the fatbin: " + missing);
+    }
+    System.out.println("fatbin: " + (names.size() - missing.size()) + "/" + names.size() + " kernels found");
   }
 
   // ---------------------------------------------------------------- case matrix
@@ -324,6 +357,182 @@ public final class GpuSuite {
   }
 
   // ---------------------------------------------------------------- special checks
+
+  /** Runs one special check on a rank group, recording it as one case; the body returns its problems. */
+  private void special(String key, int n, long capacity, RankGroup.RankTask<List<String>> body) {
+    if (System.nanoTime() > deadline) {
+      notRun.add(key + " (suite time budget spent)");
+      return;
+    }
+    try (RankGroup g = RankGroup.create(n, device, null, Duration.ofSeconds(5), capacity)) {
+      List<String> bad = new ArrayList<>();
+      g.onAll(Duration.ofSeconds(120), body).forEach(bad::addAll);
+      record(key, 1, bad.isEmpty() ? 0 : 1, 0);
+      if (!bad.isEmpty()) {
+        failures.add(key + ": " + bad);
+      }
+    } catch (RuntimeException e) {
+      record(key, 1, 1, 0);
+      failures.add(key + ": " + e);
+    }
+  }
+
+  /** Rank r's int32 input for call k, element i: exact sums, so grouped and separate results compare bit for bit. */
+  private static int groupInput(int r, int k, int i) {
+    return (r + 1) * 1000 + k * 7 + i;
+  }
+
+  /**
+   * 16 allReduces of 4 KB int32 SUM in one group() against the same calls one by one: every result
+   * exact and bit-identical; then a group inside which the communicator itself is called fails, and
+   * the group still works.
+   */
+  private void groupedCalls(int n) {
+    int calls = 16;
+    int count = 1024;
+    long block = (long) count * 4;
+    special("group of 16 allReduce 4 KB vs separate / auto / " + n, n, 2 * calls * block, r -> {
+      List<String> bad = new ArrayList<>();
+      for (int k = 0; k < calls; k++) {
+        for (int i = 0; i < count; i++) {
+          r.hostIn.putInt((int) (k * block + 4L * i), groupInput(r.rank, k, i));
+        }
+      }
+      r.upload(calls * block, 2 * calls * block);
+      for (int k = 0; k < calls; k++) {
+        r.comm.allReduce(CommBuffer.device(r.send + k * block, block), CommBuffer.device(r.recv + k * block, block),
+            count, DataType.INT32, ReduceOp.SUM);
+      }
+      long grouped = r.recv + calls * block;
+      r.comm.group(g -> {
+        for (int k = 0; k < calls; k++) {
+          g.allReduce(CommBuffer.device(r.send + k * block, block), CommBuffer.device(grouped + k * block, block),
+              count, DataType.INT32, ReduceOp.SUM);
+        }
+      });
+      r.download(2 * calls * block);
+      int sumRanks = 0;
+      for (int q = 0; q < r.comm.size(); q++) {
+        sumRanks += (q + 1) * 1000;
+      }
+      for (int k = 0; k < calls && bad.size() < 3; k++) {
+        for (int i = 0; i < count; i++) {
+          int expect = sumRanks + r.comm.size() * (k * 7 + i);
+          int sep = r.hostOut.getInt((int) (k * block + 4L * i));
+          int grp = r.hostOut.getInt((int) ((calls + k) * block + 4L * i));
+          if (sep != expect || grp != sep) {
+            bad.add("rank " + r.rank + " call " + k + " [" + i + "]: separate " + sep + ", grouped " + grp + ", expected "
+                + expect);
+            break;
+          }
+        }
+      }
+      try {
+        r.comm.group(g -> r.comm.barrier());
+        bad.add("rank " + r.rank + ": a call on the communicator inside group() ran");
+      } catch (CollectiveException e) {
+        if (!e.getMessage().contains("inside group()")) {
+          bad.add("rank " + r.rank + ": " + e.getMessage());
+        }
+      }
+      r.comm.barrier();
+      return bad;
+    });
+  }
+
+  /**
+   * A captured step (two allReduces on the communicator's stream) replayed {@code replays} times;
+   * every 100th replay follows a poisoning of the outputs and is checked, so each replay is seen to
+   * recompute with a fresh epoch. A barrier inside a capture is refused, and the group still works.
+   */
+  private void captureAndReplay(int n, int replays) {
+    int count = 1024;
+    long block = (long) count * 4;
+    special("capture + replay x" + replays + " / auto / " + n, n, 4 * block, r -> {
+      List<String> bad = new ArrayList<>();
+      for (int i = 0; i < 2 * count; i++) {
+        r.hostIn.putInt(4 * i, groupInput(r.rank, i / count, i % count));
+      }
+      r.upload(2 * block, 2 * block);
+      r.comm.synchronize();
+      try (GpuCommunicator.CapturedGraph graph = r.comm.capture(() -> {
+        r.comm.allReduce(CommBuffer.device(r.send, block), CommBuffer.device(r.recv, block), count, DataType.INT32,
+            ReduceOp.SUM);
+        r.comm.allReduce(CommBuffer.device(r.send + block, block), CommBuffer.device(r.recv + block, block), count,
+            DataType.INT32, ReduceOp.MAX);
+      })) {
+        int sumRanks = 0;
+        for (int q = 0; q < r.comm.size(); q++) {
+          sumRanks += (q + 1) * 1000;
+        }
+        for (int k = 0; k < replays && bad.size() < 3; k++) {
+          boolean check = k % 100 == 0 || k == replays - 1;
+          if (check) {
+            CudaNative.memsetAsync(r.recv, RankGroup.Poison.BYTE, 2 * block, r.stream());
+          }
+          graph.replay();
+          if (check) {
+            r.download(2 * block);
+            for (int i = 0; i < count; i++) {
+              int sum = r.hostOut.getInt(4 * i);
+              int max = r.hostOut.getInt((int) block + 4 * i);
+              int expectMax = (r.comm.size()) * 1000 + 7 + i;
+              if (sum != sumRanks + r.comm.size() * i || max != expectMax) {
+                bad.add("rank " + r.rank + " replay " + k + " [" + i + "]: sum " + sum + " max " + max);
+                break;
+              }
+            }
+          }
+        }
+      }
+      try {
+        r.comm.capture(r.comm::barrier).close();
+        bad.add("rank " + r.rank + ": a barrier was captured");
+      } catch (CollectiveException e) {
+        if (!e.getMessage().contains("cannot be captured")) {
+          bad.add("rank " + r.rank + ": " + e.getMessage());
+        }
+      }
+      r.comm.barrier();
+      return bad;
+    });
+  }
+
+  /** A one-rank group: every collective is one copy (nothing in place), reported as one-rank-copy. */
+  private void oneRank() {
+    special("one-rank group: copies / auto / 1", 1, 1 << 20, r -> {
+      List<String> bad = new ArrayList<>();
+      int count = 1009;
+      for (int i = 0; i < count; i++) {
+        r.hostIn.putInt(4 * i, i * 31 - 5);
+      }
+      r.upload(4L * count, 8L * count);
+      CommBuffer send = CommBuffer.device(r.send, 4L * count);
+      CommBuffer recv = CommBuffer.device(r.recv, 8L * count);
+      r.comm.allReduce(send, recv, count, DataType.INT32, ReduceOp.AVG);
+      r.comm.allReduce(send, send, count, DataType.INT32, ReduceOp.SUM); // in place: nothing to do
+      r.comm.allToAllv(send, new long[] {count - 9}, new long[] {9}, recv, new long[] {count - 9},
+          new long[] {count}, DataType.INT32);
+      r.download(8L * count);
+      for (int i = 0; i < count && bad.size() < 3; i++) {
+        if (r.hostOut.getInt(4 * i) != i * 31 - 5) {
+          bad.add("allReduce copy [" + i + "]: " + r.hostOut.getInt(4 * i));
+        }
+        if (i >= 9 && r.hostOut.getInt(4 * (count + i - 9)) != i * 31 - 5) {
+          bad.add("allToAllv block [" + i + "]: " + r.hostOut.getInt(4 * (count + i - 9)));
+        }
+      }
+      int[] host = {3, -4};
+      r.comm.allReduce(host, ReduceOp.PROD);
+      if (host[0] != 3 || host[1] != -4) {
+        bad.add("host int[] allReduce: " + java.util.Arrays.toString(host));
+      }
+      if (!r.comm.observedPaths().toString().contains("one-rank-copy")) {
+        bad.add("observed " + r.comm.observedPaths());
+      }
+      return bad;
+    });
+  }
 
   /** 1000 back-to-back calls without a host sync, mixing variants, then every result checked. */
   private void backToBack(int n, int calls) {
