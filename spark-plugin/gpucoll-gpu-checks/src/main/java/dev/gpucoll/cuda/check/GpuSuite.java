@@ -217,6 +217,20 @@ public final class GpuSuite {
   /** The one problem of a case that every rank's route refused (the group stays usable). */
   static final String REFUSED = "refused by the route on every rank: ";
 
+  /**
+   * The problem of a case from each rank's refusal message (null: that rank's call ran): null when
+   * no rank refused; one {@link #REFUSED} line when every rank did (the route decides alike on every
+   * rank); otherwise a failure, since the ranks that ran wait for the others.
+   */
+  static List<String> refusalOutcome(List<String> refusals) {
+    long refused = refusals.stream().filter(x -> x != null).count();
+    if (refused == 0) {
+      return null;
+    }
+    return new ArrayList<>(List.of(refused == refusals.size() ? REFUSED + refusals.get(0)
+        : "refused on some ranks only (the others then wait): " + refusals));
+  }
+
   /** Runs one case on every rank and checks every rank's output; returns the problems found. */
   List<String> runCase(RankGroup g, Case c, long seed) {
     int n = g.size;
@@ -260,11 +274,9 @@ public final class GpuSuite {
       r.download(recvBytes);
       return null;
     });
-    long refused = refusals.stream().filter(x -> x != null).count();
-    if (refused == n) {
-      return new ArrayList<>(List.of(REFUSED + refusals.get(0)));
-    } else if (refused > 0) {
-      return new ArrayList<>(List.of("refused on some ranks only (the others then wait): " + refusals));
+    List<String> refusal = refusalOutcome(refusals);
+    if (refusal != null) {
+      return refusal;
     }
     List<List<String>> perRank = g.onAll(Duration.ofSeconds(120), r -> check(g, c, r.rank));
     List<String> all = new ArrayList<>();
