@@ -83,9 +83,11 @@ fi
 rm -rf "$APP"
 mkdir -p "$APP"
 "${MVN[@]}" -f "$ROOT/pom.xml" -pl spark-plugin/gpucoll-dist,examples -am package -DskipTests
-# What a user deploys: the one jar (plugin, GPU backend, fatbin, JavaCPP CUDA presets) and the job.
+# What a user deploys: the one jar (plugin, GPU backend, fatbin, JavaCPP CUDA presets) and the job;
+# beside them the GPU checks' reference (codecs, reduction rules) that the job's checks use.
 cp "$ROOT"/spark-plugin/gpucoll-dist/target/gpucoll-dist_2.13-*[0-9T].jar \
-  "$ROOT"/examples/target/gpucoll-examples_2.13-*[0-9T].jar "$APP/"
+  "$ROOT"/examples/target/gpucoll-examples_2.13-*[0-9T].jar \
+  "$ROOT"/spark-plugin/gpucoll-check-support/target/gpucoll-check-support-*[0-9T].jar "$APP/"
 git -C "$ROOT" rev-parse --short HEAD > "$APP/COMMIT" 2>/dev/null || echo unknown > "$APP/COMMIT"
 if ! git -C "$ROOT" diff --quiet HEAD -- spark-plugin native-kernels examples 2>/dev/null; then
   echo "+uncommitted changes" >> "$APP/COMMIT"

@@ -77,6 +77,7 @@ export SPARK_LOCAL_DIRS="$RUN/local" # the Workers' and executors' scratch space
 # As a user deploys it: the one jar through --jars, the job as the application jar; no extraClassPath.
 DIST_JAR=$(ls "$APP"/gpucoll-dist_2.13-*.jar | head -1)
 APP_JAR=$(ls "$APP"/gpucoll-examples_2.13-*.jar | head -1)
+CHECK_JAR=$(ls "$APP"/gpucoll-check-support-*.jar | head -1) # the job's reference checks, not the plugin's
 # Spark's own JVM flags for Java 17+ (one place: spark.jvm.flags in the root pom).
 read -r -a JFLAGS <<< "$(sed -n 's:.*<spark.jvm.flags>\(.*\)</spark.jvm.flags>.*:\1:p' "$ROOT/pom.xml")"
 LOG4J="-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties"
@@ -178,7 +179,7 @@ if [ -n "$TASK_GPU" ]; then
 fi
 "$JAVA" "${JFLAGS[@]}" "$LOG4J" "-Xmx$([ "$BACKEND" = gpu ] && echo 8g || echo 1g)" -Dorg.bytedeco.javacpp.cachedir=/tmp/javacpp-cache \
   -cp "$SPARK_SLIM/jars/*" org.apache.spark.deploy.SparkSubmit --master "$MASTER" --deploy-mode client \
-  --jars "$DIST_JAR" --class dev.gpucoll.examples.gpu.SparkGpuCheck "${CONF[@]}" "$APP_JAR" \
+  --jars "$DIST_JAR,$CHECK_JAR" --class dev.gpucoll.examples.gpu.SparkGpuCheck "${CONF[@]}" "$APP_JAR" \
   --ranks "$RANKS" --executors "$EXECUTORS" $QUICK $FRACTIONAL 2>&1 | tee "$RUN/logs/driver.log"
 RC=${PIPESTATUS[0]}
 cleanup

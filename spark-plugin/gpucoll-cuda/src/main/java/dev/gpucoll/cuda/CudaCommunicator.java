@@ -37,8 +37,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   private final GroupContext group;
-  private final KernelVariant forcedVariant;
-  private final boolean spinOnSharedGpu;
   private final int rank;
   private final int size;
   private final int device;
@@ -66,17 +64,15 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   /** True while a {@link #group} body records its batch. */
   private boolean recording;
 
-  private CudaCommunicator(GroupContext group, KernelVariant forcedVariant, boolean spinOnSharedGpu) {
+  private CudaCommunicator(GroupContext group) {
     this.group = group;
-    this.forcedVariant = forcedVariant;
-    this.spinOnSharedGpu = spinOnSharedGpu;
     this.rank = group.rank();
     this.size = group.size();
     this.device = CudaNative.currentDevice();
     CudaNative.setDevice(device);
     this.facts = CudaNative.deviceFacts(device);
     this.timeout = group.conf().get(GpuCollConf.TIMEOUT);
-    this.route = new GroupRoute(rank, group.members(), group.conf(), forcedVariant, spinOnSharedGpu);
+    this.route = new GroupRoute(rank, group.members(), group.conf());
     findings.addAll(route.findings());
     this.stage = new DeviceStage(rank, timeout);
     DeviceMemoryReaper.opened(device); // balanced by release(), also when forming fails below
@@ -111,12 +107,8 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     this.nccl = n;
   }
 
-  /**
-   * @param forcedVariant a kernel variant for every collective (the GPU checks), or null to route by size
-   * @param spinOnSharedGpu run our kernels even when ranks of this process share a GPU (the GPU checks)
-   */
-  static CudaCommunicator create(GroupContext group, KernelVariant forcedVariant, boolean spinOnSharedGpu) {
-    return new CudaCommunicator(group, forcedVariant, spinOnSharedGpu);
+  static CudaCommunicator create(GroupContext group) {
+    return new CudaCommunicator(group);
   }
 
   // ---- GpuCommunicator ----
@@ -555,8 +547,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
           childMembers.add(new MemberInfo(i, m.host(), m.processId(), m.facts()));
         }
         CudaNative.setDevice(device);
-        out = new CudaCommunicator(new GroupContext(child, childMembers, group.conf()), forcedVariant,
-            spinOnSharedGpu);
+        out = new CudaCommunicator(new GroupContext(child, childMembers, group.conf()));
       }
     } finally {
       child.finish(timeout); // also when forming failed, so the other colors are not left waiting

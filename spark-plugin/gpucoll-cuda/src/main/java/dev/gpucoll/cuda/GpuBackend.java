@@ -75,6 +75,6 @@ public final class GpuBackend implements CommunicatorBackend {
 
   @Override
   public Communicator create(GroupContext group) {
-    return CudaCommunicator.create(group, null, false);
+    return CudaCommunicator.create(group);
   }
 }

@@ -111,17 +111,19 @@ final class GroupRoute {
   private record RouteMemo(long key, Route route) {}
 
   /**
-   * @param forcedVariant a kernel variant for every collective, or null
-   * @param spinOnSharedGpu run our kernels even when ranks of this process share a GPU (the GPU
-   *                        checks; user code that synchronises the device between calls can then deadlock)
+   * The GPU checks' internal settings also shape the route: {@code spark.gpucoll.internal.kernelVariant}
+   * (a kernel variant for every collective) and {@code spark.gpucoll.internal.spinOnSharedGpu} (our
+   * kernels even when ranks of this process share a GPU; user code that synchronises the device
+   * between calls can then deadlock).
+   *
    * @throws CollectiveException when the gpu backend cannot serve the group, naming why
    */
-  GroupRoute(int rank, List<MemberInfo> members, GpuCollConf conf, KernelVariant forcedVariant,
-      boolean spinOnSharedGpu) {
+  GroupRoute(int rank, List<MemberInfo> members, GpuCollConf conf) {
     this.rank = rank;
     this.size = members.size();
     this.topology = new GroupTopology(members);
-    this.forcedVariant = forcedVariant;
+    this.forcedVariant = conf.get(GpuCollConf.INTERNAL_KERNEL_VARIANT).map(this::variantNamed).orElse(null);
+    boolean spinOnSharedGpu = conf.get(GpuCollConf.INTERNAL_SPIN_ON_SHARED_GPU);
     this.forced = forcedVariant != null ? Optional.empty() : conf.get(GpuCollConf.ALGORITHM);
     if (!topology.problems().isEmpty()) {
       throw fail("the gpu backend cannot serve this group: " + topology.problems());
@@ -212,6 +214,16 @@ final class GroupRoute {
     if (stagedWhy == null) {
       summary().forEach(line -> findings.add("route: " + line));
     }
+  }
+
+  private KernelVariant variantNamed(String name) {
+    for (KernelVariant v : KernelVariant.values()) {
+      if (v.abiName().equals(name)) {
+        return v;
+      }
+    }
+    throw fail(GpuCollConf.INTERNAL_KERNEL_VARIANT.key() + "=" + name + " names no kernel variant; the variants are "
+        + java.util.Arrays.stream(KernelVariant.values()).map(KernelVariant::abiName).toList());
   }
 
   private CollectiveException fail(String message) {

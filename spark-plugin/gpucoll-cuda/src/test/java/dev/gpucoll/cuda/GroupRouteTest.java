@@ -68,7 +68,7 @@ class GroupRouteTest {
   }
 
   static GroupRoute route(List<MemberInfo> ms, Map<String, String> conf) {
-    return new GroupRoute(0, ms, GpuCollConf.of(conf).validate(), null, false);
+    return new GroupRoute(0, ms, GpuCollConf.of(conf).validate());
   }
 
   static String algorithm(GroupRoute r, Collective c, long bytes) {
@@ -111,7 +111,7 @@ class GroupRouteTest {
     assertEquals(Kind.ONE_RANK, plain.route(Collective.ALL_REDUCE, 4, DataType.FLOAT32, ReduceOp.AVG,
         BufferRegistration.UNKNOWN).kind());
     assertTrue(plain.explain(Collective.ALL_REDUCE, 4).reasons().get(0).startsWith("one rank"));
-    GroupRoute forcedVariant = new GroupRoute(0, cluster(1, 1, true), GpuCollConf.defaults(), KernelVariant.LL, false);
+    GroupRoute forcedVariant = new GroupRoute(0, cluster(1, 1, true), variant("ll"));
     Route r = forcedVariant.route(Collective.ALL_REDUCE, 4, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.UNKNOWN);
     assertEquals(Kind.KERNEL, r.kind());
     assertEquals("gc_allreduce_ll_f32", r.plan().kernel());
@@ -199,11 +199,11 @@ class GroupRouteTest {
     assertEquals("gpu-ll-oneshot", algorithm(forced, Collective.ALL_REDUCE, 1024));
     assertTrue(forced.findings().stream().anyMatch(f -> f.contains("can deadlock")), forced.findings().toString());
 
-    GroupRoute checks = new GroupRoute(1, oneGpu(4, true), GpuCollConf.defaults(), null, true);
+    GroupRoute checks = new GroupRoute(1, oneGpu(4, true), SPIN);
     assertTrue(!checks.staged() && !checks.formsNccl());
     assertEquals("gpu-ll-oneshot", algorithm(checks, Collective.ALL_REDUCE, 1024));
     assertEquals("gpu-pipe", algorithm(checks, Collective.ALL_REDUCE, 8 << 20), "no NCCL on a shared GPU: our pipe");
-    assertEquals("gpu-ll-oneshot", algorithm(new GroupRoute(0, oneGpu(8, true), GpuCollConf.defaults(), null, true),
+    assertEquals("gpu-ll-oneshot", algorithm(new GroupRoute(0, oneGpu(8, true), SPIN),
         Collective.ALL_REDUCE, 1024), "LL128 is never chosen by size on a shared GPU");
     assertEquals("gpu-ll", algorithm(checks, Collective.ALL_GATHER, 32 << 10), "LL movement up to its capacity");
   }
@@ -327,7 +327,7 @@ class GroupRouteTest {
 
   @Test
   void forcedVariantOfTheChecksIsNeverSilentlyReplaced() {
-    GroupRoute ll = new GroupRoute(2, cluster(1, 4, true), GpuCollConf.defaults(), KernelVariant.LL, false);
+    GroupRoute ll = new GroupRoute(2, cluster(1, 4, true), variant("ll"));
     assertTrue(!ll.formsNccl(), "a forced variant forms no NCCL");
     CollectiveException e = assertThrows(CollectiveException.class,
         () -> ll.route(Collective.ALL_REDUCE, 16385, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.NONE));
@@ -335,10 +335,26 @@ class GroupRouteTest {
     assertEquals(2, e.rank());
     assertEquals("gc_alltoallv_ll", ll.route(Collective.ALL_TO_ALLV, 16384, DataType.FLOAT32, ReduceOp.SUM,
         BufferRegistration.NONE).plan().kernel());
-    GroupRoute b2 = new GroupRoute(0, cluster(1, 8, true), GpuCollConf.defaults(), KernelVariant.BARRIER2, false);
+    GroupRoute b2 = new GroupRoute(0, cluster(1, 8, true), variant("barrier2"));
     assertEquals("unsupported", algorithm(b2, Collective.ALL_REDUCE, 1 << 20), "a benchmark-only kernel");
     assertEquals("gpu-barrier", algorithm(b2, Collective.BARRIER, 0));
     assertEquals("unsupported", algorithm(b2, Collective.BROADCAST, 8));
+  }
+
+  @Test
+  void anUnknownForcedVariantIsNamedWithTheKnownOnes() {
+    CollectiveException e = assertThrows(CollectiveException.class,
+        () -> new GroupRoute(0, cluster(1, 2, true), variant("ll256")));
+    assertTrue(e.getMessage().contains("spark.gpucoll.internal.kernelVariant=ll256 names no kernel variant"),
+        e.getMessage());
+    assertTrue(e.getMessage().contains("sentinel"), e.getMessage());
+  }
+
+  /** The GPU checks' internal settings: our kernels on ranks sharing a GPU. */
+  private static final GpuCollConf SPIN = GpuCollConf.of(Map.of(GpuCollConf.INTERNAL_SPIN_ON_SHARED_GPU.key(), "true"));
+
+  private static GpuCollConf variant(String name) {
+    return GpuCollConf.of(Map.of(GpuCollConf.INTERNAL_KERNEL_VARIANT.key(), name));
   }
 
   @Test

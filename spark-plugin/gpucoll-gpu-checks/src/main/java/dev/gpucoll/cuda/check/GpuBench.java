@@ -6,6 +6,7 @@ import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.check.Elements;
 import dev.gpucoll.core.rendezvous.LocalRendezvous;
 import dev.gpucoll.cuda.CudaEnvironment;
 import dev.gpucoll.cuda.CudaNative;
@@ -138,7 +139,7 @@ public final class GpuBench {
   private String launch() {
     int calls = 20_000;
     int batches = quick ? 5 : 11;
-    try (RankGroup g = RankGroup.create(1, device, KernelVariant.LL, Duration.ofSeconds(20), 1 << 20)) {
+    try (RankGroup g = RankGroup.create(1, device, KernelVariant.LL.abiName(), Duration.ofSeconds(20), 1 << 20)) {
       double[][] out = g.onAll(LIMIT, r -> {
         CommBuffer s = CommBuffer.device(r.send, 4);
         CommBuffer d = CommBuffer.device(r.recv, 4);
