@@ -85,7 +85,7 @@ public final class GpuSuite {
     for (int n : rankCounts) {
       section(n, null);
     }
-    for (KernelVariant v : List.of(KernelVariant.SENTINEL, KernelVariant.LL128, KernelVariant.PIPE, KernelVariant.BARRIER2)) {
+    for (KernelVariant v : List.of(KernelVariant.SENTINEL, KernelVariant.LL128, KernelVariant.PIPE)) {
       for (int n : quick ? new int[] {3} : new int[] {2, 5, 8}) {
         section(n, v);
       }
@@ -101,21 +101,17 @@ public final class GpuSuite {
     return failures.isEmpty() && notRun.isEmpty();
   }
 
-  /** Every kernel the planner can name must be in the fatbin: cuModuleGetFunction on each. */
+  /** Every kernel the kernel table ships must be in the fatbin: cuModuleGetFunction on each name. */
   private void checkKernelNames() {
-    List<String> names = new ArrayList<>();
-    for (String t : List.of("f32", "f64", "f16", "bf16", "i32", "i64")) {
-      for (String v : List.of("ll", "sentinel", "ll128", "pipe", "barrier2")) {
-        names.add("gc_allreduce_" + v + "_" + t);
+    java.util.Set<String> unique = new java.util.LinkedHashSet<>();
+    for (dev.gpucoll.cuda.KernelTable.Kernel k : dev.gpucoll.cuda.KernelTable.kernels()) {
+      for (DataType t : DataType.values()) {
+        if (k.shipped() && k.supports(t)) {
+          unique.add(k.name(t));
+        }
       }
-      names.add("gc_reducescatter_ll_" + t);
-      names.add("gc_reducescatter_pipe_" + t);
     }
-    for (String c : List.of("allgather", "alltoall", "alltoallv", "broadcast")) {
-      names.add("gc_" + c + "_ll");
-      names.add("gc_" + c + "_pipe");
-    }
-    names.add("gc_barrier");
+    List<String> names = new ArrayList<>(unique);
     List<String> missing = ForGpuChecks.missingKernels(device, names);
     record("kernels in fatbin", names.size(), missing.size(), 0);
     if (!missing.isEmpty()) {
