@@ -67,6 +67,6 @@ extern "C" __global__ void __launch_bounds__(kFloorThreads) gc_floor_two_barrier
 extern "C" __global__ void __launch_bounds__(GC_BLOCK_THREADS, 2) gc_allreduce_ll_f32_loop(const __grid_constant__ GcArgs a, int k) {
   gc::waitForPredecessor();
   const uint64_t e0 = gc::beginEpoch(a);
-  for (int i = 0; i < k; ++i) gc::allReduceLL<float, GC_OP_SUM>(a, e0 + i);
+  for (int i = 0; i < k; ++i) gc::allReduceOneShot<gc::ProtoLL, float, GC_OP_SUM>(a, e0 + i);
   gc::recordLastEpoch(a, e0 + k - 1);
 }
