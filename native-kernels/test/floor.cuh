@@ -3,48 +3,36 @@
 
 #include "gpucoll/kernel_abi.h"
 #include "gpucoll/primitives.cuh"
+#include "kernels.h"  // kFloorThreads, floorGrid
 
 // No argument checks, no bounded waits, no error record, no arrival words, no epoch words; fp32 sum,
 // count even, buffers 16-byte aligned and padded to 16 bytes; epochs from GcArgs.epoch (the host's).
-// Minimal LL: each thread pushes 16-byte {8 B data, 8 B epoch} slots into every peer's inbox (the
-// workspace LL region, epoch-parity halves); the receiver polls the slot of every peer until all
-// flags equal the epoch, then sums in rank order. 256 threads, min(8, count/512) blocks.
-constexpr unsigned kFloorThreads = 256;
-unsigned floorGrid(uint64_t count) {
-  const uint64_t g = count / 512;
-  return g < 1 ? 1u : g > 8 ? 8u : (unsigned)g;
-}
+// The minimal LL kernel: one block of 256 threads for <= 1 KB (min(8, ceil(count / 2 / 256)) blocks
+// above); each thread takes two floats and stores {float a, epoch, float b, epoch} as ONE 16-byte
+// volatile store into every peer's inbox ([2 halves by epoch parity][source rank][packet], in the
+// workspace's LL region); then, for each source rank in turn, it spins on a 16-byte volatile load of
+// that source's packet until both epoch words equal the epoch, and sums in rank order.
 __device__ __forceinline__ void floorLL(const GcArgs& a, uint64_t epoch) {
-  const uint32_t n = a.nranks, rank = a.rank, half = (uint32_t)(epoch & 1);
-  const uint64_t slots = a.count / 2;
-  const uint64_t* in = reinterpret_cast<const uint64_t*>(a.send);
+  const uint32_t n = a.nranks, rank = a.rank, half = (uint32_t)(epoch & 1), e = (uint32_t)epoch;
+  const uint64_t packets = a.count / 2, srcBytes = (uint64_t)GC_LL_SLOTS * 16u;
+  const float2* in = reinterpret_cast<const float2*>(a.send);
   float2* out = reinterpret_cast<float2*>(a.recv);
-  const uint64_t srcStride = (uint64_t)GC_LL_SLOTS * 16u;
-  for (uint64_t s = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; s < slots; s += (uint64_t)gridDim.x * blockDim.x) {
-    const uint64_t v = in[s];
+  const uint64_t mine = ((uint64_t)half * GC_MAX_RANKS + rank) * srcBytes;
+  for (uint64_t s = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; s < packets; s += (uint64_t)gridDim.x * blockDim.x) {
+    const float2 v = in[s];
     for (uint32_t p = 0; p < n; ++p)
-      gc::st16(reinterpret_cast<char*>(a.peers[p]) + GC_WS_LL_OFFSET + ((uint64_t)(half * GC_MAX_RANKS + rank) * GC_LL_SLOTS + s) * 16u, v, epoch);
+      gc::stVolatile4(reinterpret_cast<char*>(a.peers[p]) + GC_WS_LL_OFFSET + mine + s * 16u, __float_as_uint(v.x), e, __float_as_uint(v.y), e);
   }
-  const char* inbox = reinterpret_cast<const char*>(a.peers[rank]) + GC_WS_LL_OFFSET + (uint64_t)half * GC_MAX_RANKS * srcStride;
-  for (uint64_t s = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; s < slots; s += (uint64_t)gridDim.x * blockDim.x) {
-    uint64_t d[GC_MAX_RANKS];
-    uint32_t pending = (1u << n) - 1;
-    while (pending) {
-#pragma unroll
-      for (uint32_t r = 0; r < GC_MAX_RANKS; ++r)
-        if (pending & (1u << r)) {
-          uint64_t v, f;
-          gc::ld16(inbox + r * srcStride + s * 16, v, f);
-          if (f == epoch) { d[r] = v; pending &= ~(1u << r); }
-        }
+  const char* inbox = reinterpret_cast<const char*>(a.peers[rank]) + GC_WS_LL_OFFSET + (uint64_t)half * GC_MAX_RANKS * srcBytes;
+  for (uint64_t s = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; s < packets; s += (uint64_t)gridDim.x * blockDim.x) {
+    float2 acc = make_float2(0.f, 0.f);
+    for (uint32_t r = 0; r < n; ++r) {
+      uint4 u;
+      do u = gc::ldVolatile4(inbox + r * srcBytes + s * 16u);
+      while (u.y != e || u.w != e);
+      if (r == 0) acc = make_float2(__uint_as_float(u.x), __uint_as_float(u.z));
+      else acc = make_float2(acc.x + __uint_as_float(u.x), acc.y + __uint_as_float(u.z));
     }
-    float2 acc = make_float2(__uint_as_float((uint32_t)d[0]), __uint_as_float((uint32_t)(d[0] >> 32)));
-#pragma unroll
-    for (uint32_t r = 1; r < GC_MAX_RANKS; ++r)
-      if (r < n) {
-        acc.x += __uint_as_float((uint32_t)d[r]);
-        acc.y += __uint_as_float((uint32_t)(d[r] >> 32));
-      }
     out[s] = acc;
   }
 }
@@ -87,6 +75,3 @@ __device__ __forceinline__ void floorTwoBarrier(const GcArgs& a, uint64_t epoch)
     out[u] = acc;
   }
 }
-__global__ void __launch_bounds__(kFloorThreads) floorLLKernel(const __grid_constant__ GcArgs a) { floorLL(a, a.epoch); }
-__global__ void __launch_bounds__(kFloorThreads) floorTwoBarrierKernel(const __grid_constant__ GcArgs a) { floorTwoBarrier(a, a.epoch); }
-

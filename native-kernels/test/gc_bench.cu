@@ -1,15 +1,17 @@
-// Benchmark (a program that prints tables; not a test): allReduce fp32 sum, ranks as streams of one
-// process on one GPU.
-//  1. Median latency per size, barrier-free kernels vs the two-barrier (vLLM-style) kernel on the same
-//     ranks. Timed device-side: each rank's stream gets K back-to-back launches, captured once into a
-//     CUDA graph (one fork at the start, one join at the end -- not per collective), replayed; CUDA
-//     events around the replay; time / K. Repeated, median reported.
-//  2. The floor: ours against a minimal LL kernel and a minimal two-barrier kernel (nothing but the
-//     protocol), K collectives inside ONE launch (no launch gaps) and graph replay, 8 B - 64 KB; writes
-//     $OUT/gpu-inloop.json ({"kind":"gpu-inloop", date, commit from $GC_DATE / $GC_COMMIT, rows}).
-//  3. Host cost per launch of the same kernel: <<<>>> and cuLaunchKernel on the shipped fatbin.
-//   usage: gc_bench [fatbin-path | --floor-only]   (--floor-only: part 2 alone)
-#include "../src/gpucoll_kernels.cu"
+// Benchmark (a program that prints tables; not a test): ranks as streams of one process on one GPU.
+//  1. The floor: ours (gc_allreduce_ll_f32's body) against the minimal LL kernel of floor.cuh (nothing
+//     but the protocol) and a minimal two-barrier kernel, K collectives inside ONE launch (no launch
+//     gaps), allReduce fp32 sum, 8 B - 64 KB; writes $OUT/gpu-inloop.json ({"kind":"gpu-inloop", date,
+//     commit from $GC_DATE / $GC_COMMIT, rows {ranks, bytes, ours_us, floor_us, two_barrier_us}}).
+//  2. Before / after: every kernel variant of a reference fatbin (an older build) against the same
+//     kernel of this build's fatbin, loaded by name (cuModuleLoadData), same ranks, interleaved in the
+//     same run. Timed device-side: each rank's stream gets K back-to-back launches captured once into
+//     a CUDA graph (one fork, one join), replayed; time / K; median of repetitions. Grids from the
+//     kernel table's rules (kernel_table.h).
+//  3. Host cost per launch of the same kernel: <<<>>> and cuLaunchKernel on this build's fatbin.
+//   usage: gc_bench [--floor-only] [--fatbin PATH] [--before PATH]
+//          (defaults: gpucoll_kernels.fatbin; no --before: part 2 is skipped)
+#include "kernels.h"  // every kernel (all_kernels.cu)
 #include "harness.cuh"
 
 #include <cuda.h>
@@ -17,24 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
-
-#include "floor.cuh"
-
-// K collectives inside one launch (no launch gaps). Each thread reads back exactly the slots it
-// wrote (same slot index on every rank), so completing collective i proves the peers' same thread
-// finished i-1: the loop needs no barrier between iterations, for ours as for the floor.
-__global__ void __launch_bounds__(kFloorThreads) floorLLLoop(const __grid_constant__ GcArgs a, int k) {
-  for (int i = 0; i < k; ++i) floorLL(a, a.epoch + i);
-}
-__global__ void __launch_bounds__(kFloorThreads) floorTwoBarrierLoop(const __grid_constant__ GcArgs a, int k) {
-  for (int i = 0; i < k; ++i) floorTwoBarrier(a, a.epoch + i);
-}
-__global__ void __launch_bounds__(GC_BLOCK_THREADS, 2) oursLLLoop(const __grid_constant__ GcArgs a, int k) {
-  gc::waitForPredecessor();
-  const uint64_t e0 = gc::beginEpoch(a);
-  for (int i = 0; i < k; ++i) gc::allReduceLL<float, GC_OP_SUM>(a, e0 + i);
-  gc::recordLastEpoch(a, e0 + k - 1);
-}
+#include <functional>
 
 namespace {
 
@@ -60,25 +45,63 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// One graph: every rank's stream runs K launches of `k` back to back; returns us per collective.
-double timeGraph(Comm& c, Bufs& b, Kernel k, unsigned grid, uint64_t count, int K, unsigned threads = GC_BLOCK_THREADS) {
+// Driver entry points through the runtime (no -lcuda at link time).
+struct Driver {
+  PFN_cuModuleLoadData_v2000 loadData = nullptr;
+  PFN_cuModuleGetFunction_v2000 getFunction = nullptr;
+  PFN_cuLaunchKernel_v4000 launchKernel = nullptr;
+  Driver() {
+    cudaDriverEntryPointQueryResult q;
+    CK(cudaGetDriverEntryPointByVersion("cuModuleLoadData", (void**)&loadData, 12000, cudaEnableDefault, &q));
+    CK(cudaGetDriverEntryPointByVersion("cuModuleGetFunction", (void**)&getFunction, 12000, cudaEnableDefault, &q));
+    CK(cudaGetDriverEntryPointByVersion("cuLaunchKernel", (void**)&launchKernel, 12000, cudaEnableDefault, &q));
+  }
+  CUmodule load(const char* path) const {
+    std::vector<char> image;
+    if (FILE* f = std::fopen(path, "rb")) {
+      std::fseek(f, 0, SEEK_END);
+      image.resize(std::ftell(f));
+      std::fseek(f, 0, SEEK_SET);
+      if (std::fread(image.data(), 1, image.size(), f) != image.size()) image.clear();
+      std::fclose(f);
+    }
+    CUmodule m = nullptr;
+    if (image.empty() || loadData(&m, image.data()) != CUDA_SUCCESS) return nullptr;
+    return m;
+  }
+  CUfunction get(CUmodule m, const char* name) const {
+    CUfunction f = nullptr;
+    if (m == nullptr || getFunction(&f, m, name) != CUDA_SUCCESS) return nullptr;
+    return f;
+  }
+};
+
+// One launch of rank r with its filled-in arguments on its stream.
+using Launcher = std::function<void(cudaStream_t, const GcArgs&)>;
+
+// One graph: every rank's stream runs K launches back to back; returns us per collective.
+double timeGraph(Comm& c, Bufs& b, const Launcher& launch, uint64_t count, uint32_t dtype, int K) {
   cudaStream_t s0 = c.streams[0];
-  cudaEvent_t fork, join, t0, t1;
+  cudaEvent_t fork, t0, t1;
   CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-  CK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
   CK(cudaEventCreate(&t0));
   CK(cudaEventCreate(&t1));
   CK(cudaStreamBeginCapture(s0, cudaStreamCaptureModeThreadLocal));
   CK(cudaEventRecord(fork, s0));
   for (int r = 1; r < c.n; ++r) CK(cudaStreamWaitEvent(c.streams[r], fork, 0));
-  for (int i = 0; i < K; ++i)
-    c.launch(k, grid, [&](GcArgs& a, int r) {
+  for (int i = 0; i < K; ++i) {
+    for (int r = 0; r < c.n; ++r) {
+      GcArgs a = c.args(r);
       a.send = (uint64_t)b.send[r];
       a.recv = (uint64_t)b.recv[r];
       a.count = count;
-      a.dtype = GC_DT_FLOAT32;
+      a.dtype = dtype;
       a.op = GC_OP_SUM;
-    }, -1, threads);
+      launch(c.streams[r], a);
+    }
+    CK(cudaGetLastError());
+    ++c.epoch;
+  }
   std::vector<cudaEvent_t> joins(c.n);
   for (int r = 1; r < c.n; ++r) {
     CK(cudaEventCreateWithFlags(&joins[r], cudaEventDisableTiming));
@@ -102,10 +125,11 @@ double timeGraph(Comm& c, Bufs& b, Kernel k, unsigned grid, uint64_t count, int 
   CK(cudaGraphExecDestroy(ge));
   CK(cudaGraphDestroy(g));
   for (int r = 1; r < c.n; ++r) CK(cudaEventDestroy(joins[r]));
-  CK(cudaEventDestroy(fork)); CK(cudaEventDestroy(join)); CK(cudaEventDestroy(t0)); CK(cudaEventDestroy(t1));
+  CK(cudaEventDestroy(fork)); CK(cudaEventDestroy(t0)); CK(cudaEventDestroy(t1));
   return ms * 1000.0 / K;
 }
 
+// K collectives inside one launch per rank; returns us per collective.
 double timeLoop(Comm& c, Bufs& b, void (*k)(const GcArgs, int), unsigned grid, unsigned threads, uint64_t count, int K) {
   cudaEvent_t fork, t0, t1;
   CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
@@ -137,23 +161,54 @@ double timeLoop(Comm& c, Bufs& b, void (*k)(const GcArgs, int), unsigned grid, u
   return ms * 1000.0 / K;
 }
 
+// Rank 0's output against the host sum of the ranks' (identical) inputs, in rank order.
+bool checkSum(Bufs& b, int n, uint64_t count, const char* what, uint64_t bytes) {
+  std::vector<float> in(count), out(count);
+  CK(cudaMemcpy(in.data(), b.send[0], count * 4, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(out.data(), b.recv[0], count * 4, cudaMemcpyDeviceToHost));
+  for (uint64_t e = 0; e < count; ++e) {
+    float want = in[e];
+    for (int r = 1; r < n; ++r) want += in[e];
+    if (out[e] != want) {
+      std::printf("CHECK FAILED %s n=%d bytes=%llu elem %llu: %g, want %g\n", what, n, (unsigned long long)bytes,
+                  (unsigned long long)e, out[e], want);
+      return false;
+    }
+  }
+  return true;
+}
+
+// A kernel of the table for part 2: name, collective, protocol, message sizes (bytes per rank).
+struct Variant {
+  const char* name;
+  uint32_t coll, proto;
+  std::vector<uint64_t> sizes;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool floorOnly = argc > 1 && std::string(argv[1]) == "--floor-only";
-  const char* fatbinPath = argc > 1 && !floorOnly ? argv[1] : "gpucoll_kernels.fatbin";
+  bool floorOnly = false;
+  const char* fatbinPath = "gpucoll_kernels.fatbin";
+  const char* beforePath = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--floor-only") floorOnly = true;
+    else if (a == "--fatbin" && i + 1 < argc) fatbinPath = argv[++i];
+    else if (a == "--before" && i + 1 < argc) beforePath = argv[++i];
+    else { std::fprintf(stderr, "usage: gc_bench [--floor-only] [--fatbin PATH] [--before PATH]\n"); return 2; }
+  }
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   int driver = 0;
   CK(cudaDriverGetVersion(&driver));
   std::printf("gc_bench on %s (%d SMs), driver API %d\n", prop.name, prop.multiProcessorCount, driver);
-  const int reps = 5;
-  // The floor: ours (gc_allreduce_ll_f32) against the minimal LL kernel and the minimal two-barrier
-  // kernel, in-kernel loop of K collectives and graph replay of K launches, same ranks, same run.
-  std::printf("\n## allReduce fp32 sum against the floor: minimal LL kernel (naive) and minimal two-barrier kernel,\n");
-  std::printf("## us per collective, median of %d; in-loop = K=1000 collectives inside one launch, graph = K=200 launches replayed\n\n", reps);
-  std::printf("| ranks | bytes | ours in-loop | naive LL in-loop | ours/naive | two-barrier in-loop | ours graph | naive LL graph | ours/naive graph | two-barrier graph |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  const int reps = 7;
+
+  // ---- 1. the floor
+  std::printf("\n## allReduce fp32 sum against the floor (minimal LL kernel) and a minimal two-barrier kernel,\n");
+  std::printf("## us per collective, K=2000 collectives inside one launch, median of %d; ratio = ours / floor\n\n", reps);
+  std::printf("| ranks | bytes | ours | floor | ours/floor | two-barrier |\n|---|---|---|---|---|---|\n");
   std::string rows;
   for (int n : {2, 4, 8}) {
     Comm c(n);
@@ -161,48 +216,27 @@ int main(int argc, char** argv) {
     for (uint64_t bytes : {8ull, 64ull, 512ull, 1024ull, 4096ull, 16384ull, 65536ull}) {
       const uint64_t count = bytes / 4;
       const unsigned og = GC_GRID_FOR_BYTES(bytes), fg = floorGrid(count);
-      std::vector<double> t[6];
-      // Round 0 warms up and checks: every variant must compute the sum (rank 0's output against the
-      // host in the same order; the output is poisoned before each variant).
-      const char* names[6] = {"ours in-loop", "naive LL in-loop", "two-barrier in-loop", "ours graph", "naive LL graph", "two-barrier graph"};
-      for (int i = 0; i < reps + 1; ++i) {
-        for (int v = 0; v < 6; ++v) {
+      std::vector<double> t[3];
+      const char* names[3] = {"ours in-loop", "floor in-loop", "two-barrier in-loop"};
+      for (int i = 0; i < reps + 1; ++i) {  // round 0 warms up and checks every variant's sum
+        for (int v = 0; v < 3; ++v) {
           if (i == 0) {
             for (int r = 0; r < n; ++r) CK(cudaMemset(b.recv[r], 0xA7, bytes));
             CK(cudaDeviceSynchronize());
           }
-          const double x = v == 0 ? timeLoop(c, b, oursLLLoop, og, GC_BLOCK_THREADS, count, 1000)
-                         : v == 1 ? timeLoop(c, b, floorLLLoop, fg, kFloorThreads, count, 1000)
-                         : v == 2 ? timeLoop(c, b, floorTwoBarrierLoop, fg, kFloorThreads, count, 1000)
-                         : v == 3 ? timeGraph(c, b, gc_allreduce_ll_f32, og, count, 200)
-                         : v == 4 ? timeGraph(c, b, floorLLKernel, fg, count, 200, kFloorThreads)
-                                  : timeGraph(c, b, floorTwoBarrierKernel, fg, count, 200, kFloorThreads);
+          const double x = v == 0 ? timeLoop(c, b, gc_allreduce_ll_f32_loop, og, GC_BLOCK_THREADS, count, 2000)
+                         : v == 1 ? timeLoop(c, b, gc_floor_ll_loop, fg, kFloorThreads, count, 2000)
+                                  : timeLoop(c, b, gc_floor_two_barrier_loop, fg, kFloorThreads, count, 2000);
           if (i > 0) t[v].push_back(x);
-          if (i == 0) {
-            std::vector<float> in(count), out(count);
-            CK(cudaMemcpy(in.data(), b.send[0], bytes, cudaMemcpyDeviceToHost));
-            CK(cudaMemcpy(out.data(), b.recv[0], bytes, cudaMemcpyDeviceToHost));
-            for (uint64_t e = 0; e < count; ++e) {
-              float want = in[e];
-              for (int r = 1; r < n; ++r) want += in[e];
-              if (out[e] != want) {
-                std::printf("CHECK FAILED %s n=%d bytes=%llu elem %llu\n", names[v], n, (unsigned long long)bytes, (unsigned long long)e);
-                break;
-              }
-            }
-          }
+          if (i == 0) checkSum(b, n, count, names[v], bytes);
         }
       }
-      double m[6];
-      for (int v = 0; v < 6; ++v) m[v] = median(t[v]);
-      std::printf("| %d | %llu | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", n, (unsigned long long)bytes, m[0], m[1],
-                  m[0] / m[1], m[2], m[3], m[4], m[3] / m[4], m[5]);
+      const double m0 = median(t[0]), m1 = median(t[1]), m2 = median(t[2]);
+      std::printf("| %d | %llu | %.3f | %.3f | %.2f | %.3f |\n", n, (unsigned long long)bytes, m0, m1, m0 / m1, m2);
       std::fflush(stdout);
-      char row[400];
-      std::snprintf(row, sizeof row,
-                    "%s{\"ranks\":%d,\"bytes\":%llu,\"ours_us\":%.3f,\"naive_us\":%.3f,\"two_barrier_us\":%.3f,"
-                    "\"ours_graph_us\":%.3f,\"naive_graph_us\":%.3f,\"two_barrier_graph_us\":%.3f}",
-                    rows.empty() ? "" : ",", n, (unsigned long long)bytes, m[0], m[1], m[2], m[3], m[4], m[5]);
+      char row[300];
+      std::snprintf(row, sizeof row, "%s{\"ranks\":%d,\"bytes\":%llu,\"ours_us\":%.3f,\"floor_us\":%.3f,\"two_barrier_us\":%.3f}",
+                    rows.empty() ? "" : ",", n, (unsigned long long)bytes, m0, m1, m2);
       rows += row;
     }
   }
@@ -218,51 +252,86 @@ int main(int argc, char** argv) {
       std::printf("\nwrote %s\n", path.c_str());
     }
   }
-
   if (floorOnly) return 0;
-  const uint64_t sizes[] = {8, 64, 512, 4096, 16384, 65536, 262144, 1u << 20, 4u << 20, 16u << 20, 64u << 20};
 
-  std::printf("\n## allReduce fp32 sum, us per collective: graph replay of K back-to-back launches per rank, median of %d\n", reps);
-  std::printf("(- = size above that kernel's capacity; best = fastest barrier-free kernel; ratio = best / two-barrier)\n\n");
-  std::printf("| ranks | bytes | ll | sentinel | ll128 | pipe | two-barrier | best barrier-free | ratio |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|\n");
-  const char* names[] = {"ll", "sentinel", "ll128", "pipe"};
-  Kernel bfKernels[] = {gc_allreduce_ll_f32, gc_allreduce_sentinel_f32, gc_allreduce_ll128_f32, gc_allreduce_pipe_f32};
-  for (int n : {2, 4, 8}) {
-    Comm c(n);
-    Bufs b(n, 64u << 20);
-    for (uint64_t bytes : sizes) {
-      const uint64_t count = bytes / 4;
-      const int K = bytes <= 65536 ? 200 : bytes <= (1u << 20) ? 50 : bytes <= (16u << 20) ? 10 : 4;
-      const bool fits[] = {bytes <= GC_LL_MAX_BYTES, bytes <= GC_SENT_MAX_BYTES, count <= GC_LL128_MAX_COUNT(GC_DT_FLOAT32),
-                           bytes >= 65536};
-      std::vector<double> t[5];
-      for (int i = 0; i < reps + 1; ++i) {  // the first round warms up
-        for (int v = 0; v < 4; ++v) {
-          if (!fits[v]) continue;
-          double x = timeGraph(c, b, bfKernels[v], v == 3 ? GC_PIPE_BLOCKS : GC_GRID_FOR_BYTES(bytes), count, K);
-          if (i > 0) t[v].push_back(x);
+  Driver drv;
+  CUmodule after = drv.load(fatbinPath);
+  if (after == nullptr) std::printf("\nERROR: could not load %s\n", fatbinPath);
+
+  // ---- 2. before / after
+  if (beforePath != nullptr && after != nullptr) {
+    CUmodule before = drv.load(beforePath);
+    if (before == nullptr) std::printf("\nERROR: could not load %s\n", beforePath);
+    const std::vector<uint64_t> small = {8, 1024, 4096, 16384, 65536};
+    const std::vector<Variant> variants = {
+        {"gc_allreduce_ll_f32", GC_COLL_ALLREDUCE, GC_PROTO_LL, small},
+        {"gc_allreduce_sentinel_f32", GC_COLL_ALLREDUCE, GC_PROTO_SENTINEL, {1024, 16384, 65536, 262144, 1u << 20}},
+        {"gc_allreduce_ll128_f32", GC_COLL_ALLREDUCE, GC_PROTO_LL128, {1024, 16384, 65536, 262144, 1u << 20}},
+        {"gc_allreduce_pipe_f32", GC_COLL_ALLREDUCE, GC_PROTO_PIPE, {65536, 1u << 20, 4u << 20, 16u << 20}},
+        {"gc_reducescatter_ll_f32", GC_COLL_REDUCESCATTER, GC_PROTO_LL, {1024, 16384, 65536}},
+        {"gc_reducescatter_pipe_f32", GC_COLL_REDUCESCATTER, GC_PROTO_PIPE, {65536, 1u << 20}},
+        {"gc_allgather_ll", GC_COLL_ALLGATHER, GC_PROTO_LL, {1024, 16384, 65536}},
+        {"gc_allgather_pipe", GC_COLL_ALLGATHER, GC_PROTO_PIPE, {65536, 1u << 20}},
+        {"gc_broadcast_ll", GC_COLL_BROADCAST, GC_PROTO_LL, {1024, 65536}},
+        {"gc_alltoall_ll", GC_COLL_ALLTOALL, GC_PROTO_LL, {1024, 16384}},
+    };
+    std::printf("\n## before (%s) / after (%s): us per collective, graph replay of K launches, median of %d,\n", beforePath, fatbinPath, reps);
+    std::printf("## the two interleaved in the same run; bytes = per-rank message (per peer for movement)\n\n");
+    std::printf("| kernel | ranks | bytes | before | after | after/before |\n|---|---|---|---|---|---|\n");
+    std::string ba;
+    double worst = 0;
+    const char* worstAt = "";
+    static char worstBuf[200];
+    for (int n : {2, 4, 8}) {
+      Comm cb(n), ca(n);  // separate workspaces: the two builds' slot formats differ
+      Bufs b(n, (size_t)(16u << 20) * (size_t)n);
+      for (const Variant& v : variants) {
+        CUfunction fb = drv.get(before, v.name), fa = drv.get(after, v.name);
+        if (fb == nullptr || fa == nullptr) { std::printf("| %s | %d | - | missing in %s | | |\n", v.name, n, fb ? "after" : "before"); continue; }
+        for (uint64_t bytes : v.sizes) {
+          const uint64_t count = bytes / 4;
+          const unsigned grid = v.proto == GC_PROTO_PIPE ? GC_PIPE_BLOCKS : GC_GRID_FOR_BYTES(bytes);
+          const uint32_t dtype = GC_DT_FLOAT32;
+          const int K = bytes <= 65536 ? 200 : bytes <= (1u << 20) ? 50 : 10;
+          auto launcher = [&](CUfunction f) {
+            return Launcher([&drv, f, grid](cudaStream_t s, const GcArgs& a) {
+              GcArgs copy = a;
+              void* params[] = {&copy};
+              drv.launchKernel(f, grid, 1, 1, GC_BLOCK_THREADS, 1, 1, 0, (CUstream)s, params, nullptr);
+            });
+          };
+          std::vector<double> tb, ta;
+          for (int i = 0; i < reps + 1; ++i) {
+            const double xb = timeGraph(cb, b, launcher(fb), count, dtype, K);
+            const double xa = timeGraph(ca, b, launcher(fa), count, dtype, K);
+            if (i > 0) { tb.push_back(xb); ta.push_back(xa); }
+          }
+          const double mb = median(tb), ma = median(ta);
+          std::printf("| %s | %d | %llu | %.3f | %.3f | %.3f |\n", v.name, n, (unsigned long long)bytes, mb, ma, ma / mb);
+          std::fflush(stdout);
+          if (ma / mb > worst) {
+            worst = ma / mb;
+            std::snprintf(worstBuf, sizeof worstBuf, "%s n=%d %llu B", v.name, n, (unsigned long long)bytes);
+            worstAt = worstBuf;
+          }
+          char row[300];
+          std::snprintf(row, sizeof row, "%s{\"kernel\":\"%s\",\"ranks\":%d,\"bytes\":%llu,\"before_us\":%.3f,\"after_us\":%.3f}",
+                        ba.empty() ? "" : ",", v.name, n, (unsigned long long)bytes, mb, ma);
+          ba += row;
         }
-        double y = timeGraph(c, b, gc_allreduce_barrier2_f32, GC_GRID_FOR_BYTES(bytes), count, K);
-        if (i > 0) t[4].push_back(y);
       }
-      char cell[4][32];
-      int best = -1;
-      double bestT = 1e30;
-      for (int v = 0; v < 4; ++v) {
-        if (!fits[v]) { std::snprintf(cell[v], 32, "-"); continue; }
-        double m = median(t[v]);
-        std::snprintf(cell[v], 32, "%.2f", m);
-        if (m < bestT) { bestT = m; best = v; }
-      }
-      const double m2 = median(t[4]);
-      std::printf("| %d | %llu | %s | %s | %s | %s | %.2f | %s | %.2f |\n", n, (unsigned long long)bytes, cell[0], cell[1], cell[2],
-                  cell[3], m2, names[best], bestT / m2);
-      std::fflush(stdout);
+    }
+    std::printf("\nslowest after/before: %.3f (%s)\n", worst, worstAt);
+    const char* outDir = std::getenv("OUT");
+    std::string path = std::string(outDir ? outDir : ".") + "/gpu-before-after.json";
+    if (FILE* f = std::fopen(path.c_str(), "w")) {
+      std::fprintf(f, "{\"kind\":\"gpu-before-after\",\"before\":\"%s\",\"after\":\"%s\",\"rows\":[%s]}\n", beforePath, fatbinPath, ba.c_str());
+      std::fclose(f);
+      std::printf("wrote %s\n", path.c_str());
     }
   }
 
-  // Host cost per launch: the same kernel (gc_allreduce_ll_f32, one rank: a 4-byte copy) 20000 times.
+  // ---- 3. host cost per launch: the same kernel (gc_allreduce_ll_f32, one rank: a 4-byte copy)
   std::printf("\n## Host cost per launch of gc_allreduce_ll_f32 (nranks=1, 4 bytes), 20000 launches, median of %d\n\n", reps);
   {
     Comm c(1);
@@ -270,27 +339,8 @@ int main(int argc, char** argv) {
     GcArgs a = c.args(0);
     a.send = (uint64_t)b.send[0]; a.recv = (uint64_t)b.recv[0]; a.count = 1; a.dtype = GC_DT_FLOAT32; a.op = GC_OP_SUM;
     const int N = 20000;
-    std::vector<double> rt, drv;
-    CUmodule mod = nullptr;
-    CUfunction fn = nullptr;
-    std::vector<char> image;
-    if (FILE* f = std::fopen(fatbinPath, "rb")) {
-      std::fseek(f, 0, SEEK_END);
-      image.resize(std::ftell(f));
-      std::fseek(f, 0, SEEK_SET);
-      if (std::fread(image.data(), 1, image.size(), f) != image.size()) image.clear();
-      std::fclose(f);
-    }
-    // Driver entry points through the runtime (no -lcuda at link time).
-    PFN_cuModuleLoadData_v2000 loadData = nullptr;
-    PFN_cuModuleGetFunction_v2000 getFunction = nullptr;
-    PFN_cuLaunchKernel_v4000 launchKernel = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    CK(cudaGetDriverEntryPointByVersion("cuModuleLoadData", (void**)&loadData, 12000, cudaEnableDefault, &q));
-    CK(cudaGetDriverEntryPointByVersion("cuModuleGetFunction", (void**)&getFunction, 12000, cudaEnableDefault, &q));
-    CK(cudaGetDriverEntryPointByVersion("cuLaunchKernel", (void**)&launchKernel, 12000, cudaEnableDefault, &q));
-    if (!image.empty() && loadData && getFunction && loadData(&mod, image.data()) == CUDA_SUCCESS)
-      getFunction(&fn, mod, "gc_allreduce_ll_f32");
+    std::vector<double> rt, dl;
+    CUfunction fn = drv.get(after, "gc_allreduce_ll_f32");
     for (int rep = 0; rep < reps + 1; ++rep) {
       CK(cudaDeviceSynchronize());
       auto t0 = std::chrono::steady_clock::now();
@@ -306,17 +356,17 @@ int main(int argc, char** argv) {
         for (int i = 0; i < N; ++i) {
           a.epoch = c.epoch++;
           void* params[] = {&a};
-          launchKernel(fn, 1, 1, 1, GC_BLOCK_THREADS, 1, 1, 0, (CUstream)c.streams[0], params, nullptr);
+          drv.launchKernel(fn, 1, 1, 1, GC_BLOCK_THREADS, 1, 1, 0, (CUstream)c.streams[0], params, nullptr);
         }
         auto t3 = std::chrono::steady_clock::now();
         CK(cudaStreamSynchronize(c.streams[0]));
-        if (rep > 0) drv.push_back(std::chrono::duration<double, std::micro>(t3 - t2).count() / N);
+        if (rep > 0) dl.push_back(std::chrono::duration<double, std::micro>(t3 - t2).count() / N);
       }
     }
     std::string e = c.errors();
     std::printf("| launch path | host us per launch |\n|---|---|\n");
     std::printf("| C++ <<<>>> (cudaLaunchKernel, kernel linked in) | %.3f |\n", median(rt));
-    if (fn) std::printf("| C++ cuLaunchKernel (kernel from %s via cuModuleLoadData) | %.3f |\n", fatbinPath, median(drv));
+    if (fn) std::printf("| C++ cuLaunchKernel (kernel from %s via cuModuleLoadData) | %.3f |\n", fatbinPath, median(dl));
     else std::printf("| C++ cuLaunchKernel | fatbin %s not loaded |\n", fatbinPath);
     if (!e.empty()) std::printf("ERROR: %s\n", e.c_str());
   }

@@ -9,7 +9,7 @@
 // Writes $OUT/gpu-2x.json ({"kind":"gpu-2x", date, commit from $GC_DATE / $GC_COMMIT, rows}).
 //   usage: gc_bench2 [ngpus]        (default: every visible GPU, at most GC_MAX_RANKS)
 #include "../src/gpucoll_kernels.cu"
-#include "floor.cuh"
+#include "gpucoll_bench.cu"
 
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -267,22 +267,12 @@ __global__ void countWrongSum(const char* p, uint64_t count, uint32_t dtype, int
   }
   if (bad) atomicAdd(wrong, bad);
 }
-__global__ void floorLLLoop2(const __grid_constant__ GcArgs a, int k) {
-  for (int i = 0; i < k; ++i) floorLL(a, a.epoch + i);
-}
-__global__ void __launch_bounds__(GC_BLOCK_THREADS, 2) oursLLLoop2(const __grid_constant__ GcArgs a, int k) {
-  gc::waitForPredecessor();
-  const uint64_t e0 = gc::beginEpoch(a);
-  for (int i = 0; i < k; ++i) gc::allReduceLL<float, GC_OP_SUM>(a, e0 + i);
-  gc::recordLastEpoch(a, e0 + k - 1);
-}
-
-// The allReduce kernel the planner picks by size (LaunchPlanner defaults: one-shot <= 64 KB... here
-// chosen per size from the one-GPU measurements: LL <= 32 KB, sentinel <= 1 MB, else pipe).
+// The allReduce kernel for a size: the first of ll, sentinel, pipe whose kernel-table capacity takes
+// it (the host's default route with its size limits at their table values).
 struct Choice { Kernel k; unsigned grid; const char* name; };
 Choice pickAllReduce(uint64_t bytes, uint32_t dtype) {
   const bool f32 = dtype == GC_DT_FLOAT32;
-  if (bytes <= 32768) return {f32 ? gc_allreduce_ll_f32 : gc_allreduce_ll_bf16, GC_GRID_FOR_BYTES(bytes), "gpu-ll-oneshot"};
+  if (bytes <= GC_LL_MAX_BYTES) return {f32 ? gc_allreduce_ll_f32 : gc_allreduce_ll_bf16, GC_GRID_FOR_BYTES(bytes), "gpu-ll-oneshot"};
   if (bytes <= GC_SENT_MAX_BYTES) return {f32 ? gc_allreduce_sentinel_f32 : gc_allreduce_sentinel_bf16, GC_GRID_FOR_BYTES(bytes), "gpu-sentinel-twoshot"};
   return {f32 ? gc_allreduce_pipe_f32 : gc_allreduce_pipe_bf16, GC_PIPE_BLOCKS, "gpu-pipe"};
 }
@@ -401,12 +391,12 @@ int runRank(int rank, int n, const std::string& dir) {
     const int KL = 1000;
     auto oursLoop = [&]() {
       GcArgs a = r.args(count, GC_DT_FLOAT32);
-      oursLLLoop2<<<GC_GRID_FOR_BYTES(bytes), GC_BLOCK_THREADS, 0, r.s>>>(a, KL);
+      gc_allreduce_ll_f32_loop<<<GC_GRID_FOR_BYTES(bytes), GC_BLOCK_THREADS, 0, r.s>>>(a, KL);
       r.epoch += KL;
     };
     auto floorLoop = [&]() {
       GcArgs a = r.args(count, GC_DT_FLOAT32);
-      floorLLLoop2<<<floorGrid(count), kFloorThreads, 0, r.s>>>(a, KL);
+      gc_floor_ll_loop<<<floorGrid(count), kFloorThreads, 0, r.s>>>(a, KL);
       r.epoch += KL;
     };
     const double o = timeEager(r, KL, reps, oursLoop), f = timeEager(r, KL, reps, floorLoop);

@@ -5,7 +5,7 @@
 // reference within a rounding bound. Then 1000 back-to-back mixed calls (epoch parity reuse), a planted
 // missing rank (must end in the timeout record), the host abort word, and a capacity error.
 //   usage: gc_test [--quick]
-#include "../src/gpucoll_kernels.cu"
+#include "kernels.h"  // every kernel, the two-barrier comparison ones too (all_kernels.cu)
 #include "harness.cuh"
 
 #include <chrono>

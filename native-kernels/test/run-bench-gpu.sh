@@ -3,7 +3,8 @@
 # (one process per GPU, NCCL in the same run). Uses binaries in this folder when present (built
 # elsewhere with `make`), else builds them. Logs and JSON records go to $OUT (or here).
 #   native-kernels/test/run-bench-gpu.sh [--quick]   (--quick: gc_test --quick, gc_bench --floor-only)
-#   GC_TEST_ARGS / GC_BENCH_ARGS override the arguments of gc_test (--skip: do not run it) / gc_bench.
+#   GC_TEST_ARGS / GC_BENCH_ARGS override the arguments of gc_test (--skip: do not run it) / gc_bench,
+#   e.g. GC_BENCH_ARGS="--before reference.fatbin" times every kernel against an older build's.
 set -uo pipefail
 cd "$(dirname "$0")"
 out="${OUT:-.}"
@@ -28,7 +29,7 @@ if [ "$test_args" != "--skip" ]; then timeout 240 ./gc_test $test_args > "$out/g
 rc=$?
 grep -E "^FAIL|graph of|robustness|checks in|gc_test:" "$out/gc_test.log" | tail -30
 CUDA_VISIBLE_DEVICES=0 timeout 150 ./gc_bench $bench_args > "$out/gc_bench.log" 2>&1
-sed -n '/against the floor/,/wrote/p' "$out/gc_bench.log"
+sed -n '/against the floor/,/wrote/p;/before (/,/wrote/p' "$out/gc_bench.log"
 grep -E "CHECK FAILED|ERROR" "$out/gc_bench.log" | head
 if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
   timeout 150 ./gc_bench2 2 > "$out/gc_bench2.log" 2>&1

@@ -60,7 +60,8 @@ unzip -p "$BUNDLE"/lib/gpucoll-native-kernels-*.jar dev/gpucoll/native/gpucoll_k
   | gzip -9 > "$BUNDLE/bin/gpucoll_kernels.fatbin.gz"
 if command -v nvcc >/dev/null && [ -f "$ROOT/native-kernels/test/gc_bench.cu" ]; then
   nvcc -std=c++17 -O3 -I"$ROOT/native-kernels/include" -gencode arch=compute_90,code=sm_90 \
-    -Xcompiler -fno-fast-math -o "$BUNDLE/bin/gc_bench" "$ROOT/native-kernels/test/gc_bench.cu"
+    -Xcompiler -fno-fast-math -o "$BUNDLE/bin/gc_bench" "$ROOT/native-kernels/test/gc_bench.cu" \
+    "$ROOT/native-kernels/test/all_kernels.cu"
 else
   echo "build.sh: no nvcc or no native-kernels/test/gc_bench.cu: the bundle has no C++ launcher" >&2
 fi

@@ -33,7 +33,7 @@ nvidia-smi topo -m > "$LOGS/topo.txt" 2>&1 || true
 CPP_US=""
 if [ "$WHAT" != suite ] && [ -x "$BUNDLE/bin/gc_bench" ]; then
   gunzip -c "$BUNDLE/bin/gpucoll_kernels.fatbin.gz" > /tmp/gpucoll_kernels.fatbin
-  "$BUNDLE/bin/gc_bench" /tmp/gpucoll_kernels.fatbin 2>&1 | tee "$LOGS/gc_bench.log"
+  (cd "$LOGS" && timeout "${GC_BENCH_TIMEOUT_S:-300}" "$BUNDLE/bin/gc_bench" --fatbin /tmp/gpucoll_kernels.fatbin) 2>&1 | tee "$LOGS/gc_bench.log"
   CPP_US=$(grep -E '^\| C\+\+ cuLaunchKernel' "$LOGS/gc_bench.log" | head -1 | awk -F'|' '{gsub(/ /,"",$3); print $3}')
 fi
 
@@ -50,7 +50,7 @@ if [ "$WHAT" != bench ]; then
 fi
 if [ "$WHAT" != suite ]; then
   "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.check.GpuBench $QUICK ${CPP_US:+--cpp-us-per-launch "$CPP_US"} \
-    2>&1 | tee "$LOGS/bench.log"
+    --json-dir "$LOGS/bench" --commit "$(head -1 "$BUNDLE/COMMIT")" 2>&1 | tee "$LOGS/bench.log"
 fi
 
 echo

@@ -84,10 +84,12 @@ fi
 rm -rf "$APP"
 mkdir -p "$APP"
 "${MVN[@]}" -f "$ROOT/pom.xml" -pl spark-plugin/gpucoll-dist,examples -am package -DskipTests
-# What a user deploys: the one jar (plugin, GPU backend, fatbin, JavaCPP CUDA presets), the job, and
-# for a cuDF job the module jar that goes next to the user's cuDF.
+# What a user deploys: the one jar (plugin, GPU backend, fatbin, JavaCPP CUDA presets) and the job;
+# beside them the GPU checks' reference (codecs, reduction rules) that the job's checks use, and for a
+# cuDF job the module jar that goes next to the user's cuDF.
 cp "$ROOT"/spark-plugin/gpucoll-dist/target/gpucoll-dist_2.13-*[0-9T].jar \
   "$ROOT"/examples/target/gpucoll-examples_2.13-*[0-9T].jar \
+  "$ROOT"/spark-plugin/gpucoll-check-support/target/gpucoll-check-support-*[0-9T].jar \
   "$ROOT"/spark-plugin/gpucoll-cudf/target/gpucoll-cudf-*[0-9T].jar "$APP/"
 git -C "$ROOT" rev-parse --short HEAD > "$APP/COMMIT" 2>/dev/null || echo unknown > "$APP/COMMIT"
 if ! git -C "$ROOT" diff --quiet HEAD -- spark-plugin native-kernels examples 2>/dev/null; then

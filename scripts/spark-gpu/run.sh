@@ -86,12 +86,13 @@ export SPARK_LOCAL_DIRS="$RUN/local" # the Workers' and executors' scratch space
 # As a user deploys it: the one jar through --jars, the job as the application jar; no extraClassPath.
 DIST_JAR=$(ls "$APP"/gpucoll-dist_2.13-*.jar | head -1)
 APP_JAR=$(ls "$APP"/gpucoll-examples_2.13-*.jar | head -1)
+CHECK_JAR=$(ls "$APP"/gpucoll-check-support-*.jar | head -1) # the job's reference checks, not the plugin's
 if [ -n "$CUDF_JAR" ]; then
   # cuDF is the application's: its jar and the module jar go next to the one jar.
-  JARS="$DIST_JAR,$(ls "$APP"/gpucoll-cudf-*.jar | head -1),$(readlink -f "$CUDF_JAR")"
+  JARS="$DIST_JAR,$CHECK_JAR,$(ls "$APP"/gpucoll-cudf-*.jar | head -1),$(readlink -f "$CUDF_JAR")"
   JOB=CudfGpuCheck
 else
-  JARS="$DIST_JAR"
+  JARS="$DIST_JAR,$CHECK_JAR"
   JOB=SparkGpuCheck
 fi
 # Spark's own JVM flags for Java 17+ (one place: spark.jvm.flags in the root pom).

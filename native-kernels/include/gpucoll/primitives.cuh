@@ -1,23 +1,16 @@
-// Barrier-free communication primitives for one NVLink (or one-GPU) domain, after the LLBuffer API of
-// "Every Microsecond Counts". All data moves as pushes into the RECEIVER's workspace (see kernel_abi.h
-// section 4); receivers poll only their own memory. Every spin is bounded (Spinner).
-//
-//   LLBuffer    16-byte slots {8 B data, 8 B flag = epoch} written by ONE 16-byte store: send, bcast,
-//               recv, recvReduce (fixed rank order). Double-buffered by epoch parity.
-//   Sentinel    raw 16-byte units over a region prefilled with GC_SENTINEL_WORD; the receiver polls until
-//               the unit differs from the sentinel, then refills it. A payload unit that IS the sentinel
-//               pattern is sent as an escape word (= epoch) instead, so every payload comes out exact.
-//   LL128 lines 128-byte lines {u32 counter, u32 pad, 120 B data}: every rank adds its data with
-//               hardware atomics, then bumps the counter; the owner waits for counter == nranks.
-//   Pipe        per-block 16 KB chunks + flag, with credits (ack words) so any size streams through.
-//   FlagBarrier per-block barrier words (only for the two-barrier comparison and gc_barrier).
+// Device primitives shared by every protocol: system-scope memory operations, the call context with
+// its error record, bounded spinning (%globaltimer deadline, host abort word), arrival words, device
+// epochs, programmatic dependent launch, and the element types' reduction rules. The protocols
+// (proto_ll.cuh, proto_sentinel.cuh, proto_ll128.cuh, proto_pipe.cuh) build on these; every data move
+// is a push into the RECEIVER's workspace (kernel_abi.h section 4) and receivers poll only their own
+// memory.
 //
 // Why no barrier between calls: see kernel_abi.h section 3. Invariant: when a rank's kernel at epoch e
 // completes, every peer has started epoch e. A collective that receives from every peer gets that for
-// free; the others (broadcast, sparse allToAllv, tiny two-shot / LL128 / pipe calls) wait for the
-// peers' arrival words before they exit (finishArrivals). So a rank about to write a peer's half at
-// epoch e (completed e-1 => the peer started e-1 => it finished e-2, the last user of this half)
-// never waits on anything at the start of a call.
+// free; the others (broadcast, sparse allToAllv, tiny two-shot calls) wait for the peers' arrival
+// words before they exit (finishArrivals). So a rank about to write a peer's half at epoch e
+// (completed e-1 => the peer started e-1 => it finished e-2, the last user of this half) never waits
+// on anything at the start of a call.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -68,6 +61,17 @@ __device__ __forceinline__ void st32(void* p, uint32_t v) {
 __device__ __forceinline__ uint32_t ld32(const void* p) {
   uint32_t v;
   asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// LL packets: one 16-byte volatile store / load of four 32-bit words (the L1 is bypassed, so a peer's
+// store is seen as soon as it lands).
+__device__ __forceinline__ void stVolatile4(void* p, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+__device__ __forceinline__ uint4 ldVolatile4(const void* p) {
+  uint4 v;
+  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
   return v;
 }
 
@@ -306,12 +310,6 @@ __device__ __forceinline__ uint64_t beginEpoch(const GcArgs& a) {
   }
   return epoch;
 }
-// In-kernel loops of several collectives (benchmarks): the epoch words after the last one.
-__device__ __forceinline__ void recordLastEpoch(const GcArgs& a, uint64_t epoch) {
-  uint64_t* w = epochWords(a);
-  if (w != nullptr && inLastWarp()) storeEpochWords(w, epoch);
-}
-
 // ------------------------------------------------------------------ element types and reductions
 
 template <typename T> struct Acc { using type = T; };
@@ -429,220 +427,17 @@ template <typename T, int W> struct Lanes {
   }
 };
 
-// ------------------------------------------------------------------ LL slots (LLBuffer)
+// The grid-stride index of this thread and the thread count of the grid.
+__device__ __forceinline__ uint64_t tid() { return (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ uint64_t nthreads() { return (uint64_t)gridDim.x * blockDim.x; }
+__device__ __forceinline__ uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+__device__ __forceinline__ uint32_t min32(uint64_t a, uint32_t b) { return a < b ? (uint32_t)a : b; }
 
-// Slots [2 halves][GC_MAX_RANKS src][GC_LL_SLOTS] in each receiver's workspace. A slot holds 8 data bytes
-// and the epoch that wrote them, stored together by one 16-byte store, so a reader that sees the flag
-// sees the data: no fence, no separate notification.
-struct LLBuffer {
-  static constexpr uint64_t kSrcBytes = (uint64_t)GC_LL_SLOTS * 16u;  // one source's slots of one half
-  const Ctx& c;
-  uint64_t epoch;
-  uint32_t half;
-  // This rank's slots of this half ([src][slot]), computed once: the polls then do no address loads.
-  const char* inbox;
-  __device__ explicit LLBuffer(const Ctx& ctx)
-      : c(ctx), epoch(ctx.epoch), half(ctx.half()),
-        inbox(ctx.own() + GC_WS_LL_OFFSET + (uint64_t)ctx.half() * GC_MAX_RANKS * kSrcBytes) {}
+// A reduction's op: a compile-time GC_OP_* (the body is compiled per op), or kRuntimeOp = GcArgs.op.
+constexpr uint32_t kRuntimeOp = 0xFFu;
+template <uint32_t OP> __device__ __forceinline__ uint32_t opOf(const Ctx& c) { return OP == kRuntimeOp ? c.a->op : OP; }
 
-  __device__ char* slot(uint32_t owner, uint32_t src, uint32_t s) const {
-    return c.ws(owner) + GC_WS_LL_OFFSET + ((uint64_t)(half * GC_MAX_RANKS + src) * GC_LL_SLOTS + s) * 16u;
-  }
-  __device__ __forceinline__ void send(uint32_t peer, uint32_t s, uint64_t v) const { st16(slot(peer, c.rank, s), v, epoch); }
-  // To every rank including this one (the own copy keeps recvReduce uniform).
-  __device__ __forceinline__ void bcast(uint32_t s, uint64_t v) const {
-    for (uint32_t p = 0; p < c.n; ++p) send(p, s, v);
-  }
-  __device__ __forceinline__ bool recv(uint32_t src, uint32_t s, uint64_t& v) const {
-    const char* p = inbox + src * kSrcBytes + (uint64_t)s * 16u;
-    Spinner sp;
-    uint64_t f;
-    for (;;) {
-      ld16(p, v, f);
-      if (f == epoch) return true;
-      if (!sp.keepWaiting(c, src, epoch, f)) return false;
-    }
-  }
-  // Slot s from every rank, reduced in rank order 0..n-1 (all ranks get the same bits). Polls all
-  // pending sources each round so arrival order does not serialize the latency.
-  template <typename T>
-  __device__ __forceinline__ bool recvReduce(uint32_t s, uint32_t op, uint64_t& out) const {
-    uint64_t d[GC_MAX_RANKS];
-    const uint32_t n = c.n;
-    const char* at = inbox + (uint64_t)s * 16u;
-    uint32_t pending = (1u << n) - 1;  // n <= GC_MAX_RANKS = 16
-    Spinner sp;
-    uint32_t firstMissing = 0;
-    uint64_t lastFlag = 0;
-    while (pending) {
-#pragma unroll
-      for (uint32_t r = 0; r < GC_MAX_RANKS; ++r) {
-        if (pending & (1u << r)) {
-          uint64_t v, f;
-          ld16(at + r * kSrcBytes, v, f);
-          if (f == epoch) {
-            d[r] = v;
-            pending &= ~(1u << r);
-          } else {
-            firstMissing = r;
-            lastFlag = f;
-          }
-        }
-      }
-      if (pending && !sp.keepWaiting(c, firstMissing, epoch, lastFlag)) return false;
-    }
-    Lanes<T, 8> acc;
-    acc.load(U16{d[0], 0});
-#pragma unroll
-    for (uint32_t r = 1; r < GC_MAX_RANKS; ++r)
-      if (r < n) acc.add(U16{d[r], 0}, op);
-    out = acc.store(op, n).lo;
-    return true;
-  }
-};
-
-// ------------------------------------------------------------------ sentinel units
-
-// Raw 16-byte units; region [2 halves][2 phases][GC_MAX_RANKS src][GC_SENT_PEER_BYTES] plus one escape
-// word per unit. Full bandwidth (no flag bytes); the receiver restores the sentinel after reading.
-struct Sentinel {
-  const Ctx& c;
-  uint32_t half;
-  __device__ explicit Sentinel(const Ctx& ctx) : c(ctx), half(ctx.half()) {}
-  static constexpr uint64_t kWord = ((uint64_t)GC_SENTINEL_WORD << 32) | GC_SENTINEL_WORD;
-
-  __device__ uint64_t unitIndex(uint32_t phase, uint32_t src, uint64_t i) const {
-    return ((uint64_t)((half * 2 + phase) * GC_MAX_RANKS + src) * GC_SENT_PEER_BYTES) / 16u + i;
-  }
-  __device__ void send(uint32_t peer, uint32_t phase, uint64_t i, U16 u) const {
-    uint64_t k = unitIndex(phase, c.rank, i);
-    if (u.lo == kWord && u.hi == kWord) st64(c.ws(peer) + GC_WS_ESC_OFFSET + 8u * k, c.epoch);  // escape
-    else st16(c.ws(peer) + GC_WS_SENT_OFFSET + 16u * k, u.lo, u.hi);
-  }
-  // Waits for unit i from src, returns it, and restores the sentinel for the next use of this half.
-  __device__ bool recv(uint32_t src, uint32_t phase, uint64_t i, U16& u) const {
-    uint64_t k = unitIndex(phase, src, i);
-    char* p = c.own() + GC_WS_SENT_OFFSET + 16u * k;
-    const char* esc = c.own() + GC_WS_ESC_OFFSET + 8u * k;
-    Spinner sp;
-    for (;;) {
-      ld16(p, u.lo, u.hi);
-      if (u.lo != kWord || u.hi != kWord) break;
-      uint64_t e = ld64(esc);
-      if (e == c.epoch) break;  // the payload was the sentinel pattern itself
-      if (!sp.keepWaiting(c, src, c.epoch, e)) return false;
-    }
-    st16(p, kWord, kWord);
-    return true;
-  }
-};
-
-// ------------------------------------------------------------------ LL128-atomic lines
-
-template <typename A> __device__ __forceinline__ void atomicAddAcc(A* p, A v) { atomicAdd(p, v); }
-template <> __device__ __forceinline__ void atomicAddAcc<int64_t>(int64_t* p, int64_t v) {
-  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
-}
-
-// Line = {u32 counter, u32 pad, 120 B data}. RS lines: [half][GC_LL128_MAX_LINES/2] (owner-local index),
-// zero when unused; AG lines: [half][GC_LL128_MAX_LINES] with the 8-byte header holding the epoch.
-struct LL128 {
-  const Ctx& c;
-  uint32_t half;
-  __device__ explicit LL128(const Ctx& ctx) : c(ctx), half(ctx.half()) {}
-  __device__ char* rsLine(uint32_t owner, uint64_t local) const {
-    return c.ws(owner) + GC_WS_LL128_OFFSET + ((uint64_t)half * GC_LL128_LINES_PER_HALF + local) * GC_LL128_LINE_BYTES;
-  }
-  __device__ char* agLine(uint32_t owner, uint64_t line) const {
-    return c.ws(owner) + GC_WS_LL128_OFFSET +
-           ((uint64_t)half * GC_LL128_LINES_PER_HALF + GC_LL128_MAX_LINES / 2 + line) * GC_LL128_LINE_BYTES;
-  }
-  // Warp-collective: lane j adds its value into data word j (hardware atomics, over NVLink when the
-  // owner is remote), then one lane bumps the counter after a fence, so counter == n means all data.
-  template <typename A> __device__ void add(char* line, int lane, bool active, A v) const {
-    if (active) atomicAddAcc(reinterpret_cast<A*>(line + 8) + lane, v);
-    __syncwarp();
-    if (lane == 0) {
-      __threadfence_system();
-      atomicAdd(reinterpret_cast<unsigned int*>(line), 1u);
-    }
-  }
-  // Warp-collective: wait until counter == n (lane 0 polls), then all lanes may read.
-  __device__ bool waitFull(const char* line, int lane, uint32_t peerHint) const {
-    bool ok = true;
-    if (lane == 0) {
-      Spinner sp;
-      uint32_t v;
-      while ((v = ldAcquire32(line)) < c.n)
-        if (!sp.keepWaiting(c, peerHint, c.n, v)) { ok = false; break; }
-    }
-    return __shfl_sync(0xffffffffu, ok, 0);
-  }
-  // Warp-collective: AG line publish (data stores, fence, epoch in the header).
-  template <typename A> __device__ void put(char* line, int lane, bool active, A v) const {
-    if (active) reinterpret_cast<volatile A*>(line + 8)[lane] = v;
-    __syncwarp();
-    if (lane == 0) stRelease64(line, c.epoch);
-    __syncwarp();
-  }
-  __device__ bool waitFlag(const char* line, int lane, uint32_t src) const {
-    bool ok = true;
-    if (lane == 0) ok = waitAtLeast(c, line, c.epoch, src);
-    ok = __shfl_sync(0xffffffffu, ok, 0);
-    return ok;
-  }
-};
-
-// ------------------------------------------------------------------ pipe channels (credits)
-
-// One channel per (src, dst, block, half): 16 KB chunk in dst's workspace, a flag in dst's control
-// words, an ack (credit) in src's. Block-collective functions; thread 0 polls, __syncthreads publishes.
-struct Pipe {
-  const Ctx& c;
-  __device__ explicit Pipe(const Ctx& ctx) : c(ctx) {}
-  static __device__ uint64_t flagValue(uint64_t epoch, uint32_t round) { return (epoch << 24) | (round + 1u); }
-  __device__ uint64_t word(uint32_t who, uint32_t half) const {
-    return 8ull * (((uint64_t)who * GC_MAX_BLOCKS + blockIdx.x) * 2u + half);
-  }
-  __device__ char* chunk(uint32_t owner, uint32_t src, uint32_t half) const {
-    return c.ws(owner) + GC_WS_PIPE_OFFSET +
-           (((uint64_t)src * GC_MAX_BLOCKS + blockIdx.x) * 2u + half) * GC_PIPE_CHUNK_BYTES;
-  }
-  // Wait until dst has consumed what we last sent on this half (its ack reached our last flag).
-  __device__ bool acquireCredit(uint32_t dst, uint32_t half, bool& ok) const {
-    __shared__ int sOk;
-    if (threadIdx.x == 0) {
-      uint64_t last = ld64(c.own() + GC_WS_PIPE_SENT + word(dst, half));
-      sOk = waitAtLeast(c, c.own() + GC_WS_PIPE_ACK + word(dst, half), last, dst);
-    }
-    __syncthreads();
-    ok = sOk;
-    __syncthreads();
-    return ok;
-  }
-  __device__ void publish(uint32_t dst, uint32_t half, uint64_t flag) const {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      __threadfence_system();
-      st64(c.ws(dst) + GC_WS_PIPE_FLAG + word(c.rank, half), flag);
-      st64(c.own() + GC_WS_PIPE_SENT + word(dst, half), flag);
-    }
-  }
-  __device__ bool waitData(uint32_t src, uint32_t half, uint64_t flag) const {
-    __shared__ int sOk;
-    if (threadIdx.x == 0) sOk = waitAtLeast(c, c.own() + GC_WS_PIPE_FLAG + word(src, half), flag, src);
-    __syncthreads();
-    bool ok = sOk;
-    __syncthreads();
-    return ok;
-  }
-  __device__ void ack(uint32_t src, uint32_t half, uint64_t flag) const {
-    __syncthreads();
-    if (threadIdx.x == 0) st64(c.ws(src) + GC_WS_PIPE_ACK + word(c.rank, half), flag);
-  }
-};
-
-// ------------------------------------------------------------------ flag barrier (comparison only)
+// ------------------------------------------------------------------ flag barrier
 
 // Block-collective barrier among the same block index of all ranks; values only grow (epoch-based).
 __device__ __forceinline__ bool flagBarrier(const Ctx& c, uint64_t value) {
@@ -665,5 +460,44 @@ __device__ __forceinline__ bool flagBarrier(const Ctx& c, uint64_t value) {
   __syncthreads();
   return ok;
 }
+
+// ------------------------------------------------------------------ the protocols' common verb set
+
+// Every protocol (proto_*.cuh) is a struct offering the same verbs, so each collective is written once
+// (collectives.cuh) over a protocol parameter P:
+//   P(ctx, segmentBytes)                         set up for this call (segmentBytes: two-shot owners' stride)
+//   Step first() / next(Step)                    the steps of a call: one step for the grid-stride
+//                                                protocols, one chunk per block per step for the pipe
+//   send<T>(peer, src, len, step, phase)         push len bytes of src to peer (a no-op to self, except
+//                                                where the protocol takes the own part through its inbox)
+//   copySend<T>(src, len, step, phase)           the same bytes to every peer
+//   recv<T>(src, dst, len, step, phase)          wait for src's bytes, copy them to dst
+//   recvReduceCopy<T, OP>(own, dst, len, step, phase)   dst = op over ranks 0..n-1 of what each sent
+//                                                here (own: this rank's part), in rank order
+//   copy(step, dst, src, len)                    a local copy spread like the step's data
+// len is this step's share (Step::len of the peer's total); step.off its offset within the segment;
+// phase kPhaseScatter / kPhaseGather selects the region of a two-phase protocol. Slots, flags, epochs and
+// credits stay inside the protocol; a verb returns false after recording an error (timeout, abort).
+struct Step {
+  uint64_t off, span;  // this step's offset in the segment and its largest share
+  uint32_t round;      // pipe: the channel round (flag value, buffer half)
+  __device__ uint64_t len(uint64_t total) const { return off >= total ? 0 : (total - off < span ? total - off : span); }
+};
+constexpr uint32_t kPhaseScatter = 0, kPhaseGather = 1;
+// Grid-stride copy in 16-byte units (one rank: every collective is a copy; and the own part of data movement).
+__device__ void copyBytes(char* dst, const char* src, uint64_t bytes) {
+  if (dst == src) return;
+  for (uint64_t u = tid(); u * 16 < bytes; u += nthreads()) {
+    uint32_t nb = min32(bytes - u * 16, 16);
+    storeBytes16(dst + u * 16, loadBytes16(src + u * 16, nb), nb);
+  }
+}
+
+// One step covering the whole call: the grid-stride protocols (LL, sentinel, LL128).
+struct WholeCallSteps {
+  __device__ Step first(uint32_t round = 0) const { return Step{0, ~0ull, round}; }
+  __device__ Step next(Step s) const { return Step{~0ull, ~0ull, s.round + 1}; }
+  __device__ void copy(const Step&, char* dst, const char* src, uint64_t len) const { copyBytes(dst, src, len); }
+};
 
 }  // namespace gc

@@ -13,6 +13,9 @@ import ai.rapids.cudf.Rmm;
 import ai.rapids.cudf.RmmAllocationMode;
 import ai.rapids.cudf.Table;
 import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.check.Elements;
+import dev.gpucoll.check.Reduction;
+import dev.gpucoll.check.Reduction.Accumulation;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.GpuCommunicator;
@@ -149,7 +152,7 @@ final class CudfRankChecks {
     long bytes = count * t.byteSize();
     ByteBuffer[] in = new ByteBuffer[n];
     for (int r = 0; r < n; r++) {
-      in[r] = Reference.input(s, r, t, op, count);
+      in[r] = Elements.input(s, r, t, op, count);
     }
     try (DeviceMemoryBuffer send = upload(in[rank], stream); DeviceMemoryBuffer recv = upload(poison(bytes), stream)) {
       on.allReduce(send, recv, count, t, op);
@@ -157,9 +160,9 @@ final class CudfRankChecks {
       long[] terms = new long[n];
       for (long i = 0; i < count; i++) {
         for (int r = 0; r < n; r++) {
-          terms[r] = Reference.get(in[r], t, i);
+          terms[r] = Elements.bits(in[r], t, i);
         }
-        String bad = Reference.checkReduced(t, op, terms, Reference.get(out, t, i));
+        String bad = Reduction.check(t, op, terms, Elements.bits(out, t, i), Accumulation.ELEMENT_TYPE);
         if (bad != null) {
           return "element " + i + ": " + bad;
         }
@@ -171,12 +174,12 @@ final class CudfRankChecks {
   private String bufferAllGather(DataType t, long count) {
     long s = nextSeed();
     long block = count * t.byteSize();
-    try (DeviceMemoryBuffer send = upload(Reference.input(s, rank, t, null, count), null);
+    try (DeviceMemoryBuffer send = upload(Elements.input(s, rank, t, null, count), null);
          DeviceMemoryBuffer recv = upload(poison(block * n), null)) {
       cudf.allGather(send, recv, count, t);
       ByteBuffer out = download(recv, block * n, null);
       for (int r = 0; r < n; r++) {
-        String bad = sameBytes(Reference.input(s, r, t, null, count), 0, out, r * block, block, "block of rank " + r);
+        String bad = sameBytes(Elements.input(s, r, t, null, count), 0, out, r * block, block, "block of rank " + r);
         if (bad != null) {
           return bad;
         }
@@ -188,10 +191,10 @@ final class CudfRankChecks {
   private String bufferBroadcast(DataType t, long count, int root) {
     long s = nextSeed();
     long bytes = count * t.byteSize();
-    ByteBuffer mine = rank == root ? Reference.input(s, root, t, null, count) : poison(bytes);
+    ByteBuffer mine = rank == root ? Elements.input(s, root, t, null, count) : poison(bytes);
     try (DeviceMemoryBuffer buf = upload(mine, null)) {
       cudf.broadcast(buf, count, t, root);
-      return sameBytes(Reference.input(s, root, t, null, count), 0, download(buf, bytes, null), 0, bytes,
+      return sameBytes(Elements.input(s, root, t, null, count), 0, download(buf, bytes, null), 0, bytes,
           "root " + root + "'s data");
     }
   }
@@ -231,7 +234,7 @@ final class CudfRankChecks {
     long s = nextSeed();
     ByteBuffer[] in = new ByteBuffer[n];
     for (int r = 0; r < n; r++) {
-      in[r] = Reference.input(s, r, t, op, rows);
+      in[r] = Elements.input(s, r, t, op, rows);
     }
     long bytes = rows * t.byteSize();
     try (ColumnVector col = column(dt, rows, in[rank]); ColumnVector out = cudf.allReduce(col, op)) {
@@ -243,9 +246,9 @@ final class CudfRankChecks {
       long[] terms = new long[n];
       for (long i = 0; i < rows; i++) {
         for (int r = 0; r < n; r++) {
-          terms[r] = Reference.get(in[r], t, i);
+          terms[r] = Elements.bits(in[r], t, i);
         }
-        String bad = Reference.checkReduced(t, op, terms, Reference.get(got, t, i));
+        String bad = Reduction.check(t, op, terms, Elements.bits(got, t, i), Accumulation.ELEMENT_TYPE);
         if (bad != null) {
           return "row " + i + ": " + bad;
         }
@@ -276,7 +279,7 @@ final class CudfRankChecks {
 
   /** Any bit pattern for a data move, but canonical booleans (0 or 1) for BOOL8. */
   private static ByteBuffer movementInput(long s, int r, DType dt, long rows) {
-    ByteBuffer b = Reference.input(s, r, DataType.UINT8, null, rows * dt.getSizeInBytes());
+    ByteBuffer b = Elements.input(s, r, DataType.UINT8, null, rows * dt.getSizeInBytes());
     if (dt.equals(DType.BOOL8)) {
       for (int i = 0; i < b.capacity(); i++) {
         b.put(i, (byte) (b.get(i) & 1));

@@ -3,6 +3,9 @@ package dev.gpucoll.examples.gpu;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.check.Elements;
+import dev.gpucoll.check.Reduction;
+import dev.gpucoll.check.Reduction.Accumulation;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,7 +13,8 @@ import java.util.List;
 /**
  * One rank's correctness matrix over one {@link Memory}: every collective at sizes from one
  * element up to {@code maxBytes}, each output checked on this rank against the inputs of every
- * rank (regenerated here from their seeds). Returns report lines; a wrong element or an error is a
+ * rank (regenerated here from their seeds) by the GPU checks' reference (gpucoll-check-support),
+ * with the rounding bound of any path (NCCL may accumulate 16-bit floats in 16 bits). Returns report lines; a wrong element or an error is a
  * "FAIL" line, never an exception, so the other ranks' results still reach the driver.
  */
 final class RankChecks {
@@ -110,7 +114,7 @@ final class RankChecks {
   void allReduce(DataType t, ReduceOp op, long count) {
     long s = ++seed;
     run("allReduce " + t + " " + op + " " + count * t.byteSize() + " B", () -> {
-      Memory.Buf send = mem.send(Reference.input(s, rank, t, op, count));
+      Memory.Buf send = mem.send(Elements.input(s, rank, t, op, count));
       Memory.Buf recv = mem.recv(count * t.byteSize());
       comm.allReduce(send.comm(), recv.comm(), count, t, op);
       ByteBuffer out = mem.read(recv);
@@ -118,9 +122,9 @@ final class RankChecks {
       long[] terms = new long[n];
       for (long i = 0; i < count; i++) {
         for (int r = 0; r < n; r++) {
-          terms[r] = Reference.get(in[r], t, i);
+          terms[r] = Elements.bits(in[r], t, i);
         }
-        String bad = Reference.checkReduced(t, op, terms, Reference.get(out, t, i));
+        String bad = Reduction.check(t, op, terms, Elements.bits(out, t, i), Accumulation.ELEMENT_TYPE);
         if (bad != null) {
           return "element " + i + ": " + bad;
         }
@@ -132,7 +136,7 @@ final class RankChecks {
   void reduceScatter(DataType t, ReduceOp op, long count) {
     long s = ++seed;
     run("reduceScatter " + t + " " + op + " " + count * n * t.byteSize() + " B", () -> {
-      Memory.Buf send = mem.send(Reference.input(s, rank, t, op, count * n));
+      Memory.Buf send = mem.send(Elements.input(s, rank, t, op, count * n));
       Memory.Buf recv = mem.recv(count * t.byteSize());
       comm.reduceScatter(send.comm(), recv.comm(), count, t, op);
       ByteBuffer out = mem.read(recv);
@@ -140,9 +144,9 @@ final class RankChecks {
       long[] terms = new long[n];
       for (long i = 0; i < count; i++) {
         for (int r = 0; r < n; r++) {
-          terms[r] = Reference.get(in[r], t, rank * count + i);
+          terms[r] = Elements.bits(in[r], t, rank * count + i);
         }
-        String bad = Reference.checkReduced(t, op, terms, Reference.get(out, t, i));
+        String bad = Reduction.check(t, op, terms, Elements.bits(out, t, i), Accumulation.ELEMENT_TYPE);
         if (bad != null) {
           return "element " + i + ": " + bad;
         }
@@ -154,13 +158,13 @@ final class RankChecks {
   void allGather(DataType t, long count) {
     long s = ++seed;
     run("allGather " + t + " " + count * n * t.byteSize() + " B", () -> {
-      Memory.Buf send = mem.send(Reference.input(s, rank, t, null, count));
+      Memory.Buf send = mem.send(Elements.input(s, rank, t, null, count));
       Memory.Buf recv = mem.recv(count * n * t.byteSize());
       comm.allGather(send.comm(), recv.comm(), count, t);
       ByteBuffer out = mem.read(recv);
       int block = Math.toIntExact(count * t.byteSize());
       for (int r = 0; r < n; r++) {
-        String bad = sameBytes(Reference.input(s, r, t, null, count), 0, out, r * block, block);
+        String bad = sameBytes(Elements.input(s, r, t, null, count), 0, out, r * block, block);
         if (bad != null) {
           return "block of rank " + r + ": " + bad;
         }
@@ -172,13 +176,13 @@ final class RankChecks {
   void allToAll(DataType t, long count) {
     long s = ++seed;
     run("allToAll " + t + " " + count * n * t.byteSize() + " B", () -> {
-      Memory.Buf send = mem.send(Reference.input(s, rank, t, null, count * n));
+      Memory.Buf send = mem.send(Elements.input(s, rank, t, null, count * n));
       Memory.Buf recv = mem.recv(count * n * t.byteSize());
       comm.allToAll(send.comm(), recv.comm(), count, t);
       ByteBuffer out = mem.read(recv);
       int block = Math.toIntExact(count * t.byteSize());
       for (int r = 0; r < n; r++) {
-        String bad = sameBytes(Reference.input(s, r, t, null, count * n), rank * block, out, r * block, block);
+        String bad = sameBytes(Elements.input(s, r, t, null, count * n), rank * block, out, r * block, block);
         if (bad != null) {
           return "block from rank " + r + ": " + bad;
         }
@@ -205,7 +209,7 @@ final class RankChecks {
         recvDispls[p] = recvTotal;
         recvTotal += recvCounts[p];
       }
-      Memory.Buf send = mem.send(Reference.input(s, rank, t, null, sendTotal));
+      Memory.Buf send = mem.send(Elements.input(s, rank, t, null, sendTotal));
       Memory.Buf recv = mem.recv(recvTotal * t.byteSize());
       comm.allToAllv(send.comm(), sendCounts, sendDispls, recv.comm(), recvCounts, recvDispls, t);
       ByteBuffer out = mem.read(recv);
@@ -218,7 +222,7 @@ final class RankChecks {
           }
           peerTotal += vCount(r, p, unit);
         }
-        String bad = sameBytes(Reference.input(s, r, t, null, peerTotal), (int) (peerDispl * t.byteSize()), out,
+        String bad = sameBytes(Elements.input(s, r, t, null, peerTotal), (int) (peerDispl * t.byteSize()), out,
             (int) (recvDispls[r] * t.byteSize()), (int) (recvCounts[r] * t.byteSize()));
         if (bad != null) {
           return "block from rank " + r + ": " + bad;
@@ -235,11 +239,11 @@ final class RankChecks {
   void broadcast(DataType t, long count, int root) {
     long s = ++seed;
     run("broadcast " + t + " " + count * t.byteSize() + " B root " + root, () -> {
-      Memory.Buf send = mem.send(Reference.input(s, rank, t, null, count));
+      Memory.Buf send = mem.send(Elements.input(s, rank, t, null, count));
       Memory.Buf recv = mem.recv(count * t.byteSize());
       comm.broadcast(send.comm(), recv.comm(), count, t, root);
       ByteBuffer out = mem.read(recv);
-      return sameBytes(Reference.input(s, root, t, null, count), 0, out, 0, (int) (count * t.byteSize()));
+      return sameBytes(Elements.input(s, root, t, null, count), 0, out, 0, (int) (count * t.byteSize()));
     });
   }
 
@@ -289,7 +293,7 @@ final class RankChecks {
   private ByteBuffer[] inputs(long s, DataType t, ReduceOp op, long count) {
     ByteBuffer[] in = new ByteBuffer[n];
     for (int r = 0; r < n; r++) {
-      in[r] = Reference.input(s, r, t, op, count);
+      in[r] = Elements.input(s, r, t, op, count);
     }
     return in;
   }

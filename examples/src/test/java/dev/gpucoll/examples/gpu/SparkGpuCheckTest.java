@@ -1,18 +1,17 @@
 package dev.gpucoll.examples.gpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpucoll.api.DataType;
-import dev.gpucoll.api.ReduceOp;
-import java.nio.ByteBuffer;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The job's own pieces that run without Spark: argument parsing, the reference checks, the JSON rows. */
+/**
+ * The job's own pieces that run without Spark: argument parsing, placement, the JSON rows (the
+ * reference checks are gpucoll-check-support's, tested there).
+ */
 class SparkGpuCheckTest {
 
   @Test
@@ -30,60 +29,6 @@ class SparkGpuCheckTest {
     IllegalArgumentException none = assertThrows(IllegalArgumentException.class,
         () -> SparkGpuCheck.Options.parse(new String[] {"--quick"}));
     assertTrue(none.getMessage().contains("at least 1"), none.getMessage());
-  }
-
-  @Test
-  void theReferenceAcceptsTheTrueReductionAndCatchesAWrongOne() {
-    for (DataType t : RankChecks.REDUCE_TYPES) {
-      for (ReduceOp op : ReduceOp.values()) {
-        int n = 3;
-        long count = 64;
-        ByteBuffer[] in = new ByteBuffer[n];
-        for (int r = 0; r < n; r++) {
-          in[r] = Reference.input(7, r, t, op, count);
-        }
-        for (long i = 0; i < count; i++) {
-          long[] terms = new long[n];
-          for (int r = 0; r < n; r++) {
-            terms[r] = Reference.get(in[r], t, i);
-          }
-          long right = t.isFloatingPoint() ? Reference.fromDouble(t, floatResult(t, op, terms)) : intResult(op, terms);
-          assertNull(Reference.checkReduced(t, op, terms, right), t + " " + op + " element " + i);
-          long wrong = t.isFloatingPoint()
-              ? Reference.fromDouble(t, Reference.value(t, right) + 1 + Math.abs(Reference.value(t, right)))
-              : right + 1;
-          assertNotNull(Reference.checkReduced(t, op, terms, wrong), t + " " + op + " element " + i);
-        }
-      }
-    }
-  }
-
-  private static double floatResult(DataType t, ReduceOp op, long[] terms) {
-    double acc = op == ReduceOp.PROD ? 1 : op == ReduceOp.MIN ? Double.MAX_VALUE
-        : op == ReduceOp.MAX ? -Double.MAX_VALUE : 0;
-    for (long bits : terms) {
-      double x = Reference.value(t, bits);
-      acc = switch (op) {
-        case SUM, AVG -> acc + x;
-        case PROD -> acc * x;
-        case MIN -> Math.min(acc, x);
-        case MAX -> Math.max(acc, x);
-      };
-    }
-    return op == ReduceOp.AVG ? acc / terms.length : acc;
-  }
-
-  private static long intResult(ReduceOp op, long[] terms) {
-    long acc = op == ReduceOp.PROD ? 1 : op == ReduceOp.MIN ? Long.MAX_VALUE : op == ReduceOp.MAX ? Long.MIN_VALUE : 0;
-    for (long x : terms) {
-      acc = switch (op) {
-        case SUM, AVG -> acc + x;
-        case PROD -> acc * x;
-        case MIN -> Math.min(acc, x);
-        case MAX -> Math.max(acc, x);
-      };
-    }
-    return op == ReduceOp.AVG ? acc / terms.length : acc;
   }
 
   @Test

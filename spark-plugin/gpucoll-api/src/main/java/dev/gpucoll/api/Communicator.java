@@ -1,6 +1,7 @@
 package dev.gpucoll.api;
 
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * A group of ranks that run collectives together. Every rank of the group must call the same
@@ -49,6 +50,19 @@ public interface Communicator extends AutoCloseable {
 
   /** recv = send of {@code root}; on root send and recv may be the same. */
   void broadcast(CommBuffer send, CommBuffer recv, long count, DataType type, int root);
+
+  /**
+   * Runs several collectives as one group, as the calls between {@code ncclGroupStart} and
+   * {@code ncclGroupEnd}: {@code calls} records them on the batch it is given, and they run, in the
+   * order recorded, when it returns. Results are the same, bit for bit, as the same calls made one by
+   * one. The calls of one group must not depend on each other (one call's output another's input),
+   * as in NCCL. Every rank must record the same batch: the same collectives with the same counts,
+   * types, ops and roots, in the same order; the host backend checks that before any data moves and
+   * fails on every rank with a {@link CollectiveMismatchException} when they differ. Inside
+   * {@code calls} the communicator's own methods fail; an exception thrown by {@code calls} runs
+   * nothing. An empty group does nothing.
+   */
+  void group(Consumer<CollectiveBatch> calls);
 
   /** Returns once every rank has entered the barrier. */
   void barrier();

@@ -42,6 +42,28 @@ public interface GpuCommunicator extends Communicator {
    */
   SymmetricMemory allocSymmetric(long bytes);
 
+  /**
+   * Captures {@code step} into a CUDA graph: the collectives it calls on this communicator and any
+   * kernels or copies it enqueues on {@link #stream()} (in thread-local capture mode), instantiated
+   * once. {@link CapturedGraph#replay} runs the whole step again with one graph launch, with no Java
+   * per collective. Every rank captures and replays the same sequence (see above). Calls that wait
+   * on the host cannot be captured and fail with a {@link CollectiveException} that says why: host
+   * buffers, the staged path of ranks that share a GPU, {@link #barrier()}, {@link #synchronize()},
+   * stream changes, splits and symmetric allocations; the capture is then discarded.
+   *
+   * @throws CollectiveException when a call inside {@code step} cannot be captured or CUDA refuses the graph
+   */
+  CapturedGraph capture(Runnable step);
+
+  /** A replayable CUDA graph of collectives; close() destroys it. */
+  interface CapturedGraph extends AutoCloseable {
+    /** Launches the graph on the communicator's current stream. */
+    void replay();
+
+    @Override
+    void close();
+  }
+
   /** Device memory in a symmetric window; close() deregisters and frees it (collective). */
   interface SymmetricMemory extends AutoCloseable {
     /** The whole allocation, usable as send and receive buffer of any collective of this group. */

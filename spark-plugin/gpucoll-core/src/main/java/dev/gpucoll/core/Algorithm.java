@@ -37,7 +37,9 @@ public enum Algorithm {
   HOST_FLAGS("host-flags", false, "one step of epoch flags"),
   HOST_RELAY("host-relay", false, "data through the rendezvous (ranks on several hosts)"),
   /** A call with count 0: every rank skips it. */
-  NOOP_EMPTY("noop-empty", false, "count 0: nothing moves");
+  NOOP_EMPTY("noop-empty", false, "count 0: nothing moves"),
+  /** A group of one rank: every collective's result is its input. */
+  ONE_RANK_COPY("one-rank-copy", false, "a 1-rank group: one copy of the input (nothing in place)");
 
   /** Values that name nothing built: each gets its own message instead of the plain list. */
   private static final List<String[]> RETIRED = List.of(

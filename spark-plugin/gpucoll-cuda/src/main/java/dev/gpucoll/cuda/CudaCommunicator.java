@@ -37,8 +37,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   private final GroupContext group;
-  private final KernelVariant forcedVariant;
-  private final boolean spinOnSharedGpu;
   private final int rank;
   private final int size;
   private final int device;
@@ -61,18 +59,20 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   private final List<CollectiveListener> listeners = new CopyOnWriteArrayList<>();
   private int splits;
   private boolean closed;
+  /** True while {@link #capture} records this communicator's stream. */
+  private boolean capturing;
+  /** True while a {@link #group} body records its batch. */
+  private boolean recording;
 
-  private CudaCommunicator(GroupContext group, KernelVariant forcedVariant, boolean spinOnSharedGpu) {
+  private CudaCommunicator(GroupContext group) {
     this.group = group;
-    this.forcedVariant = forcedVariant;
-    this.spinOnSharedGpu = spinOnSharedGpu;
     this.rank = group.rank();
     this.size = group.size();
     this.device = CudaNative.currentDevice();
     CudaNative.setDevice(device);
     this.facts = CudaNative.deviceFacts(device);
     this.timeout = group.conf().get(GpuCollConf.TIMEOUT);
-    this.route = new GroupRoute(rank, group.members(), group.conf(), forcedVariant, spinOnSharedGpu);
+    this.route = new GroupRoute(rank, group.members(), group.conf());
     findings.addAll(route.findings());
     this.stage = new DeviceStage(rank, timeout);
     DeviceMemoryReaper.opened(device); // balanced by release(), also when forming fails below
@@ -82,7 +82,8 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     try {
       if (route.kernelsOn()) {
         // Every rank maps every peer's workspace, also on the staged path: the handle exchange is checked either way.
-        k = new KernelCalls(group, route.topology(), device, timeout, stage);
+        // Programmatic dependent launch needs sm_90; the kernels' griddepcontrol.wait makes it safe.
+        k = new KernelCalls(group, route.topology(), device, timeout, stage, facts.computeCapability() >= 90);
         findings.add("workspace: " + k.describe());
       }
       if (route.staged()) {
@@ -106,12 +107,8 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     this.nccl = n;
   }
 
-  /**
-   * @param forcedVariant a kernel variant for every collective (the GPU checks), or null to route by size
-   * @param spinOnSharedGpu run our kernels even when ranks of this process share a GPU (the GPU checks)
-   */
-  static CudaCommunicator create(GroupContext group, KernelVariant forcedVariant, boolean spinOnSharedGpu) {
-    return new CudaCommunicator(group, forcedVariant, spinOnSharedGpu);
+  static CudaCommunicator create(GroupContext group) {
+    return new CudaCommunicator(group);
   }
 
   // ---- GpuCommunicator ----
@@ -129,12 +126,14 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   @Override
   public void setStream(long cudaStream) {
     ensureOpen(null);
+    refuseWhileCapturing("setStream");
     stage.setStream(cudaStream);
   }
 
   @Override
   public void synchronize() {
     ensureOpen(null);
+    refuseWhileCapturing("synchronize");
     stage.waitStream(null);
     if (nccl != null) {
       nccl.communicator().checkAsyncError();
@@ -152,6 +151,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       throw new IllegalArgumentException("symmetric memory size must be positive, got " + bytes + " bytes");
     }
     ensureOpen(null);
+    refuseWhileCapturing("allocSymmetric");
     if (nccl == null) {
       String why = findings.stream().filter(f -> f.startsWith("no NCCL communicator")).findFirst()
           .orElse("no NCCL communicator");
@@ -231,9 +231,17 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     requireCapacity(c, "send", send, sendBytes);
     requireCapacity(c, "recv", recv, recvBytes);
     long start = System.nanoTime();
-    Route r = route.route(c, AllToAllvPlan.maxBlock(sendCounts, recvCounts) * e, type, ReduceOp.SUM,
+    Route r = route.route(c, AllToAllvPlan.maxBlock(sendCounts, recvCounts), type, ReduceOp.SUM,
         BufferRegistration.UNKNOWN);
+    refuseUncapturable(c, send, recv, r);
     switch (r.kind()) {
+      case ONE_RANK -> {
+        if (sendCounts[0] != recvCounts[0]) {
+          throw new CollectiveException(rank, c, "one rank sends " + sendCounts[0] + " elements to itself but expects "
+              + recvCounts[0]);
+        }
+        copyOneRank(c, send, recv, sendDispls[0] * e, recvDispls[0] * e, sendCounts[0] * e, recvBytes);
+      }
       case STAGED -> staged.allToAllv(send, sendBytes, sendCounts, sendDispls, recv, recvBytes, recvCounts,
           recvDispls, type);
       case NCCL -> nccl.allToAllv(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type);
@@ -254,6 +262,10 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
 
   @Override
   public void barrier() {
+    if (capturing) {
+      throw new CollectiveException(rank, Collective.BARRIER,
+          CaptureRules.message(CaptureRules.refusal(Collective.BARRIER, null, null, GroupRoute.Kind.KERNEL)));
+    }
     run(Collective.BARRIER, null, 0, null, 0, 0, DataType.INT32, ReduceOp.SUM, 0);
     stage.waitStream(Collective.BARRIER);
   }
@@ -283,14 +295,154 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     }
     BufferRegistration registration = nccl == null ? BufferRegistration.UNKNOWN
         : nccl.registration(send, sendBytes, recv, recvBytes);
-    Route r = route.route(c, count * type.byteSize(), type, op, registration);
+    Route r = route.route(c, count, type, op, registration);
+    refuseUncapturable(c, send, recv, r);
     switch (r.kind()) {
+      case ONE_RANK -> copyOneRank(c, send, recv, 0, 0, count * type.byteSize(), recvBytes);
       case STAGED -> staged.run(c, send, sendBytes, recv, recvBytes, count, type, op, root);
       case NCCL -> nccl.run(c, send, sendBytes, recv, recvBytes, count, type, op, root);
       case KERNEL -> kernels.run(r.plan(), send, sendBytes, recv, recvBytes, count, type, op, root, null);
     }
     observed(c, r.algorithm(), r.kind() == GroupRoute.Kind.KERNEL ? r.plan().bytes() : Math.max(sendBytes, recvBytes),
         start);
+  }
+
+  /**
+   * A collective of a one-rank group: its result is its input, so one copy on the stream (nothing
+   * when in place). Host buffers on both sides are copied in Java; a mix goes through device scratch.
+   */
+  private void copyOneRank(Collective c, CommBuffer send, CommBuffer recv, long srcOffset, long dstOffset, long bytes,
+      long recvBytes) {
+    if (c == Collective.BARRIER || bytes == 0) {
+      return;
+    }
+    if (send instanceof CommBuffer.Host hs && recv instanceof CommBuffer.Host hr) {
+      java.nio.ByteBuffer out = HostBuffers.bytes(hr, recvBytes);
+      out.put((int) dstOffset, HostBuffers.bytes(hs, srcOffset + bytes), (int) srcOffset, (int) bytes);
+      HostBuffers.write(hr, out);
+      return;
+    }
+    DeviceStage.CallPointers p = stage.pointers(c, send, srcOffset + bytes, recv, recvBytes);
+    if (p.send() + srcOffset != p.recv() + dstOffset) {
+      CudaNative.memcpyAsync(p.recv() + dstOffset, p.send() + srcOffset, bytes, stage.stream());
+    }
+    stage.finish(c, p, recv, recvBytes);
+  }
+
+  // ---- grouped calls and graph capture ----
+
+  /**
+   * Records the batch, then enqueues it: device buffers on our kernels are launched back to back
+   * (programmatic dependent launch lets each start while the previous finishes), and the calls NCCL
+   * serves go out between ncclGroupStart and ncclGroupEnd, so NCCL fuses them into its own launch.
+   * A batch with host buffers runs call by call (each is staged and waited for). The batch is not
+   * compared across ranks on this backend (as in NCCL): a rank that records another batch makes the
+   * kernels wait for it until the timeout, which names the rank.
+   */
+  @Override
+  public void group(java.util.function.Consumer<dev.gpucoll.api.CollectiveBatch> calls) {
+    ensureOpen(null);
+    dev.gpucoll.core.batch.RecordedBatch batch;
+    recording = true;
+    try {
+      batch = dev.gpucoll.core.batch.RecordedBatch.record(calls);
+    } finally {
+      recording = false;
+    }
+    List<dev.gpucoll.core.batch.RecordedBatch.Call> list = batch.calls();
+    if (list.isEmpty()) {
+      return;
+    }
+    boolean host = false;
+    for (dev.gpucoll.core.batch.RecordedBatch.Call c : list) {
+      host |= c.send() instanceof CommBuffer.Host || c.recv() instanceof CommBuffer.Host;
+    }
+    if (nccl == null || host) {
+      runBatch(list);
+    } else {
+      nccl.communicator().group(() -> runBatch(list));
+    }
+  }
+
+  private void runBatch(List<dev.gpucoll.core.batch.RecordedBatch.Call> list) {
+    for (dev.gpucoll.core.batch.RecordedBatch.Call c : list) {
+      switch (c.collective()) {
+        case ALL_REDUCE -> allReduce(c.send(), c.recv(), c.count(), c.type(), c.op());
+        case ALL_GATHER -> allGather(c.send(), c.recv(), c.count(), c.type());
+        case REDUCE_SCATTER -> reduceScatter(c.send(), c.recv(), c.count(), c.type(), c.op());
+        case ALL_TO_ALL -> allToAll(c.send(), c.recv(), c.count(), c.type());
+        case BROADCAST -> broadcast(c.send(), c.recv(), c.count(), c.type(), c.root());
+        default -> throw new IllegalStateException("not recordable: " + c.collective());
+      }
+    }
+  }
+
+  @Override
+  public CapturedGraph capture(Runnable step) {
+    if (step == null) {
+      throw new IllegalArgumentException("capture step is null");
+    }
+    ensureOpen(null);
+    refuseWhileCapturing("capture");
+    long stream = stage.stream();
+    if (stream == 0) {
+      throw new CollectiveException(rank, null, CaptureRules.message("the legacy default stream (0) cannot be"
+          + " captured; setStream() to a created stream"));
+    }
+    CudaNative.beginCapture(stream);
+    capturing = true;
+    long exec;
+    try {
+      step.run();
+    } catch (RuntimeException | Error e) {
+      capturing = false;
+      try {
+        CudaNative.graphExecDestroy(CudaNative.endCaptureAndInstantiate(stream));
+      } catch (RuntimeException ended) {
+        e.addSuppressed(ended); // an invalidated capture cannot be instantiated: nothing to free
+      }
+      throw e;
+    }
+    capturing = false;
+    try {
+      exec = CudaNative.endCaptureAndInstantiate(stream);
+    } catch (CudaException e) {
+      throw new CollectiveException(rank, null, "CUDA refused the captured graph: " + e.getMessage(), e);
+    }
+    return new CapturedGraph() {
+      private long graph = exec;
+
+      @Override
+      public void replay() {
+        if (graph == 0) {
+          throw new IllegalStateException("this graph is closed");
+        }
+        ensureOpen(null);
+        CudaNative.graphLaunch(graph, stage.stream());
+      }
+
+      @Override
+      public void close() {
+        long g = graph;
+        graph = 0;
+        CudaNative.graphExecDestroy(g);
+      }
+    };
+  }
+
+  private void refuseWhileCapturing(String method) {
+    if (capturing) {
+      throw new CollectiveException(rank, null, method + "() " + CaptureRules.message(CaptureRules.refusal(method)));
+    }
+  }
+
+  private void refuseUncapturable(Collective c, CommBuffer send, CommBuffer recv, Route r) {
+    if (capturing) {
+      String why = CaptureRules.refusal(c, send, recv, r.kind());
+      if (why != null) {
+        throw new CollectiveException(rank, c, CaptureRules.message(why));
+      }
+    }
   }
 
   private void observed(Collective c, Algorithm algorithm, long bytes, long startNanos) {
@@ -381,6 +533,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   @Override
   public GpuCommunicator split(int color, int key) {
     ensureOpen(null);
+    refuseWhileCapturing("split");
     int[] members = SplitOrder.members(group.rendezvous().allGather(SplitOrder.payload(color, key), timeout), color);
     splits++;
     SplitRendezvous child = new SplitRendezvous(group.rendezvous(),
@@ -394,8 +547,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
           childMembers.add(new MemberInfo(i, m.host(), m.processId(), m.facts()));
         }
         CudaNative.setDevice(device);
-        out = new CudaCommunicator(new GroupContext(child, childMembers, group.conf()), forcedVariant,
-            spinOnSharedGpu);
+        out = new CudaCommunicator(new GroupContext(child, childMembers, group.conf()));
       }
     } finally {
       child.finish(timeout); // also when forming failed, so the other colors are not left waiting
@@ -411,6 +563,10 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   private void ensureOpen(Collective c) {
     if (closed) {
       throw new CollectiveException(rank, c, "communicator is closed");
+    }
+    if (recording) {
+      throw new CollectiveException(rank, c, "called on the communicator inside group(): record the call on the"
+          + " batch the group's body receives");
     }
     stage.checkUsable(c);
   }

@@ -9,6 +9,8 @@ import org.bytedeco.cuda.cudart.CUevent_st;
 import org.bytedeco.cuda.cudart.CUfunc_st;
 import org.bytedeco.cuda.cudart.CUgraphExec_st;
 import org.bytedeco.cuda.cudart.CUgraph_st;
+import org.bytedeco.cuda.cudart.CUlaunchAttribute;
+import org.bytedeco.cuda.cudart.CUlaunchConfig;
 import org.bytedeco.cuda.cudart.CUmod_st;
 import org.bytedeco.cuda.cudart.CUstream_st;
 import org.bytedeco.cuda.cudart.cudaDeviceProp;
@@ -59,6 +61,8 @@ public final class CudaNative {
     m.put("cuModuleLoadData", 2000);
     m.put("cuModuleGetFunction", 2000);
     m.put("cuLaunchKernel", 4000);
+    m.put("cuLaunchKernelEx", 12000);
+    m.put("cudaStreamIsCapturing", 10000);
     m.put("cuMemsetD32Async", 3020);
     m.put("cuGetErrorString", 6000);
     return Map.copyOf(m);
@@ -287,6 +291,13 @@ public final class CudaNative {
     }
   }
 
+  /** True while {@code stream} is being captured into a CUDA graph. */
+  public static boolean isCapturing(long stream) {
+    int[] status = new int[1];
+    check(cudaStreamIsCapturing(stream(stream), status), "cudaStreamIsCapturing");
+    return status[0] != cudaStreamCaptureStatusNone;
+  }
+
   public static void beginCapture(long stream) {
     check(cudaStreamBeginCapture(stream(stream), cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
   }
@@ -360,24 +371,53 @@ public final class CudaNative {
   }
 
   /**
-   * One launch whose single kernel parameter is a by-value struct held in {@code args}. Reusable
-   * across calls: cuLaunchKernel copies the parameter bytes before it returns.
+   * Launches of kernels whose single parameter is a by-value struct held in {@link #args()}, prepared
+   * once: the argument block, the parameter array and (with programmatic dependent launch) the launch
+   * configuration are native memory allocated here, so a launch only patches the fields that change
+   * and crosses JNI once, with no allocation. cuLaunchKernel(Ex) copies the parameter bytes before it
+   * returns, so the block is reused at once.
+   *
+   * <p>With {@code programmatic} the launch carries CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+   * the kernel may start while its predecessor on the stream still runs (the gc_ kernels execute
+   * griddepcontrol.wait before they touch memory), which hides the launch gap between back-to-back
+   * collectives, also inside a captured graph.
    */
   public static final class Launcher {
     private final BytePointer args;
     private final java.nio.ByteBuffer argsView;
     private final PointerPointer<BytePointer> params;
+    /** Null when launches take plain cuLaunchKernel. */
+    private final CUlaunchConfig config;
+    private final CUlaunchAttribute attribute;
+    private final FunctionHandle fn = new FunctionHandle();
     private long function;
-    private CUfunc_st fn;
+    private final StreamHandle st = new StreamHandle();
     private long stream = -1;
-    private CUstream_st st;
+    private int gridX = -1;
+    private int blockX = -1;
+    private int sharedBytes = -1;
 
     public Launcher(int argBytes) {
+      this(argBytes, false);
+    }
+
+    public Launcher(int argBytes, boolean programmatic) {
       args = new BytePointer(argBytes);
       args.fill(0);
       argsView = args.asByteBuffer().order(java.nio.ByteOrder.LITTLE_ENDIAN);
       params = new PointerPointer<>(1);
       params.put(0, args);
+      if (programmatic) {
+        attribute = new CUlaunchAttribute();
+        attribute.id(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+        attribute.value().programmaticStreamSerializationAllowed(1);
+        config = new CUlaunchConfig();
+        config.gridDimY(1).gridDimZ(1).blockDimY(1).blockDimZ(1);
+        config.attrs(attribute).numAttrs(1);
+      } else {
+        attribute = null;
+        config = null;
+      }
     }
 
     /** The argument block as a little-endian direct buffer over the same native memory. */
@@ -385,16 +425,48 @@ public final class CudaNative {
       return argsView;
     }
 
+    /** True when launches carry the programmatic stream serialization attribute. */
+    public boolean programmatic() {
+      return config != null;
+    }
+
     public void launch(long function, int gridX, int blockX, int sharedBytes, long stream) {
-      if (fn == null || function != this.function) {
-        fn = new CUfunc_st(ptr(function));
+      if (function != this.function) {
+        fn.set(function);
         this.function = function;
       }
-      if (st == null || stream != this.stream) {
-        st = stream(stream);
+      if (stream != this.stream) {
+        st.set(stream);
         this.stream = stream;
+        if (config != null) {
+          config.hStream(st);
+        }
       }
-      checkDriver(cuLaunchKernel(fn, gridX, 1, 1, blockX, 1, 1, sharedBytes, st, params, null), "cuLaunchKernel");
+      if (config == null) {
+        checkDriver(cuLaunchKernel(fn, gridX, 1, 1, blockX, 1, 1, sharedBytes, st, params, null), "cuLaunchKernel");
+        return;
+      }
+      if (gridX != this.gridX || blockX != this.blockX || sharedBytes != this.sharedBytes) {
+        config.gridDimX(gridX).blockDimX(blockX).sharedMemBytes(sharedBytes);
+        this.gridX = gridX;
+        this.blockX = blockX;
+        this.sharedBytes = sharedBytes;
+      }
+      checkDriver(cuLaunchKernelEx(config, fn, params, null), "cuLaunchKernelEx");
+    }
+  }
+
+  /** A CUfunction whose address is patched in place (an opaque handle: the address is all JNI reads). */
+  private static final class FunctionHandle extends CUfunc_st {
+    void set(long a) {
+      address = a;
+    }
+  }
+
+  /** A CUstream patched in place, as {@link FunctionHandle}. */
+  private static final class StreamHandle extends CUstream_st {
+    void set(long a) {
+      address = a;
     }
   }
 }

@@ -4,6 +4,7 @@ import dev.gpucoll.api.Communicator;
 import dev.gpucoll.core.spi.CommunicatorBackend;
 import dev.gpucoll.core.spi.GroupContext;
 import dev.gpucoll.cuda.eligibility.LocalFacts;
+import dev.gpucoll.cuda.nccl.NcclLibrary;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -78,6 +79,7 @@ public final class GpuBackend implements CommunicatorBackend {
     facts.putAll(CudaNative.deviceFacts(device).asFacts());
     // The eligibility facts (P2P links, VMM, NCCL version and environment) the algorithm selector reads.
     facts.putAll(LocalFacts.collect(device));
+    facts.putAll(NcclLibrary.facts());
     return facts;
   }
 
@@ -88,6 +90,6 @@ public final class GpuBackend implements CommunicatorBackend {
 
   @Override
   public Communicator create(GroupContext group) {
-    return CudaCommunicator.create(group, null, false);
+    return CudaCommunicator.create(group);
   }
 }

@@ -69,13 +69,13 @@ final class GpuWorkspace implements AutoCloseable {
   static GpuWorkspace exchange(GroupContext g, GroupTopology topo, int device, Duration timeout, long stream) {
     int rank = g.rank();
     int size = g.size();
-    long kernelBytes = KernelAbi.WORKSPACE_BYTES;
+    long kernelBytes = KernelTable.WORKSPACE_BYTES;
     long total = kernelBytes + HEADER_BYTES;
     long base = CudaNative.malloc(total);
-    if (base % KernelAbi.WORKSPACE_ALIGN != 0) {
+    if (base % KernelTable.WORKSPACE_ALIGN != 0) {
       CudaNative.free(base);
       throw new CollectiveException(rank, null, "cudaMalloc returned a workspace not aligned to "
-          + KernelAbi.WORKSPACE_ALIGN + " bytes");
+          + KernelTable.WORKSPACE_ALIGN + " bytes");
     }
     long nonce = new SecureRandom().nextLong();
     List<Long> opened = new ArrayList<>();

@@ -9,6 +9,7 @@ import dev.gpucoll.core.Algorithm;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.spi.MemberInfo;
+import dev.gpucoll.cuda.KernelTable.Protocol;
 import dev.gpucoll.cuda.eligibility.BufferRegistration;
 import dev.gpucoll.cuda.eligibility.FactKeys;
 import dev.gpucoll.cuda.eligibility.GroupFacts;
@@ -30,12 +31,13 @@ import java.util.Optional;
  *
  * <p>The decisions, in order:
  * <ol>
+ *   <li>A group of one rank copies (nothing runs in place), unless an algorithm or kernel variant is forced.
  *   <li>Ranks that share a GPU must not spin: ranks of different processes would time-slice (a
  *       handshake costs milliseconds), and ranks of one process (Spark's fractional GPUs) would
  *       deadlock when user code calls a device-synchronising function such as cudaFree between
  *       collectives while a peer's kernel spins. Such groups take {@code gpu-staged-host} (device
  *       to pinned host, the host backend, back), unless our kernels are forced.
- *   <li>Our kernels serve up to {@value KernelAbi#MAX_RANKS} ranks of one host; larger groups, groups
+ *   <li>Our kernels serve up to {@value KernelTable#MAX_RANKS} ranks of one host; larger groups, groups
  *       across hosts, and {@code spark.gpucoll.algorithm=nccl*} run every collective on NCCL.
  *   <li>Otherwise our kernels up to {@code gpu.twoShotMaxBytes} when every pair of GPUs has CUDA
  *       P2P, NCCL above (on the path {@link ZeroCtaDetector} predicts for the buffers). Our kernel
@@ -47,7 +49,7 @@ import java.util.Optional;
  */
 final class GroupRoute {
   /** How one call runs. */
-  enum Kind { STAGED, NCCL, KERNEL }
+  enum Kind { STAGED, NCCL, KERNEL, ONE_RANK }
 
   /**
    * The answer for one call.
@@ -56,6 +58,7 @@ final class GroupRoute {
    */
   record Route(Kind kind, Algorithm algorithm, LaunchPlan plan) {
     static final Route STAGED = new Route(Kind.STAGED, Algorithm.GPU_STAGED_HOST, null);
+    static final Route ONE_RANK = new Route(Kind.ONE_RANK, Algorithm.ONE_RANK_COPY, null);
   }
 
   /**
@@ -108,17 +111,19 @@ final class GroupRoute {
   private record RouteMemo(long key, Route route) {}
 
   /**
-   * @param forcedVariant a kernel variant for every collective, or null
-   * @param spinOnSharedGpu run our kernels even when ranks of this process share a GPU (the GPU
-   *                        checks; user code that synchronises the device between calls can then deadlock)
+   * The GPU checks' internal settings also shape the route: {@code spark.gpucoll.internal.kernelVariant}
+   * (a kernel variant for every collective) and {@code spark.gpucoll.internal.spinOnSharedGpu} (our
+   * kernels even when ranks of this process share a GPU; user code that synchronises the device
+   * between calls can then deadlock).
+   *
    * @throws CollectiveException when the gpu backend cannot serve the group, naming why
    */
-  GroupRoute(int rank, List<MemberInfo> members, GpuCollConf conf, KernelVariant forcedVariant,
-      boolean spinOnSharedGpu) {
+  GroupRoute(int rank, List<MemberInfo> members, GpuCollConf conf) {
     this.rank = rank;
     this.size = members.size();
     this.topology = new GroupTopology(members);
-    this.forcedVariant = forcedVariant;
+    this.forcedVariant = conf.get(GpuCollConf.INTERNAL_KERNEL_VARIANT).map(this::variantNamed).orElse(null);
+    boolean spinOnSharedGpu = conf.get(GpuCollConf.INTERNAL_SPIN_ON_SHARED_GPU);
     this.forced = forcedVariant != null ? Optional.empty() : conf.get(GpuCollConf.ALGORITHM);
     if (!topology.problems().isEmpty()) {
       throw fail("the gpu backend cannot serve this group: " + topology.problems());
@@ -141,7 +146,7 @@ final class GroupRoute {
       throw fail(GpuCollConf.GPU_ONE_SHOT_MAX_BYTES.key() + " (" + oneShot + ") is larger than "
           + GpuCollConf.GPU_TWO_SHOT_MAX_BYTES.key() + " (" + twoShotMax + ")");
     }
-    this.oneShotMax = Math.min(oneShot, KernelAbi.LL_MAX_BYTES);
+    this.oneShotMax = oneShot; // the LL kernels' own capacity is the kernel table's, checked per call
 
     boolean ncclEverywhere = members.stream().allMatch(m -> version(m.facts().get(FactKeys.NCCL_VERSION)) > 0);
     boolean distinctGpus = topology.gpuCount() == size;
@@ -150,7 +155,7 @@ final class GroupRoute {
     this.kernelsOff = !topology.singleHost()
         ? "the group spans hosts " + members.stream().map(MemberInfo::host).distinct().toList()
             + " and our kernels serve ranks of one host"
-        : size > KernelAbi.MAX_RANKS ? "our kernels serve at most " + KernelAbi.MAX_RANKS + " ranks; this group has "
+        : size > KernelTable.MAX_RANKS ? "our kernels serve at most " + KernelTable.MAX_RANKS + " ranks; this group has "
             + size
         : ncclForced ? GpuCollConf.ALGORITHM.key() + "=" + forced.get() : null;
     if (kernelsOff != null && (!ncclEverywhere || !distinctGpus || kernelsForced)) {
@@ -172,7 +177,7 @@ final class GroupRoute {
     }
 
     boolean acrossGpus = size > 1 && distinctGpus;
-    this.llMovementMax = acrossGpus ? LL_MOVEMENT_MAX_ACROSS_GPUS : KernelAbi.LL_MAX_BYTES;
+    this.llMovementMax = acrossGpus ? LL_MOVEMENT_MAX_ACROSS_GPUS : Long.MAX_VALUE; // else up to the LL capacity
     // Measured on one H200 (docs/gpu-results.md): with ranks sharing a GPU the LL128-atomic kernel is
     // slower than one-shot LL at every size, so it is chosen only when each rank has its own GPU.
     this.ll128MinRanks = distinctGpus ? conf.get(GpuCollConf.GPU_LL128_MIN_RANKS) : Integer.MAX_VALUE;
@@ -209,6 +214,16 @@ final class GroupRoute {
     if (stagedWhy == null) {
       summary().forEach(line -> findings.add("route: " + line));
     }
+  }
+
+  private KernelVariant variantNamed(String name) {
+    for (KernelVariant v : KernelVariant.values()) {
+      if (v.abiName().equals(name)) {
+        return v;
+      }
+    }
+    throw fail(GpuCollConf.INTERNAL_KERNEL_VARIANT.key() + "=" + name + " names no kernel variant; the variants are "
+        + java.util.Arrays.stream(KernelVariant.values()).map(KernelVariant::abiName).toList());
   }
 
   private CollectiveException fail(String message) {
@@ -292,30 +307,31 @@ final class GroupRoute {
   /**
    * The path of one call.
    *
-   * @param bytes the per-rank message (count times element size); for allToAllv the largest per-peer block
+   * @param count the per-rank count in elements of {@code type} (per peer for data movement); for
+   *              allToAllv the largest per-peer block
    * @throws CollectiveException when a forced algorithm or variant cannot take the call
    */
-  Route route(Collective c, long bytes, DataType type, ReduceOp op, BufferRegistration registration) {
-    long key = routeKey(c, bytes, type, op, registration);
+  Route route(Collective c, long count, DataType type, ReduceOp op, BufferRegistration registration) {
+    long key = routeKey(c, count, type, op, registration);
     if (key < 0) {
-      return decide(c, bytes, type, op, registration, null); // negative or too large to pack: not memoized
+      return decide(c, count, type, op, registration, null); // negative or too large to pack: not memoized
     }
     int slot = (int) (mix(key) & (ROUTE_MEMO_SLOTS - 1));
     RouteMemo m = routes[slot];
     if (m != null && m.key() == key) {
       return m.route();
     }
-    Route r = decide(c, bytes, type, op, registration, null); // a failure (forced variant) is not memoized
+    Route r = decide(c, count, type, op, registration, null); // a failure (forced variant) is not memoized
     routes[slot] = new RouteMemo(key, r);
     return r;
   }
 
-  /** The call packed into a non-negative long: bytes above 12 bits of enum ordinals; -1 when it does not fit. */
-  static long routeKey(Collective c, long bytes, DataType type, ReduceOp op, BufferRegistration registration) {
-    if (bytes < 0 || bytes >= 1L << 50 || c == null || type == null || op == null || registration == null) {
+  /** The call packed into a non-negative long: the count above 12 bits of enum ordinals; -1 when it does not fit. */
+  static long routeKey(Collective c, long count, DataType type, ReduceOp op, BufferRegistration registration) {
+    if (count < 0 || count >= 1L << 50 || c == null || type == null || op == null || registration == null) {
       return -1;
     }
-    return (((bytes << 3 | c.ordinal()) << 3 | type.ordinal()) << 3 | op.ordinal()) << 3 | registration.ordinal();
+    return (((count << 3 | c.ordinal()) << 3 | type.ordinal()) << 3 | op.ordinal()) << 3 | registration.ordinal();
   }
 
   private static long mix(long key) {
@@ -323,11 +339,12 @@ final class GroupRoute {
     return h ^ (h >>> 29);
   }
 
-  /** The path a call of {@code bytes} would take, with every reason (reductions assume fp32 SUM). */
+  /** The path a call of {@code bytes} would take, with every reason (as fp32 SUM: bytes / 4 elements, rounded up). */
   PathChoice explain(Collective c, long bytes) {
     List<String> why = new ArrayList<>();
     try {
-      Route r = decide(c, bytes, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.UNKNOWN, why);
+      long count = bytes < 0 ? bytes : (bytes + 3) / 4;
+      Route r = decide(c, count, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.UNKNOWN, why);
       return new PathChoice(c, bytes, r.algorithm().id(), why);
     } catch (CollectiveException e) {
       return new PathChoice(c, bytes, "unsupported", List.of(e.getMessage()));
@@ -355,10 +372,16 @@ final class GroupRoute {
     return lines;
   }
 
-  private Route decide(Collective c, long bytes, DataType type, ReduceOp op, BufferRegistration registration,
+  private Route decide(Collective c, long count, DataType type, ReduceOp op, BufferRegistration registration,
       List<String> why) {
-    if (bytes < 0) {
-      throw new CollectiveException(rank, c, "negative size " + bytes);
+    if (count < 0) {
+      throw new CollectiveException(rank, c, "negative count " + count);
+    }
+    long bytes = count * type.byteSize();
+    if (size == 1 && forced.isEmpty() && forcedVariant == null) {
+      note(why, "one rank: the result is the input, so one cudaMemcpyAsync on the stream (nothing in place;"
+          + " a barrier waits for the stream only)");
+      return Route.ONE_RANK;
     }
     if (stagedWhy != null) {
       if (why != null) {
@@ -383,9 +406,9 @@ final class GroupRoute {
         return new Route(Kind.NCCL, a, null);
       }
     }
-    LaunchPlan plan = kernelPlan(c, bytes, type, op, why);
+    LaunchPlan plan = kernelPlan(c, count, type, op, why);
     if (why != null) {
-      why.add("kernel " + plan.kernel() + ", grid " + plan.grid() + " x " + KernelAbi.BLOCK_THREADS);
+      why.add("kernel " + plan.kernel() + ", grid " + plan.grid() + " x " + KernelTable.BLOCK_THREADS);
     }
     return new Route(Kind.KERNEL, plan.algorithm(), plan);
   }
@@ -458,89 +481,144 @@ final class GroupRoute {
     return out;
   }
 
-  // ---- our kernels ----
+  // ---- our kernels: the plan, from the kernel table ----
 
-  private KernelVariant forcedKernel() {
+  private Protocol forcedProtocol() {
     if (forcedVariant != null) {
-      return forcedVariant;
+      return forcedVariant.protocol();
     }
     return forced.map(a -> switch (a) {
-      case GPU_LL_ONESHOT -> KernelVariant.LL;
-      case GPU_SENTINEL_TWOSHOT -> KernelVariant.SENTINEL;
-      case GPU_LL128_ATOMIC -> KernelVariant.LL128;
+      case GPU_LL_ONESHOT -> Protocol.LL;
+      case GPU_SENTINEL_TWOSHOT -> Protocol.SENTINEL;
+      case GPU_LL128_ATOMIC -> Protocol.LL128;
       default -> null;
     }).orElse(null);
   }
 
-  private LaunchPlan kernelPlan(Collective c, long bytes, DataType t, ReduceOp op, List<String> why) {
-    KernelVariant forcedKernel = forcedKernel();
-    KernelVariant v;
+  private LaunchPlan kernelPlan(Collective c, long count, DataType t, ReduceOp op, List<String> why) {
+    Protocol forcedProtocol = forcedProtocol();
+    Protocol p;
     if (c == Collective.BARRIER) {
       note(why, "flag barrier kernel: every rank enters before any leaves");
-      v = KernelVariant.LL;
-    } else if (forcedKernel != null) {
+      p = Protocol.FLAG_BARRIER;
+    } else if (forcedProtocol != null) {
       if (why != null) {
-        why.add("variant forced to " + forcedKernel.abiName());
+        why.add("protocol forced to " + forcedProtocol.name().toLowerCase(java.util.Locale.ROOT));
       }
-      v = forcedKernel;
+      p = forcedProtocol;
     } else {
-      v = switch (c) {
-        case ALL_REDUCE -> allReduceVariant(t, op, bytes, why);
+      p = switch (c) {
+        case ALL_REDUCE -> allReduceProtocol(t, op, count, why);
         case ALL_TO_ALLV -> {
           if (why != null) {
             why.add("allToAllv: per-peer counts differ between ranks and are not known to all, so every rank"
                 + " takes the credit pipe (any size); the LL kernel only when forced");
           }
-          yield KernelVariant.PIPE;
+          yield Protocol.PIPE;
         }
-        default -> movementVariant(bytes, why);
+        default -> movementProtocol(c, t, count, why);
       };
     }
-    return LaunchPlanner.plan(rank, c, v, t, op, bytes);
+    return plan(rank, c, p, t, op, count);
   }
 
-  private KernelVariant allReduceVariant(DataType t, ReduceOp op, long bytes, List<String> why) {
-    long sentinelMax = Math.min(twoShotMax, KernelAbi.SENT_MAX_BYTES);
-    if (size >= ll128MinRanks && KernelAbi.hasLl128(t) && (op == ReduceOp.SUM || op == ReduceOp.AVG)
-        && bytes <= sentinelMax
-        && bytes / t.byteSize() <= KernelAbi.ll128MaxCount(t)) {
+  /**
+   * The launch of {@code c} on protocol {@code p}: kernel, grid and capacity from the kernel table.
+   * Type, op and capacity are checked here, once; the kernels keep only a guard that records an error.
+   *
+   * @param count elements of {@code t} per rank (per peer for data movement; allToAllv: the largest block)
+   * @throws CollectiveException when the table has no kernel that takes the call, naming the limit
+   */
+  static LaunchPlan plan(int rank, Collective c, Protocol p, DataType t, ReduceOp op, long count) {
+    KernelTable.Kernel k = KernelTable.kernel(c, p);
+    if (k == null) {
+      List<String> has = new ArrayList<>();
+      for (Protocol q : Protocol.values()) {
+        KernelTable.Kernel other = KernelTable.kernel(c, q);
+        if (other != null && other.shipped()) {
+          has.add(q.name().toLowerCase(java.util.Locale.ROOT));
+        }
+      }
+      throw new CollectiveException(rank, c, c.apiName() + " has no kernel on the "
+          + p.name().toLowerCase(java.util.Locale.ROOT) + " protocol; it has " + has);
+    }
+    if (!k.shipped()) {
+      throw new CollectiveException(rank, c, "the " + k + " kernel is a benchmark comparison kernel, not in the"
+          + " shipped fatbin");
+    }
+    String name = k.name(t);
+    if (name == null) {
+      throw new CollectiveException(rank, c, "the " + k + " kernels have no " + t + " variant");
+    }
+    boolean reduces = c == Collective.ALL_REDUCE || c == Collective.REDUCE_SCATTER;
+    if (reduces && !k.supports(op)) {
+      List<ReduceOp> ops = new ArrayList<>();
+      for (ReduceOp o : ReduceOp.values()) {
+        if (k.supports(o)) {
+          ops.add(o);
+        }
+      }
+      throw new CollectiveException(rank, c, "the " + k + " kernels reduce with " + ops + " only, not " + op);
+    }
+    long capacity = k.capacityElements(t);
+    if (count > capacity) {
+      throw new CollectiveException(rank, c, "the " + k + " kernels take at most " + capacity + " " + t
+          + " elements (" + capacity * t.byteSize() + " bytes); this call has " + count);
+    }
+    long bytes = count * t.byteSize();
+    return new LaunchPlan(c, k, name, k.grid(bytes), count, bytes, k.algorithm());
+  }
+
+  private Protocol allReduceProtocol(DataType t, ReduceOp op, long count, List<String> why) {
+    long bytes = count * t.byteSize();
+    KernelTable.Kernel ll = KernelTable.kernel(Collective.ALL_REDUCE, Protocol.LL);
+    KernelTable.Kernel sentinel = KernelTable.kernel(Collective.ALL_REDUCE, Protocol.SENTINEL);
+    KernelTable.Kernel ll128 = KernelTable.kernel(Collective.ALL_REDUCE, Protocol.LL128);
+    boolean twoShot = bytes <= twoShotMax && count <= sentinel.capacityElements(t);
+    if (size >= ll128MinRanks && ll128.supports(t) && ll128.supports(op) && twoShot
+        && count <= ll128.capacityElements(t)) {
       if (why != null) {
         why.add(size + " ranks >= gpu.ll128MinRanks " + ll128MinRanks + ", " + op + ", " + bytes + " B <= "
-            + sentinelMax + " B: LL128-atomic reduce-scatter + all-gather (float sums in arrival order:"
+            + twoShotMax + " B: LL128-atomic reduce-scatter + all-gather (float sums in arrival order:"
             + " identical on all ranks, last bits may vary between runs)");
       }
-      return KernelVariant.LL128;
+      return Protocol.LL128;
     }
-    if (bytes <= oneShotMax) {
+    if (bytes <= oneShotMax && count <= ll.capacityElements(t)) {
       if (why != null) {
-        why.add(bytes + " B <= " + oneShotMax + " B: one-shot over LL slots, barrier-free");
+        why.add(bytes + " B <= " + Math.min(oneShotMax, ll.capacityElements(t) * t.byteSize())
+            + " B: one-shot over LL slots, barrier-free");
       }
-      return KernelVariant.LL;
+      return Protocol.LL;
     }
-    if (bytes <= sentinelMax) {
+    if (twoShot) {
       if (why != null) {
-        why.add(bytes + " B <= " + sentinelMax + " B: two-shot with sentinel prefill, double-buffered");
+        why.add(bytes + " B <= " + Math.min(twoShotMax, sentinel.capacityElements(t) * t.byteSize())
+            + " B: two-shot with sentinel prefill, double-buffered");
       }
-      return KernelVariant.SENTINEL;
+      return Protocol.SENTINEL;
     }
     if (why != null) {
-      why.add(bytes + " B > " + sentinelMax + " B: reduce-scatter + all-gather through the credit pipe");
+      why.add(bytes + " B > " + Math.min(twoShotMax, sentinel.capacityElements(t) * t.byteSize())
+          + " B: reduce-scatter + all-gather through the credit pipe");
     }
-    return KernelVariant.PIPE;
+    return Protocol.PIPE;
   }
 
-  /** LL up to the per-peer limit, else the pipe; only those two exist for the non-allReduce collectives. */
-  private KernelVariant movementVariant(long perPeerBytes, List<String> why) {
-    if (perPeerBytes <= llMovementMax) {
+  /** LL up to the per-peer limit and the LL kernel's capacity, else the pipe. */
+  private Protocol movementProtocol(Collective c, DataType t, long perPeerCount, List<String> why) {
+    long perPeerBytes = perPeerCount * t.byteSize();
+    long llMax = Math.min(llMovementMax, KernelTable.kernel(c, Protocol.LL).capacityElements(t) * t.byteSize());
+    if (perPeerBytes <= llMax) {
       if (why != null) {
-        why.add(perPeerBytes + " B per peer <= " + llMovementMax + " B: LL slots, barrier-free");
+        why.add(perPeerBytes + " B per peer <= " + llMax + " B: LL slots, barrier-free");
       }
-      return KernelVariant.LL;
+      return Protocol.LL;
     }
     if (why != null) {
-      why.add(perPeerBytes + " B per peer > " + llMovementMax + " B: credit pipe"
-          + (llMovementMax < KernelAbi.LL_MAX_BYTES ? " (LL is slower from here across GPUs, measured)" : ""));
+      why.add(perPeerBytes + " B per peer > " + llMax + " B: credit pipe"
+          + (llMovementMax == LL_MOVEMENT_MAX_ACROSS_GPUS ? " (LL is slower from here across GPUs, measured)" : ""));
     }
-    return KernelVariant.PIPE;
+    return Protocol.PIPE;
   }
 }

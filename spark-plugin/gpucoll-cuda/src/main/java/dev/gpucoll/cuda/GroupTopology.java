@@ -13,7 +13,7 @@ import java.util.Objects;
  * flag round trip costs milliseconds, measured 4.6 ms on an H200; 62 us with MPS), so a group in
  * which two processes share a GPU must not spin: it takes the non-spinning staged path.
  */
-public final class GroupTopology {
+final class GroupTopology {
   /** How a rank reaches a peer's workspace. */
   public enum PeerAccess {
     /** The peer is this rank: its own pointer. */

@@ -18,16 +18,21 @@ final class KernelCalls {
   private final DeviceStage stage;
   private final GpuWorkspace workspace;
   private final KernelImage image;
-  private final CudaNative.Launcher launcher = new CudaNative.Launcher(KernelAbi.ARGS_SIZE);
+  /** Prepared once; every launch patches only the per-call fields of its argument block. */
+  private CudaNative.Launcher launcher;
+  /** No launch has succeeded yet (a refused programmatic launch then falls back to a plain one). */
+  private boolean firstLaunch = true;
   private final EpochCounter epochs = new EpochCounter();
   /** The last plan's function: the route hands back the same plan for repeated calls, so no name lookup. */
   private LaunchPlan lastPlan;
   private long lastFunction;
 
   /** Maps every peer's workspace (a rendezvous round) and loads the fatbin on {@code device}. */
-  KernelCalls(GroupContext group, GroupTopology topology, int device, Duration timeout, DeviceStage stage) {
+  KernelCalls(GroupContext group, GroupTopology topology, int device, Duration timeout, DeviceStage stage,
+      boolean programmatic) {
     this.rank = group.rank();
     this.stage = stage;
+    this.launcher = new CudaNative.Launcher(KernelTable.ARGS_SIZE, programmatic);
     this.workspace = GpuWorkspace.exchange(group, topology, device, timeout, stage.stream());
     this.image = KernelImage.forDevice(device);
     KernelAbi.writeGroup(launcher.args(), rank, group.size(), timeout.toNanos(), stage.control().abortWordDevice(),
@@ -35,7 +40,8 @@ final class KernelCalls {
   }
 
   String describe() {
-    return workspace.describe();
+    return workspace.describe() + (launcher.programmatic() ? "; launches with programmatic dependent launch"
+        : "; plain launches");
   }
 
   /** The epoch of the most recent launch. */
@@ -61,13 +67,29 @@ final class KernelCalls {
     }
     KernelAbi.writeCall(launcher.args(), epochs.next(), p.send(), p.recv(), count, type, op, root, a2av);
     try {
-      launcher.launch(fn, plan.grid(), plan.block(), plan.sharedBytes(), stage.stream());
+      launch(fn, plan);
     } catch (CudaException e) {
       String why = "launch of " + plan.kernel() + " failed: " + e.getMessage();
       stage.markBroken(why);
       throw new CollectiveException(rank, plan.collective(), why + "; the group's epochs now disagree: close it", e);
     }
     stage.finish(plan.collective(), p, recv, recvBytes);
+  }
+
+  private void launch(long fn, LaunchPlan plan) {
+    try {
+      launcher.launch(fn, plan.grid(), plan.block(), plan.sharedBytes(), stage.stream());
+    } catch (CudaException e) {
+      if (!firstLaunch || !launcher.programmatic()) {
+        throw e;
+      }
+      // A driver that refuses the attribute refuses the first launch, before anything ran: go plain.
+      CudaNative.Launcher plain = new CudaNative.Launcher(KernelTable.ARGS_SIZE, false);
+      plain.args().put(0, launcher.args(), 0, KernelTable.ARGS_SIZE);
+      launcher = plain;
+      launcher.launch(fn, plan.grid(), plan.block(), plan.sharedBytes(), stage.stream());
+    }
+    firstLaunch = false;
   }
 
   void close() {

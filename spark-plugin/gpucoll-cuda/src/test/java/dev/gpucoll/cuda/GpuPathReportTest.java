@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 class GpuPathReportTest {
   private static final List<MemberInfo> MEMBERS = GroupRouteTest.cluster(1, 2, true);
   private static final GroupFacts NODE = GroupFacts.of(MEMBERS);
-  private static final GroupRoute SEL = new GroupRoute(0, MEMBERS, GpuCollConf.defaults(), null, false);
+  private static final GroupRoute SEL = new GroupRoute(0, MEMBERS, GpuCollConf.defaults());
 
   /** A process whose NCCL log is the real 2-H200 recording with NCCL_CTA_POLICY=ZERO (read as 0). */
   private static PathProof proofAgainstEnvZeroLog(Path dir, NcclPath predicted) throws IOException {

@@ -68,7 +68,7 @@ class GroupRouteTest {
   }
 
   static GroupRoute route(List<MemberInfo> ms, Map<String, String> conf) {
-    return new GroupRoute(0, ms, GpuCollConf.of(conf).validate(), null, false);
+    return new GroupRoute(0, ms, GpuCollConf.of(conf).validate());
   }
 
   static String algorithm(GroupRoute r, Collective c, long bytes) {
@@ -94,11 +94,30 @@ class GroupRouteTest {
       "4, 2, ALL_GATHER,     1024,     nccl",
       "4, 2, ALL_TO_ALLV,    1024,     nccl",
       "4, 2, BARRIER,        0,        nccl-barrier",
-      "1, 1, ALL_GATHER,     8388608,  nccl-one-rank"})
+      "1, 1, ALL_GATHER,     8388608,  one-rank-copy",
+      "1, 1, ALL_REDUCE,     1024,     one-rank-copy",
+      "1, 1, ALL_TO_ALLV,    1024,     one-rank-copy",
+      "1, 1, BARRIER,        0,        one-rank-copy"})
   void choosesBySizeAndTopology(int perHost, int hosts, Collective c, long bytes, String expected) {
     PathChoice p = route(cluster(hosts, perHost, true), Map.of()).explain(c, bytes);
     assertEquals(expected, p.algorithm(), p.reasons().toString());
     assertTrue(!p.reasons().isEmpty());
+  }
+
+  /** A one-rank group copies, unless a kernel variant or an algorithm is forced (the checks time our kernels). */
+  @Test
+  void oneRankCopiesUnlessForced() {
+    GroupRoute plain = route(cluster(1, 1, true), Map.of());
+    assertEquals(Kind.ONE_RANK, plain.route(Collective.ALL_REDUCE, 4, DataType.FLOAT32, ReduceOp.AVG,
+        BufferRegistration.UNKNOWN).kind());
+    assertTrue(plain.explain(Collective.ALL_REDUCE, 4).reasons().get(0).startsWith("one rank"));
+    GroupRoute forcedVariant = new GroupRoute(0, cluster(1, 1, true), variant("ll"));
+    Route r = forcedVariant.route(Collective.ALL_REDUCE, 4, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.UNKNOWN);
+    assertEquals(Kind.KERNEL, r.kind());
+    assertEquals("gc_allreduce_ll_f32", r.plan().kernel());
+    GroupRoute forcedNccl = route(cluster(1, 1, true), Map.of("spark.gpucoll.algorithm", "nccl"));
+    assertEquals(Kind.NCCL, forcedNccl.route(Collective.ALL_REDUCE, 4, DataType.FLOAT32, ReduceOp.SUM,
+        BufferRegistration.UNKNOWN).kind());
   }
 
   /** The memoized per-call answer is the one explain() reaches, and repeated calls reuse it. */
@@ -108,9 +127,9 @@ class GroupRouteTest {
       GroupRoute r = route(cluster(1, n, true), Map.of());
       for (Collective c : Collective.values()) {
         for (long b : new long[] {0, 8, 4096, 64 << 10, 1 << 20, 256L << 20}) {
-          Route first = r.route(c, b, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.UNKNOWN);
+          Route first = r.route(c, b / 4, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.UNKNOWN);
           assertEquals(r.explain(c, b).algorithm(), first.algorithm().id(), c + " " + b + " B on " + n + " ranks");
-          assertTrue(first == r.route(c, b, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.UNKNOWN));
+          assertTrue(first == r.route(c, b / 4, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.UNKNOWN));
         }
       }
     }
@@ -121,15 +140,15 @@ class GroupRouteTest {
   @Test
   void routeOfACallCarriesTheKernelPlan() {
     GroupRoute r = route(cluster(1, 4, true), Map.of());
-    Route small = r.route(Collective.ALL_REDUCE, 4096, DataType.BFLOAT16, ReduceOp.MAX, BufferRegistration.NONE);
+    Route small = r.route(Collective.ALL_REDUCE, 2048, DataType.BFLOAT16, ReduceOp.MAX, BufferRegistration.NONE);
     assertEquals(Kind.KERNEL, small.kind());
     assertEquals("gc_allreduce_ll_bf16", small.plan().kernel());
-    Route large = r.route(Collective.ALL_GATHER, 8 << 20, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.NONE);
+    Route large = r.route(Collective.ALL_GATHER, 2 << 20, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.NONE);
     assertEquals(Kind.NCCL, large.kind());
     assertEquals(Algorithm.NCCL, large.algorithm(), "unregistered buffers: no copy engines");
     assertNull(large.plan());
     assertEquals(Algorithm.NCCL_ZERO_CTA,
-        r.route(Collective.ALL_GATHER, 8 << 20, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.SEND_AND_RECV)
+        r.route(Collective.ALL_GATHER, 2 << 20, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.SEND_AND_RECV)
             .algorithm());
     assertTrue(r.formsNccl() && r.kernelsOn() && !r.staged());
   }
@@ -180,11 +199,11 @@ class GroupRouteTest {
     assertEquals("gpu-ll-oneshot", algorithm(forced, Collective.ALL_REDUCE, 1024));
     assertTrue(forced.findings().stream().anyMatch(f -> f.contains("can deadlock")), forced.findings().toString());
 
-    GroupRoute checks = new GroupRoute(1, oneGpu(4, true), GpuCollConf.defaults(), null, true);
+    GroupRoute checks = new GroupRoute(1, oneGpu(4, true), SPIN);
     assertTrue(!checks.staged() && !checks.formsNccl());
     assertEquals("gpu-ll-oneshot", algorithm(checks, Collective.ALL_REDUCE, 1024));
     assertEquals("gpu-pipe", algorithm(checks, Collective.ALL_REDUCE, 8 << 20), "no NCCL on a shared GPU: our pipe");
-    assertEquals("gpu-ll-oneshot", algorithm(new GroupRoute(0, oneGpu(8, true), GpuCollConf.defaults(), null, true),
+    assertEquals("gpu-ll-oneshot", algorithm(new GroupRoute(0, oneGpu(8, true), SPIN),
         Collective.ALL_REDUCE, 1024), "LL128 is never chosen by size on a shared GPU");
     assertEquals("gpu-ll", algorithm(checks, Collective.ALL_GATHER, 32 << 10), "LL movement up to its capacity");
   }
@@ -194,10 +213,10 @@ class GroupRouteTest {
     GroupRoute two = route(cluster(1, 4, true), Map.of("spark.gpucoll.algorithm", "gpu-sentinel-twoshot"));
     PathChoice p = two.explain(Collective.ALL_REDUCE, 16);
     assertEquals("gpu-sentinel-twoshot", p.algorithm());
-    assertTrue(p.reasons().contains("variant forced to sentinel"), p.reasons().toString());
+    assertTrue(p.reasons().contains("protocol forced to sentinel"), p.reasons().toString());
     assertEquals("unsupported", algorithm(two, Collective.ALL_GATHER, 16), "sentinel exists for allReduce only");
     CollectiveException tooLarge = assertThrows(CollectiveException.class, () -> two.route(Collective.ALL_REDUCE,
-        KernelAbi.SENT_MAX_BYTES + 4, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.NONE));
+        KernelTable.SENT_MAX_BYTES / 4 + 1, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.NONE));
     assertTrue(tooLarge.getMessage().contains("at most"), tooLarge.getMessage());
 
     CollectiveException multiHost = assertThrows(CollectiveException.class,
@@ -208,7 +227,7 @@ class GroupRouteTest {
     GroupRoute zero = route(cluster(1, 4, true), Map.of("spark.gpucoll.algorithm", "nccl-zero-cta"));
     assertTrue(!zero.kernelsOn() && zero.formsNccl());
     assertEquals("nccl-zero-cta", algorithm(zero, Collective.ALL_GATHER, 1024));
-    CollectiveException ce = assertThrows(CollectiveException.class, () -> zero.route(Collective.ALL_REDUCE, 1 << 20,
+    CollectiveException ce = assertThrows(CollectiveException.class, () -> zero.route(Collective.ALL_REDUCE, 1 << 18,
         DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.SEND_AND_RECV));
     assertTrue(ce.getMessage().contains("COLLECTIVE_NEVER_CE"), ce.getMessage());
 
@@ -265,7 +284,7 @@ class GroupRouteTest {
         Map.of("spark.gpucoll.gpu.oneShotMaxBytes", "1k", "spark.gpucoll.gpu.twoShotMaxBytes", "4k"));
     assertEquals("gpu-ll-oneshot", algorithm(r, Collective.ALL_REDUCE, 1024));
     assertEquals("gpu-sentinel-twoshot", algorithm(r, Collective.ALL_REDUCE, 1025));
-    assertEquals(Algorithm.NCCL, r.route(Collective.ALL_REDUCE, 4097, DataType.FLOAT32, ReduceOp.SUM,
+    assertEquals(Algorithm.NCCL, r.route(Collective.ALL_REDUCE, 1025, DataType.FLOAT32, ReduceOp.SUM,
         BufferRegistration.NONE).algorithm());
     CollectiveException e = assertThrows(CollectiveException.class, () -> route(cluster(1, 2, true),
         Map.of("spark.gpucoll.gpu.oneShotMaxBytes", "8k", "spark.gpucoll.gpu.twoShotMaxBytes", "4k")));
@@ -275,16 +294,16 @@ class GroupRouteTest {
     // Beyond the kernels' capacity the sentinel and LL limits cap the configured thresholds.
     GroupRoute wide = route(withFact(cluster(1, 2, true), FactKeys.NCCL_VERSION, "0"),
         Map.of("spark.gpucoll.gpu.oneShotMaxBytes", "1m", "spark.gpucoll.gpu.twoShotMaxBytes", "1g"));
-    assertEquals("gpu-sentinel-twoshot", algorithm(wide, Collective.ALL_REDUCE, KernelAbi.LL_MAX_BYTES + 4));
-    assertEquals("gpu-pipe", algorithm(wide, Collective.ALL_REDUCE, KernelAbi.SENT_MAX_BYTES + 4));
+    assertEquals("gpu-sentinel-twoshot", algorithm(wide, Collective.ALL_REDUCE, KernelTable.LL_MAX_BYTES + 4));
+    assertEquals("gpu-pipe", algorithm(wide, Collective.ALL_REDUCE, KernelTable.SENT_MAX_BYTES + 4));
   }
 
   @Test
   void ll128OnlyForSumAndAvgFromTheConfiguredRankCount() {
     GroupRoute eight = route(cluster(1, 8, true), Map.of());
-    assertEquals("gc_allreduce_ll128_f32", eight.route(Collective.ALL_REDUCE, 40, DataType.FLOAT32, ReduceOp.SUM,
+    assertEquals("gc_allreduce_ll128_f32", eight.route(Collective.ALL_REDUCE, 10, DataType.FLOAT32, ReduceOp.SUM,
         BufferRegistration.NONE).plan().kernel());
-    assertEquals("gc_allreduce_ll_f32", eight.route(Collective.ALL_REDUCE, 40, DataType.FLOAT32, ReduceOp.MAX,
+    assertEquals("gc_allreduce_ll_f32", eight.route(Collective.ALL_REDUCE, 10, DataType.FLOAT32, ReduceOp.MAX,
         BufferRegistration.NONE).plan().kernel());
     assertEquals("gpu-ll-oneshot",
         algorithm(route(cluster(1, 8, true), Map.of("spark.gpucoll.gpu.ll128MinRanks", "16")), Collective.ALL_REDUCE, 8));
@@ -308,18 +327,34 @@ class GroupRouteTest {
 
   @Test
   void forcedVariantOfTheChecksIsNeverSilentlyReplaced() {
-    GroupRoute ll = new GroupRoute(2, cluster(1, 4, true), GpuCollConf.defaults(), KernelVariant.LL, false);
+    GroupRoute ll = new GroupRoute(2, cluster(1, 4, true), variant("ll"));
     assertTrue(!ll.formsNccl(), "a forced variant forms no NCCL");
     CollectiveException e = assertThrows(CollectiveException.class,
-        () -> ll.route(Collective.ALL_REDUCE, 65540, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.NONE));
-    assertTrue(e.getMessage().contains("at most 65536"), e.getMessage());
+        () -> ll.route(Collective.ALL_REDUCE, 16385, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.NONE));
+    assertTrue(e.getMessage().contains("at most 16384 FLOAT32 elements (65536 bytes)"), e.getMessage());
     assertEquals(2, e.rank());
-    assertEquals("gc_alltoallv_ll", ll.route(Collective.ALL_TO_ALLV, 65536, DataType.FLOAT32, ReduceOp.SUM,
+    assertEquals("gc_alltoallv_ll", ll.route(Collective.ALL_TO_ALLV, 16384, DataType.FLOAT32, ReduceOp.SUM,
         BufferRegistration.NONE).plan().kernel());
-    GroupRoute b2 = new GroupRoute(0, cluster(1, 8, true), GpuCollConf.defaults(), KernelVariant.BARRIER2, false);
-    assertEquals("gpu-barrier2", algorithm(b2, Collective.ALL_REDUCE, 1 << 20));
+    GroupRoute b2 = new GroupRoute(0, cluster(1, 8, true), variant("barrier2"));
+    assertEquals("unsupported", algorithm(b2, Collective.ALL_REDUCE, 1 << 20), "a benchmark-only kernel");
     assertEquals("gpu-barrier", algorithm(b2, Collective.BARRIER, 0));
     assertEquals("unsupported", algorithm(b2, Collective.BROADCAST, 8));
+  }
+
+  @Test
+  void anUnknownForcedVariantIsNamedWithTheKnownOnes() {
+    CollectiveException e = assertThrows(CollectiveException.class,
+        () -> new GroupRoute(0, cluster(1, 2, true), variant("ll256")));
+    assertTrue(e.getMessage().contains("spark.gpucoll.internal.kernelVariant=ll256 names no kernel variant"),
+        e.getMessage());
+    assertTrue(e.getMessage().contains("sentinel"), e.getMessage());
+  }
+
+  /** The GPU checks' internal settings: our kernels on ranks sharing a GPU. */
+  private static final GpuCollConf SPIN = GpuCollConf.of(Map.of(GpuCollConf.INTERNAL_SPIN_ON_SHARED_GPU.key(), "true"));
+
+  private static GpuCollConf variant(String name) {
+    return GpuCollConf.of(Map.of(GpuCollConf.INTERNAL_KERNEL_VARIANT.key(), name));
   }
 
   @Test

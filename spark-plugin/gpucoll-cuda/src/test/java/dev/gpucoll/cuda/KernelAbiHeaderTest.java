@@ -20,17 +20,19 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link KernelAbi} against native-kernels/include/gpucoll/kernel_abi.h: the header is parsed here
- * (object-like #defines, evaluated with their integer arithmetic) and every GC_X macro that has a
- * Java constant X must have the same value.
+ * The generated {@link KernelTable} against the generated kernel_table.h (both from kernel-table.txt;
+ * this guards the generator): the header is parsed here (object-like #defines, evaluated with their
+ * integer arithmetic) and every GC_X macro that has a Java constant X must have the same value; and
+ * {@link KernelAbi} lays GcArgs out at those offsets.
  */
 class KernelAbiHeaderTest {
-  static final Path HEADER = Path.of("../../native-kernels/include/gpucoll/kernel_abi.h");
+  static final Path HEADER = Path.of("../../native-kernels/include/gpucoll/kernel_table.h");
+  static final Path ABI_HEADER = Path.of("../../native-kernels/include/gpucoll/kernel_abi.h");
   static Map<String, Long> macros;
 
   @BeforeAll
   static void parse() throws Exception {
-    macros = parseDefines(Files.readString(HEADER));
+    macros = parseDefines(Files.readString(HEADER) + "\n" + Files.readString(ABI_HEADER));
   }
 
   /** Object-like #defines whose bodies are integer expressions over earlier macros. */
@@ -136,7 +138,7 @@ class KernelAbiHeaderTest {
   void everyJavaConstantMatchesItsMacro() throws Exception {
     int compared = 0;
     List<String> mismatches = new ArrayList<>();
-    for (Field f : KernelAbi.class.getFields()) {
+    for (Field f : KernelTable.class.getFields()) {
       if (!Modifier.isStatic(f.getModifiers()) || !(f.getType() == int.class || f.getType() == long.class)) {
         continue;
       }
@@ -151,7 +153,7 @@ class KernelAbiHeaderTest {
       }
       compared++;
     }
-    assertTrue(mismatches.isEmpty(), "KernelAbi disagrees with kernel_abi.h: " + mismatches);
+    assertTrue(mismatches.isEmpty(), "KernelTable disagrees with kernel_table.h: " + mismatches);
     assertTrue(compared >= 40, "compared only " + compared + " constants");
   }
 
@@ -161,7 +163,7 @@ class KernelAbiHeaderTest {
       if (name.startsWith("GC_ARGS_OFFSET_") || name.startsWith("GC_ERR_OFFSET_") || name.equals("GC_ARGS_SIZE")
           || name.equals("GC_ERR_SIZE") || name.equals("GC_WORKSPACE_BYTES")) {
         String field = name.substring(3);
-        assertTrue(hasField(field), "kernel_abi.h defines " + name + " but KernelAbi has no " + field);
+        assertTrue(hasField(field), "kernel_table.h defines " + name + " but KernelTable has no " + field);
       }
     }
     assertEquals(720L, macros.get("GC_ARGS_SIZE"));
@@ -182,20 +184,20 @@ class KernelAbiHeaderTest {
   @Test
   void workspaceRegionsAreAlignedAndContiguous() {
     long sent = macros.get("GC_WS_SENT_OFFSET");
-    assertEquals(KernelAbi.WS_SENT_OFFSET, sent);
+    assertEquals(KernelTable.WS_SENT_OFFSET, sent);
     assertEquals(sent + macros.get("GC_WS_SENT_BYTES"), macros.get("GC_WS_ESC_OFFSET"));
-    assertEquals(macros.get("GC_WS_RAW_OFFSET") + macros.get("GC_WS_RAW_BYTES"), KernelAbi.WORKSPACE_BYTES);
+    assertEquals(macros.get("GC_WS_RAW_OFFSET") + macros.get("GC_WS_RAW_BYTES"), KernelTable.WORKSPACE_BYTES);
     for (String r : List.of("GC_WS_SENT_OFFSET", "GC_WS_LL128_OFFSET", "GC_WS_PIPE_OFFSET", "GC_WS_RAW_OFFSET")) {
-      assertEquals(0, macros.get(r) % KernelAbi.WORKSPACE_ALIGN, r);
+      assertEquals(0, macros.get(r) % KernelTable.WORKSPACE_ALIGN, r);
     }
     // The Java header after the kernel workspace keeps the workspace base at the allocation base.
-    assertEquals(0, KernelAbi.WORKSPACE_BYTES % 256);
+    assertEquals(0, KernelTable.WORKSPACE_BYTES % 256);
     assertTrue(macros.get("GC_WS_ERR_CLAIM") + 8 <= macros.get("GC_WS_CTRL_BYTES"));
   }
 
   @Test
   void controlBlockHoldsErrorRecordThenAbortWord() {
-    assertTrue(KernelAbi.CONTROL_ABORT_OFFSET >= KernelAbi.ERR_SIZE);
+    assertTrue(KernelAbi.CONTROL_ABORT_OFFSET >= KernelTable.ERR_SIZE);
     assertTrue(KernelAbi.CONTROL_ABORT_OFFSET + 4 <= KernelAbi.CONTROL_BYTES);
     assertEquals(0, KernelAbi.CONTROL_ABORT_OFFSET % 4);
   }
@@ -203,13 +205,13 @@ class KernelAbiHeaderTest {
   @Test
   void gridRuleMatchesHeaderFormula() {
     // GC_GRID_FOR_BYTES: <= 4 KB -> 1; >= 64 KB -> 16; else ceil(bytes / 4 KB) (one LL slot per thread).
-    assertEquals(1, KernelAbi.gridForBytes(0));
-    assertEquals(1, KernelAbi.gridForBytes(4096));
-    assertEquals(2, KernelAbi.gridForBytes(4097));
-    assertEquals(8, KernelAbi.gridForBytes(32768));
-    assertEquals(16, KernelAbi.gridForBytes(65536));
-    assertEquals(16, KernelAbi.gridForBytes(131072));
-    assertEquals(16, KernelAbi.gridForBytes(64L << 20));
+    assertEquals(1, KernelTable.gridForBytes(0));
+    assertEquals(1, KernelTable.gridForBytes(4096));
+    assertEquals(2, KernelTable.gridForBytes(4097));
+    assertEquals(8, KernelTable.gridForBytes(32768));
+    assertEquals(16, KernelTable.gridForBytes(65536));
+    assertEquals(16, KernelTable.gridForBytes(131072));
+    assertEquals(16, KernelTable.gridForBytes(64L << 20));
     assertTrue(macros.get("GC_MAX_GRID_RULE") <= macros.get("GC_MAX_BLOCKS"));
   }
 
@@ -217,7 +219,7 @@ class KernelAbiHeaderTest {
   void writeArgsLaysOutGcArgs() {
     long[] peers = {0x1000, 0x2000, 0x3000};
     long[][] a2av = {{1, 2, 3}, {0, 1, 3}, {4, 5, 6}, {0, 4, 9}};
-    BytePointer b = new BytePointer(KernelAbi.ARGS_SIZE);
+    BytePointer b = new BytePointer(KernelTable.ARGS_SIZE);
     b.fill(0xAB);
     KernelAbi.writeArgs(b.asByteBuffer(), new KernelAbi.Call(1, 3, 42, 0xA0, 0xB0, 777, DataType.BFLOAT16, ReduceOp.MAX, 2, peers,
         0xC0, 0xD0, 5_000_000_000L, a2av));
@@ -250,7 +252,7 @@ class KernelAbiHeaderTest {
 
   @Test
   void perCallWriteLeavesGroupFieldsAndA2avTable() {
-    BytePointer b = new BytePointer(KernelAbi.ARGS_SIZE);
+    BytePointer b = new BytePointer(KernelTable.ARGS_SIZE);
     b.fill(0);
     java.nio.ByteBuffer view = b.asByteBuffer();
     KernelAbi.writeGroup(view, 2, 4, 7, 0x11, 0x22, new long[] {1, 2, 3, 4});
@@ -272,7 +274,7 @@ class KernelAbiHeaderTest {
     rec.fill(0);
     rec.putInt(macros.get("GC_ERR_OFFSET_RANK"), 0);
     rec.putInt(macros.get("GC_ERR_OFFSET_PEER"), 3);
-    rec.putInt(macros.get("GC_ERR_OFFSET_KERNEL"), (int) (macros.get("GC_COLL_ALLREDUCE") * 16 + macros.get("GC_VAR_LL")));
+    rec.putInt(macros.get("GC_ERR_OFFSET_KERNEL"), (int) (macros.get("GC_COLL_ALLREDUCE") * 16 + macros.get("GC_PROTO_LL")));
     rec.putLong(macros.get("GC_ERR_OFFSET_EPOCH"), 17);
     rec.putLong(macros.get("GC_ERR_OFFSET_DETAIL"), 1); // the peer it was polling
     rec.putInt(macros.get("GC_ERR_OFFSET_CODE"), (int) (long) macros.get("GC_ERR_TIMEOUT"));
@@ -287,7 +289,7 @@ class KernelAbiHeaderTest {
 
   private static boolean hasField(String name) {
     try {
-      KernelAbi.class.getField(name);
+      KernelTable.class.getField(name);
       return true;
     } catch (NoSuchFieldException e) {
       return false;

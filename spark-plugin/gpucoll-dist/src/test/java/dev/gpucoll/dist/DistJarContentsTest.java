@@ -30,9 +30,9 @@ class DistJarContentsTest {
   private static final List<String> ALLOWED_PREFIXES =
       List.of("dev/gpucoll/", "org/apache/spark/gpucoll/", "org/bytedeco/", "META-INF/");
 
-  /** Programs for the GPU machine (they ship in the GPU bundle). */
+  /** Programs for the GPU machine (they ship in the GPU bundle) and their reference and correctness matrix. */
   private static final List<String> HARNESS_PREFIXES =
-      List.of("dev/gpucoll/cuda/check/", "dev/gpucoll/cuda/nccl/NcclSelfCheck");
+      List.of("dev/gpucoll/cuda/check/", "dev/gpucoll/cuda/nccl/NcclSelfCheck", "dev/gpucoll/check/");
 
   private static final List<String> REQUIRED = List.of(
       "dev/gpucoll/api/Communicator.class",

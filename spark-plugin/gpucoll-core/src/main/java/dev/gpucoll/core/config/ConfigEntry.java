@@ -14,9 +14,16 @@ public final class ConfigEntry<T> {
   private final String defaultText;
   private final Function<String, T> parser;
   private final List<String> allowed;
+  private final boolean internal;
 
   ConfigEntry(String key, String doc, String defaultText, Function<String, T> parser, List<String> allowed) {
+    this(key, doc, defaultText, parser, allowed, false);
+  }
+
+  ConfigEntry(String key, String doc, String defaultText, Function<String, T> parser, List<String> allowed,
+      boolean internal) {
     this.key = key;
+    this.internal = internal;
     this.doc = doc;
     this.defaultText = defaultText;
     this.parser = parser;
@@ -34,6 +41,14 @@ public final class ConfigEntry<T> {
 
   public String defaultText() {
     return defaultText;
+  }
+
+  /**
+   * True for the {@code spark.gpucoll.internal.*} keys: knobs of the project's own GPU checks, not
+   * for users and not in docs/configs.md.
+   */
+  public boolean internal() {
+    return internal;
   }
 
   /** Allowed values for enumerated keys; empty for free-form keys. */

@@ -129,6 +129,24 @@ public final class GpuCollConf {
           + " spark.executorEnv.NCCL_DEBUG_FILE=<dir>/nccl.%h.%p.log (see docs/zero-cta.md).",
       Function.identity());
 
+  /**
+   * Internal: the kernel variant every collective runs (its name in the kernel names, e.g. "ll",
+   * "sentinel"), so the GPU checks cover each variant at every size; "auto" routes by size. Read
+   * by the gpu backend's route, which names the valid variants when the value is none of them.
+   */
+  public static final ConfigEntry<Optional<String>> INTERNAL_KERNEL_VARIANT = internal("kernelVariant", "auto",
+      "The kernel variant every collective runs on the gpu backend ('auto': chosen by size), for the GPU checks.",
+      v -> v.isEmpty() || v.equalsIgnoreCase("auto") ? Optional.empty() : Optional.of(v.toLowerCase(Locale.ROOT)));
+
+  /**
+   * Internal: our kernels spin even when ranks of this process share a GPU (the GPU checks run many
+   * ranks on one GPU on purpose); user code that synchronises the device between collectives can
+   * then deadlock, which is why the route otherwise stages such groups through the host.
+   */
+  public static final ConfigEntry<Boolean> INTERNAL_SPIN_ON_SHARED_GPU = internal("spinOnSharedGpu", "false",
+      "Run our spinning kernels even when ranks of one process share a GPU, for the GPU checks.",
+      GpuCollConf::parseBoolean);
+
   private GpuCollConf() {}
 
   private final Map<String, String> settings = new LinkedHashMap<>();
@@ -240,7 +258,8 @@ public final class GpuCollConf {
   public Map<String, String> groupWideSettings() {
     Map<String, String> out = new TreeMap<>();
     for (ConfigEntry<?> e : List.of(BACKEND, ALGORITHM, SHM_DIR, HOST_ONE_SHOT_MAX_BYTES,
-        GPU_ONE_SHOT_MAX_BYTES, GPU_TWO_SHOT_MAX_BYTES, GPU_LL128_MIN_RANKS, NCCL_CTA_POLICY)) {
+        GPU_ONE_SHOT_MAX_BYTES, GPU_TWO_SHOT_MAX_BYTES, GPU_LL128_MIN_RANKS, NCCL_CTA_POLICY,
+        INTERNAL_KERNEL_VARIANT, INTERNAL_SPIN_ON_SHARED_GPU)) {
       Object v = get(e);
       out.put(e.key(), v instanceof java.util.Optional<?> o ? o.map(String::valueOf).orElse("auto") : String.valueOf(v));
     }
@@ -254,6 +273,9 @@ public final class GpuCollConf {
         .append("Generated from `dev.gpucoll.core.config.GpuCollConf` by `ConfigDocs`; do not edit.\n\n")
         .append("| Key | Default | Meaning |\n|---|---|---|\n");
     for (ConfigEntry<?> e : ENTRIES) {
+      if (e.internal()) {
+        continue; // not for users: spark.gpucoll.internal.* exists for the project's own checks
+      }
       String doc = e.doc();
       if (!e.allowed().isEmpty()) {
         doc += " One of: " + String.join(", ", e.allowed()) + ".";
@@ -272,6 +294,13 @@ public final class GpuCollConf {
   static <T> ConfigEntry<T> entry(String name, String dflt, String doc, Function<String, T> parser,
       List<String> allowed) {
     ConfigEntry<T> e = new ConfigEntry<>(PREFIX + name, doc, dflt, parser, allowed);
+    ENTRIES.add(e);
+    return e;
+  }
+
+  /** A {@code spark.gpucoll.internal.*} entry: known and parsed like any other, left out of docs/configs.md. */
+  static <T> ConfigEntry<T> internal(String name, String dflt, String doc, Function<String, T> parser) {
+    ConfigEntry<T> e = new ConfigEntry<>(PREFIX + "internal." + name, doc, dflt, parser, List.of(), true);
     ENTRIES.add(e);
     return e;
   }
@@ -327,6 +356,15 @@ public final class GpuCollConf {
       throw new IllegalArgumentException("duration must be positive: " + v);
     }
     return d;
+  }
+
+  /** "true" or "false" (any case), nothing else. */
+  static boolean parseBoolean(String v) {
+    String s = v.trim().toLowerCase(Locale.ROOT);
+    if (!s.equals("true") && !s.equals("false")) {
+      throw new IllegalArgumentException("expected true or false");
+    }
+    return s.equals("true");
   }
 
   /** A size in Spark's grammar: an integer with b, k, kb, m, mb, g, gb, t, tb, p, pb, or plain bytes. */

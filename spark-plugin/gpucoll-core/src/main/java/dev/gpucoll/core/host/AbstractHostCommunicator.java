@@ -13,7 +13,12 @@ import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.spi.SplitOrder;
 import dev.gpucoll.core.report.ReportingCommunicator;
 import dev.gpucoll.core.wait.CallBounds;
+import dev.gpucoll.api.CollectiveBatch;
+import dev.gpucoll.api.CollectiveMismatchException;
+import dev.gpucoll.core.batch.RecordedBatch;
 import java.nio.Buffer;
+import java.nio.LongBuffer;
+import java.util.function.Consumer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -55,6 +60,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   private final AtomicBoolean released = new AtomicBoolean();
   /** Set when the group can no longer run collectives (timeout, a peer gone); then every call fails. */
   protected volatile String brokenReason;
+  /** True while a group() body records its batch (only the calling thread reads it). */
+  private boolean recording;
 
   AbstractHostCommunicator(int rank, int size, String groupId, String host, String rendezvousKind,
       GpuCollConf conf) {
@@ -213,6 +220,44 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     }
   }
 
+  /**
+   * Records the batch, agrees on it with every rank (one 16-byte allGather of each rank's
+   * {@link RecordedBatch#signature}, not counted as a call of its own), then runs the calls one by
+   * one: on shared memory each call is a few flag round trips, so there is no launch to fuse.
+   */
+  @Override
+  public final void group(Consumer<CollectiveBatch> calls) {
+    begin(null);
+    RecordedBatch batch;
+    try {
+      recording = true;
+      try {
+        batch = RecordedBatch.record(calls);
+      } finally {
+        recording = false;
+      }
+      long[] gathered = new long[2 * size];
+      runAllGather(Signature.group(), null,
+          LongBuffer.wrap(batch.signature()), LongBuffer.wrap(gathered), 2, DataType.INT64);
+      String mismatch = RecordedBatch.mismatch(gathered);
+      if (mismatch != null) {
+        throw new CollectiveMismatchException(rank, null, mismatch);
+      }
+    } finally {
+      exit();
+    }
+    for (RecordedBatch.Call c : batch.calls()) {
+      switch (c.collective()) {
+        case ALL_REDUCE -> allReduce(c.send(), c.recv(), c.count(), c.type(), c.op());
+        case ALL_GATHER -> allGather(c.send(), c.recv(), c.count(), c.type());
+        case REDUCE_SCATTER -> reduceScatter(c.send(), c.recv(), c.count(), c.type(), c.op());
+        case ALL_TO_ALL -> allToAll(c.send(), c.recv(), c.count(), c.type());
+        case BROADCAST -> broadcast(c.send(), c.recv(), c.count(), c.type(), c.root());
+        default -> throw new IllegalStateException("not recordable: " + c.collective());
+      }
+    }
+  }
+
   @Override
   public final void barrier() {
     Collective c = Collective.BARRIER;
@@ -316,6 +361,10 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
    * communicator.
    */
   final long begin(Collective c) {
+    if (recording) {
+      throw new CollectiveException(rank, c, "called on the communicator inside group(): record the call on the"
+          + " batch the group's body receives");
+    }
     Thread me = Thread.currentThread();
     if (!caller.compareAndSet(null, me)) {
       Thread other = caller.get();

@@ -12,10 +12,17 @@ import dev.gpucoll.api.ReduceOp;
  */
 record Signature(int code, long count, int type, int op, int root) {
   static final int SETUP = 100;
+  /** The agreement on a group()'s batch: distinct from every collective, so it never matches a plain call. */
+  static final int GROUP = 101;
 
   static Signature of(Collective c, long count, DataType type, ReduceOp op, int root) {
     return new Signature(c.ordinal(), count, type == null ? -1 : type.ordinal(),
         op == null ? -1 : op.ordinal(), root);
+  }
+
+  /** The step that compares every rank's batch signature (two INT64 per rank). */
+  static Signature group() {
+    return new Signature(GROUP, 2, DataType.INT64.ordinal(), -1, -1);
   }
 
   static Signature setup(long what) {
@@ -34,7 +41,7 @@ record Signature(int code, long count, int type, int op, int root) {
 
   String describe() {
     StringBuilder sb = new StringBuilder(
-        code == SETUP ? "split/setup" : Collective.values()[code].apiName()).append('(');
+        code == SETUP ? "split/setup" : code == GROUP ? "group" : Collective.values()[code].apiName()).append('(');
     sb.append("count=").append(count);
     if (type >= 0) {
       sb.append(", ").append(DataType.values()[type]);

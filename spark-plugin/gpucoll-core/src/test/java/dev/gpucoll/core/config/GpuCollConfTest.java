@@ -79,6 +79,27 @@ class GpuCollConfTest {
   }
 
   @Test
+  void internalSettingsAreKnownGroupWideAndLeftOutOfTheDocs() {
+    GpuCollConf conf = GpuCollConf.of(Map.of("spark.gpucoll.internal.kernelVariant", "SENTINEL",
+        "spark.gpucoll.internal.spinOnSharedGpu", "true")).validate();
+    assertEquals(List.of(), conf.unknownKeys());
+    assertEquals(java.util.Optional.of("sentinel"), conf.get(GpuCollConf.INTERNAL_KERNEL_VARIANT));
+    assertTrue(conf.get(GpuCollConf.INTERNAL_SPIN_ON_SHARED_GPU));
+    assertEquals(java.util.Optional.empty(), GpuCollConf.defaults().get(GpuCollConf.INTERNAL_KERNEL_VARIANT));
+    assertFalse(GpuCollConf.defaults().get(GpuCollConf.INTERNAL_SPIN_ON_SHARED_GPU));
+    assertEquals("sentinel", conf.groupWideSettings().get("spark.gpucoll.internal.kernelVariant"));
+    assertEquals("true", conf.groupWideSettings().get("spark.gpucoll.internal.spinOnSharedGpu"));
+    IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> GpuCollConf.of(
+        Map.of("spark.gpucoll.internal.spinOnSharedGpu", "yes")).validate());
+    assertTrue(bad.getMessage().contains("spark.gpucoll.internal.spinOnSharedGpu"), bad.getMessage());
+    String docs = GpuCollConf.markdown();
+    for (ConfigEntry<?> e : GpuCollConf.entries()) {
+      assertEquals(!e.internal(), docs.contains("`" + e.key() + "`"), e.key());
+      assertEquals(e.internal(), e.key().startsWith("spark.gpucoll.internal."), e.key());
+    }
+  }
+
+  @Test
   void anUnknownKeyWarnsOnceNamingItAndTheKnownKeysAndIsNotShipped() {
     List<LogRecord> records = new CopyOnWriteArrayList<>();
     Handler capture = new Handler() {

@@ -1,6 +1,5 @@
 package dev.gpucoll.cuda.eligibility;
 
-import dev.gpucoll.cuda.nccl.NcclLibrary;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -13,9 +12,10 @@ import java.util.Map;
 
 /**
  * Gathers this process's {@link FactKeys facts} for one CUDA device: GPU identity, compute
- * capability, VMM support, P2P to every other visible GPU, driver and NCCL versions, the NCCL
- * environment overrides and WSL. Never throws: what cannot be read is left out (unknown) and a
- * missing CUDA or NCCL becomes a fact, so a member without a GPU still describes itself.
+ * capability, VMM support, P2P to every other visible GPU, the driver version, the NCCL
+ * environment overrides and WSL (the NCCL version comes from {@code NcclLibrary.facts()}, the one
+ * place NCCL is loaded). Never throws: what cannot be read is left out (unknown) and a missing
+ * CUDA becomes a fact, so a member without a GPU still describes itself.
  *
  * <p>Only long-standing CUDA entry points are called (runtime and driver API of CUDA 11+), so the
  * lazily bound JavaCPP glue cannot hit a symbol the installed driver lacks.
@@ -26,12 +26,6 @@ public final class LocalFacts {
   /** Facts for {@code device} (a CUDA ordinal in this process). */
   public static Map<String, String> collect(int device) {
     Map<String, String> facts = new LinkedHashMap<>(processFacts(System.getenv(), readProcVersion()));
-    NcclLibrary.unavailableReason().ifPresentOrElse(
-        why -> {
-          facts.put(FactKeys.NCCL_VERSION, "0");
-          facts.put(FactKeys.NCCL_PROBLEM, why);
-        },
-        () -> facts.put(FactKeys.NCCL_VERSION, Integer.toString(NcclLibrary.get().version())));
     try {
       Cuda.gpuFacts(device, facts);
     } catch (UnsatisfiedLinkError | NoClassDefFoundError | ExceptionInInitializerError e) {

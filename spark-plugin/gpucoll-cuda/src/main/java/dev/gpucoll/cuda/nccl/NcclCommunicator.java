@@ -300,6 +300,23 @@ public final class NcclCommunicator implements AutoCloseable {
     });
   }
 
+  /**
+   * Runs {@code calls} between ncclGroupStart and ncclGroupEnd: the collectives they issue on this
+   * communicator only queue up, and ncclGroupEnd launches them together (what may wait, so it runs
+   * under the watchdog). The group is ended also when {@code calls} throws.
+   */
+  public void group(Runnable calls) {
+    ensureOpen(null);
+    check(nccl.ncclGroupStart(), "ncclGroupStart", null);
+    int end;
+    try {
+      calls.run();
+    } finally {
+      end = blockingCall("ncclGroupEnd", null, nccl::ncclGroupEnd);
+    }
+    check(end, "ncclGroupEnd", null);
+  }
+
   // ---------------------------------------------------------------- symmetric windows
 
   /**

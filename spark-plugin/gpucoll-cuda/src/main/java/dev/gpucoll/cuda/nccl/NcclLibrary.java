@@ -1,7 +1,9 @@
 package dev.gpucoll.cuda.nccl;
 
-import dev.gpucoll.cuda.CudaEnvironment;
+import dev.gpucoll.cuda.eligibility.FactKeys;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -34,6 +36,21 @@ public final class NcclLibrary {
     throw new NcclUnavailableException((String) l);
   }
 
+  /**
+   * This process's NCCL facts for the group's route: {@link FactKeys#NCCL_VERSION} (0 when NCCL is
+   * unusable) and then {@link FactKeys#NCCL_PROBLEM} saying why.
+   */
+  public static Map<String, String> facts() {
+    Map<String, String> facts = new LinkedHashMap<>();
+    unavailableReason().ifPresentOrElse(
+        why -> {
+          facts.put(FactKeys.NCCL_VERSION, "0");
+          facts.put(FactKeys.NCCL_PROBLEM, why);
+        },
+        () -> facts.put(FactKeys.NCCL_VERSION, Integer.toString(get().version())));
+    return facts;
+  }
+
   /** Empty when NCCL is usable here, else why not. */
   public static Optional<String> unavailableReason() {
     Object l = state();
@@ -63,7 +80,11 @@ public final class NcclLibrary {
       }
       return new NcclLibrary(v);
     } catch (UnsatisfiedLinkError | NoClassDefFoundError | ExceptionInInitializerError e) {
-      return "the CUDA/NCCL libraries cannot be loaded: " + CudaEnvironment.rootMessage(e);
+      Throwable root = e;
+      while (root.getCause() != null && root.getCause() != root) {
+        root = root.getCause(); // the loader's own message names the missing library
+      }
+      return "the CUDA/NCCL libraries cannot be loaded: " + (root.getMessage() == null ? root : root.getMessage());
     } catch (RuntimeException e) {
       return "ncclGetVersion failed: " + e;
     }

@@ -1,43 +1,103 @@
 package dev.gpucoll.cuda.check;
 
+import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.CollectiveBatch;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.check.Elements;
+import dev.gpucoll.core.rendezvous.LocalRendezvous;
 import dev.gpucoll.cuda.CudaEnvironment;
 import dev.gpucoll.cuda.CudaNative;
 import dev.gpucoll.cuda.DeviceFacts;
-import dev.gpucoll.cuda.ForGpuChecks;
 import dev.gpucoll.cuda.KernelVariant;
+import dev.gpucoll.cuda.eligibility.ZeroCtaDetector;
+import dev.gpucoll.cuda.nccl.NcclCommunicator;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.SplittableRandom;
+import java.util.function.Consumer;
 
 /**
- * The GPU benchmark (a program that prints a table; run from the GPU bundle). Ranks are threads
- * of this JVM on one GPU. For allReduce fp32 SUM, 8 B .. 64 MB: median latency per call from CUDA
- * events around K back-to-back calls, and from one replay of a CUDA graph holding K calls, for our
- * barrier-free kernels (variant by size) and the two-barrier variant on the same ranks; then the
- * host cost of one Java launch vs the C++ launcher's number from the same run.
- *
- * <p>Usage: GpuBench [--quick] [--device N] [--cpp-us-per-launch X]
+ * The GPU benchmark: a program that prints tables (p50 / p99 / max per size) and writes one JSON
+ * record per kind into {@code --json-dir} as {@code <kind>-<date>-<commit>.json}. Ranks are threads of
+ * this JVM on one GPU. Kinds:
+ * <ul>
+ *   <li>{@code gpu-launch}: host cost of one Java allReduce (1 rank, the LL kernel forced, 4 bytes, device
+ *       buffers: checks, route, GcArgs patch, cuLaunchKernel(Ex)) against the C++ cuLaunchKernel of the
+ *       same kernel from the same fatbin, measured by gc_bench in the same run ({@code --cpp-us-per-launch});
+ *   <li>{@code gpu-1rank}: a one-rank allReduce (ours: one copy) against NCCL's one-rank allReduce, per call
+ *       under graph replay (no host code in the timed region) and eager;
+ *   <li>{@code gpu-group}: 16 allReduces of 4 KB in one {@code group()} against 16 separate calls, and
+ *       NCCL's group of the same (NCCL takes one rank per GPU, so only at one rank here);
+ *   <li>{@code gpu-allreduce}: allReduce fp32 SUM by size on the auto path: per call under graph replay,
+ *       and the blocking round trip (call + synchronize) of single calls, whose tail the table shows.
+ * </ul>
+ * Usage: GpuBench [--quick] [--device N] [--cpp-us-per-launch X] [--json-dir DIR] [--commit SHA]
  */
 public final class GpuBench {
-  static final long[] SIZES = {8, 64, 512, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20,
-      64 << 20};
+  private static final Duration LIMIT = Duration.ofSeconds(120);
 
-  record Row(int ranks, long bytes, String variant, String kernel, double eventsUs, double graphUs) {}
+  /** p50 / p99 / max of samples, in us. */
+  record Dist(double p50, double p99, double max, int n) {
+    static Dist of(double[] v) {
+      double[] s = v.clone();
+      Arrays.sort(s);
+      return new Dist(pct(s, 0.50), pct(s, 0.99), s[s.length - 1], s.length);
+    }
+
+    private static double pct(double[] sorted, double q) {
+      return sorted[Math.min(sorted.length - 1, (int) Math.ceil(q * sorted.length) - 1)];
+    }
+
+    String json(String name) {
+      return String.format(Locale.ROOT, "\"%s\":%.3f,\"%s_p99\":%.3f,\"%s_max\":%.3f", name, p50, name, p99, name, max);
+    }
+
+    @Override
+    public String toString() {
+      return String.format(Locale.ROOT, "%8.2f %8.2f %8.2f", p50, p99, max);
+    }
+  }
+
+  private final int device;
+  private final boolean quick;
+  private final Double cppUs;
+  private final Path jsonDir;
+  private final String commit;
+  private final String machine;
+
+  private GpuBench(int device, boolean quick, Double cppUs, Path jsonDir, String commit, String machine) {
+    this.device = device;
+    this.quick = quick;
+    this.cppUs = cppUs;
+    this.jsonDir = jsonDir;
+    this.commit = commit;
+    this.machine = machine;
+  }
 
   public static void main(String[] args) throws Exception {
     int device = 0;
     boolean quick = false;
     Double cppUs = null;
+    Path jsonDir = Path.of(System.getenv().getOrDefault("OUT", "/tmp/gpucoll-out"), "bench");
+    String commit = "unknown";
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--quick" -> quick = true;
         case "--device" -> device = Integer.parseInt(args[++i]);
         case "--cpp-us-per-launch" -> cppUs = Double.parseDouble(args[++i]);
+        case "--json-dir" -> jsonDir = Path.of(args[++i]);
+        case "--commit" -> commit = args[++i];
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
       }
     }
@@ -47,173 +107,354 @@ public final class GpuBench {
     }
     CudaNative.setDevice(device);
     DeviceFacts f = CudaNative.deviceFacts(device);
+    String machine = f.name() + ", " + f.multiprocessors() + " SMs, sm_" + f.computeCapability()
+        + "; ranks as threads of one process";
     System.out.println("== GpuBench on " + f.name() + " " + f.uuid() + ", ranks as threads of one process");
-    List<Row> rows = new ArrayList<>();
-    int[] rankCounts = quick ? new int[] {2} : new int[] {2, 4, 8};
-    long[] sizes = quick ? new long[] {8, 4 << 10, 64 << 10, 1 << 20} : SIZES;
-    for (int n : rankCounts) {
-      for (KernelVariant v : new KernelVariant[] {null, KernelVariant.LL, KernelVariant.BARRIER2}) {
-        try (RankGroup g = RankGroup.create(n, device, v, Duration.ofSeconds(20), 64L << 20)) {
-          g.onAll(Duration.ofSeconds(60), r -> {
-            Elements.fillForReduction(r.hostIn, DataType.FLOAT32, ReduceOp.SUM, (64L << 20) / 4,
-                new SplittableRandom(r.rank));
-            r.upload(64L << 20, 64L << 20);
-            r.comm.synchronize();
-            return null;
-          });
-          for (long bytes : sizes) {
-            if (v == KernelVariant.LL && bytes > ForGpuChecks.llMaxBytes()) {
-              continue;
-            }
-            rows.add(measure(g, n, v, bytes, quick));
-            Row last = rows.get(rows.size() - 1);
-            System.out.printf("n=%d %9d B %-9s events %9.2f us  graph %9.2f us%n", n, bytes, last.variant,
-                last.eventsUs, last.graphUs);
-          }
-        } catch (RuntimeException e) {
-          System.out.println("n=" + n + " variant " + (v == null ? "auto" : v.abiName()) + " FAILED: " + e);
-        }
+    GpuBench b = new GpuBench(device, quick, cppUs, jsonDir, commit, machine);
+    List<String> tables = new ArrayList<>();
+    for (Section s : new Section[] {b::launch, b::oneRank, b::grouped, b::allReduceBySize}) {
+      try {
+        tables.add(s.run());
+      } catch (RuntimeException e) {
+        tables.add("section FAILED: " + e);
+        e.printStackTrace(System.out);
       }
     }
-    double[] launch = launchOverhead(device);
-    printTable(rows, launch, cppUs);
+    System.out.println();
+    System.out.println("== GpuBench table (us; p50 / p99 / max over samples)");
+    tables.forEach(System.out::println);
   }
 
-  static Row measure(RankGroup g, int n, KernelVariant v, long bytes, boolean quick) {
-    long count = Math.max(1, bytes / 4);
-    // Many calls per timed region so the host skew between rank threads (~0.1 ms) is amortised.
-    int k = bytes <= (64 << 10) ? 1000 : bytes <= (1 << 20) ? 200 : bytes <= (16 << 20) ? 20 : 5;
+  interface Section {
+    String run() throws Exception;
+  }
+
+  // ---------------------------------------------------------------- gpu-launch
+
+  /**
+   * Host cost per call: 20,000 back-to-back allReduces of one fp32 on a one-rank group with the LL
+   * kernel forced (so a kernel launches: an unforced one-rank group copies), per call the mean of a
+   * batch as the C++ loop reports it, 11 batches; and each call timed alone for the tail.
+   */
+  private String launch() {
+    int calls = 20_000;
     int batches = quick ? 5 : 11;
-    String kernel = g.ranks[0].comm.explain(dev.gpucoll.api.Collective.ALL_REDUCE, bytes).algorithm();
-    // warm-up
-    g.onAll(Duration.ofSeconds(60), r -> {
-      for (int i = 0; i < 5; i++) {
-        call(r, count);
+    try (RankGroup g = RankGroup.create(1, device, KernelVariant.LL.abiName(), Duration.ofSeconds(20), 1 << 20)) {
+      double[][] out = g.onAll(LIMIT, r -> {
+        CommBuffer s = CommBuffer.device(r.send, 4);
+        CommBuffer d = CommBuffer.device(r.recv, 4);
+        double[] means = new double[batches];
+        double[] single = new double[calls];
+        for (int b = -1; b < batches; b++) { // b = -1 warms up
+          r.comm.synchronize();
+          long t0 = System.nanoTime();
+          for (int i = 0; i < calls; i++) {
+            r.comm.allReduce(s, d, 1, DataType.FLOAT32, ReduceOp.SUM);
+          }
+          long t1 = System.nanoTime();
+          r.comm.synchronize();
+          if (b >= 0) {
+            means[b] = (t1 - t0) / 1e3 / calls;
+          }
+        }
+        for (int i = 0; i < calls; i++) {
+          long t0 = System.nanoTime();
+          r.comm.allReduce(s, d, 1, DataType.FLOAT32, ReduceOp.SUM);
+          single[i] = (System.nanoTime() - t0) / 1e3;
+        }
+        r.comm.synchronize();
+        return new double[][] {means, single, {r.comm.observedPaths().toString().contains("gpu-ll-oneshot") ? 1 : 0}};
+      }).get(0);
+      Dist mean = Dist.of(out[0]);
+      Dist single = Dist.of(out[1]);
+      StringBuilder t = new StringBuilder("-- gpu-launch: host us per Java allReduce (1 rank, LL kernel, 4 B, device buffers)\n");
+      t.append(String.format(Locale.ROOT, "%-44s %8s %8s %8s%n", "", "p50", "p99", "max"));
+      t.append(String.format(Locale.ROOT, "%-44s %s%n", "Java, mean of 20k back-to-back (per batch)", mean));
+      t.append(String.format(Locale.ROOT, "%-44s %s%n", "Java, each call timed alone", single));
+      if (cppUs != null) {
+        t.append(String.format(Locale.ROOT, "C++ cuLaunchKernel, same kernel, same run (gc_bench): %.3f us -> Java/C++ = %.3f"
+            + " (target <= 1.05)%n", cppUs, mean.p50 / cppUs));
+      } else {
+        t.append("C++ cuLaunchKernel: not measured in this run\n");
       }
-      r.comm.synchronize();
-      return null;
-    });
-    double[] events = new double[batches];
-    double[] graphs = new double[batches];
-    for (int b = 0; b < batches; b++) {
-      List<Double> perRank = g.onAll(Duration.ofSeconds(120), r -> {
-        long s = CudaNative.eventCreate();
-        long e = CudaNative.eventCreate();
-        CudaNative.eventRecord(s, r.stream());
-        for (int i = 0; i < k; i++) {
-          call(r, count);
-        }
-        CudaNative.eventRecord(e, r.stream());
-        r.comm.synchronize();
-        double ms = CudaNative.eventElapsedMs(s, e);
-        CudaNative.eventDestroy(s);
-        CudaNative.eventDestroy(e);
-        return ms * 1000 / k;
-      });
-      events[b] = lastStarter(perRank);
-      // Capture K calls per rank, then replay each rank's graph once, timed with events.
-      List<Long> execs = g.onAll(Duration.ofSeconds(60), r -> {
-        CudaNative.beginCapture(r.stream());
-        for (int i = 0; i < k; i++) {
-          call(r, count);
-        }
-        return CudaNative.endCaptureAndInstantiate(r.stream());
-      });
-      List<Double> graphRank = g.onAll(Duration.ofSeconds(120), r -> {
-        long exec = execs.get(r.rank);
-        long s = CudaNative.eventCreate();
-        long e = CudaNative.eventCreate();
-        CudaNative.eventRecord(s, r.stream());
-        CudaNative.graphLaunch(exec, r.stream());
-        CudaNative.eventRecord(e, r.stream());
-        r.comm.synchronize();
-        double ms = CudaNative.eventElapsedMs(s, e);
-        CudaNative.eventDestroy(s);
-        CudaNative.eventDestroy(e);
-        CudaNative.graphExecDestroy(exec);
-        return ms * 1000 / k;
-      });
-      graphs[b] = lastStarter(graphRank);
+      if (out[2][0] == 0) {
+        t.append("WARNING: the launches did not run gpu-ll-oneshot\n");
+      }
+      write("gpu-launch", "[{" + mean.json("java_us") + ",\"java_single_call_us\":" + String.format(Locale.ROOT,
+          "%.3f", single.p50) + ",\"cpp_us\":" + (cppUs == null ? "null" : String.format(Locale.ROOT, "%.3f", cppUs))
+          + ",\"calls\":" + calls + ",\"batches\":" + batches + "}]");
+      return t.toString();
     }
-    return new Row(n, bytes, v == null ? "auto" : v.abiName(), kernel, median(events), median(graphs));
   }
 
-  private static void call(RankGroup.Rank r, long count) {
+  // ---------------------------------------------------------------- gpu-1rank
+
+  private static final long[] ONE_RANK_SIZES = {8, 4 << 10, 64 << 10, 1 << 20, 16 << 20};
+
+  /** Ours (a one-rank group: one copy) against NCCL's one-rank allReduce, out of place, fp32 SUM. */
+  private String oneRank() throws Exception {
+    long cap = 16 << 20;
+    StringBuilder t = new StringBuilder("-- gpu-1rank: allReduce fp32 SUM on one rank, us per call (graph replay of K"
+        + " calls; eager = K back-to-back calls between events)\n");
+    t.append(String.format(Locale.ROOT, "%9s %-26s %-26s %-26s %-26s %7s%n", "bytes", "ours graph p50/p99/max",
+        "NCCL graph", "ours eager", "NCCL eager", "ours/NCCL"));
+    List<String> rows = new ArrayList<>();
+    try (RankGroup g = RankGroup.create(1, device, null, Duration.ofSeconds(20), cap)) {
+      RankGroup.Rank r = g.ranks[0];
+      NcclCommunicator nccl = g.onAll(LIMIT, x -> NcclCommunicator.create(LocalRendezvous.join("bench-nccl-1", 0, 1),
+          device, ZeroCtaDetector.CTA_POLICY_DEFAULT, Duration.ofSeconds(20))).get(0);
+      try {
+        for (long bytes : ONE_RANK_SIZES) {
+          long count = bytes / 4;
+          int k = bytes <= (64 << 10) ? 200 : 20;
+          Dist[] d = g.onAll(LIMIT, x -> new Dist[] {
+              timeGraph(r, k, () -> ours1(r, count)),
+              timeGraph(r, k, () -> nccl.allReduce(r.send, r.recv, count, DataType.FLOAT32, ReduceOp.SUM, r.stream())),
+              timeEager(r, k, () -> ours1(r, count)),
+              timeEager(r, k, () -> nccl.allReduce(r.send, r.recv, count, DataType.FLOAT32, ReduceOp.SUM, r.stream()))
+          }).get(0);
+          t.append(String.format(Locale.ROOT, "%9d %-26s %-26s %-26s %-26s %7.2f%n", bytes, d[0], d[1], d[2], d[3],
+              d[0].p50 / d[1].p50));
+          rows.add("{\"bytes\":" + bytes + "," + d[0].json("ours_us") + "," + d[1].json("nccl_us") + ","
+              + d[2].json("ours_eager_us") + "," + d[3].json("nccl_eager_us") + "}");
+        }
+        String paths = g.onAll(LIMIT, x -> x.comm.observedPaths().toString()).get(0);
+        t.append("ours ran: ").append(paths).append('\n');
+      } finally {
+        g.onAll(LIMIT, x -> {
+          nccl.close();
+          return null;
+        });
+      }
+    }
+    write("gpu-1rank", "[" + String.join(",", rows) + "]");
+    return t.toString();
+  }
+
+  private static void ours1(RankGroup.Rank r, long count) {
     r.comm.allReduce(CommBuffer.device(r.send, r.capacity), CommBuffer.device(r.recv, r.capacity), count,
         DataType.FLOAT32, ReduceOp.SUM);
   }
 
+  // ---------------------------------------------------------------- gpu-group
+
+  private static final int GROUP_CALLS = 16;
+  private static final long GROUP_BYTES = 4 << 10;
+
   /**
-   * Host cost per call of the Java path (checks, plan, GcArgs, cuLaunchKernel through JavaCPP) on a
-   * 1-rank group's gc_allreduce_ll_f32 of 8 bytes: 20k enqueues timed on the host, best of 3.
+   * 16 allReduces of 4 KB fp32 SUM: grouped vs separate, at 1 rank (with NCCL's group of the same)
+   * and at 2 and 4 ranks on the one GPU (our kernels; NCCL refuses two ranks on one GPU).
    */
-  static double[] launchOverhead(int device) {
-    try (RankGroup g = RankGroup.create(1, device, null, Duration.ofSeconds(20), 1 << 20)) {
-      return g.onAll(Duration.ofSeconds(120), r -> {
-        int calls = 20000;
-        double best = Double.MAX_VALUE;
-        for (int rep = 0; rep < 3; rep++) {
-          r.comm.synchronize();
-          long t0 = System.nanoTime();
-          for (int i = 0; i < calls; i++) {
-            call(r, 2);
+  private String grouped() throws Exception {
+    StringBuilder t = new StringBuilder("-- gpu-group: " + GROUP_CALLS + " allReduce of " + GROUP_BYTES
+        + " B fp32 SUM, us per batch (graph replay of K batches; eager = K batches between events)\n");
+    t.append(String.format(Locale.ROOT, "%5s %-26s %-26s %-26s %-26s %-26s%n", "ranks", "grouped graph",
+        "separate graph", "NCCL group graph", "grouped eager", "separate eager"));
+    List<String> rows = new ArrayList<>();
+    long count = GROUP_BYTES / 4;
+    long cap = 2 * GROUP_CALLS * GROUP_BYTES;
+    for (int n : quick ? new int[] {1, 2} : new int[] {1, 2, 4}) {
+      try (RankGroup g = RankGroup.create(n, device, null, Duration.ofSeconds(20), cap)) {
+        NcclCommunicator nccl = n == 1 ? g.onAll(LIMIT, x -> NcclCommunicator.create(
+            LocalRendezvous.join("bench-nccl-group", 0, 1), device, ZeroCtaDetector.CTA_POLICY_DEFAULT,
+            Duration.ofSeconds(20))).get(0) : null;
+        try {
+          int k = 50;
+          List<Dist[]> d = g.onAll(LIMIT, r -> {
+            Runnable groupedCall = () -> r.comm.group(batch(r, count));
+            Runnable separate = () -> separate(r, count);
+            Runnable ncclGroup = nccl == null ? null : () -> nccl.group(() -> {
+              for (int c = 0; c < GROUP_CALLS; c++) {
+                nccl.allReduce(r.send + c * GROUP_BYTES, r.recv + c * GROUP_BYTES, count, DataType.FLOAT32,
+                    ReduceOp.SUM, r.stream());
+              }
+            });
+            return new Dist[] {timeGraph(r, k, groupedCall), timeGraph(r, k, separate),
+                ncclGroup == null ? null : timeGraph(r, k, ncclGroup), timeEager(r, k, groupedCall),
+                timeEager(r, k, separate)};
+          });
+          Dist[] m = lastStarter(d);
+          t.append(String.format(Locale.ROOT, "%5d %-26s %-26s %-26s %-26s %-26s%n", n, m[0], m[1],
+              m[2] == null ? "n/a (one rank per GPU)" : m[2], m[3], m[4]));
+          rows.add("{\"ranks\":" + n + ",\"calls\":" + GROUP_CALLS + ",\"bytes\":" + GROUP_BYTES + "," + m[0].json(
+              "grouped_us") + "," + m[1].json("separate_us") + "," + (m[2] == null ? "\"nccl_group_us\":null"
+              : m[2].json("nccl_group_us")) + "," + m[3].json("grouped_eager_us") + "," + m[4].json("separate_eager_us")
+              + "}");
+        } finally {
+          if (nccl != null) {
+            g.onAll(LIMIT, x -> {
+              nccl.close();
+              return null;
+            });
           }
-          long t1 = System.nanoTime();
-          r.comm.synchronize();
-          best = Math.min(best, (t1 - t0) / 1e3 / calls);
         }
-        return new double[] {best};
-      }).get(0);
-    } catch (RuntimeException e) {
-      System.out.println("launch overhead measurement failed: " + e);
-      return new double[] {Double.NaN};
+      }
+    }
+    write("gpu-group", "[" + String.join(",", rows) + "]");
+    return t.toString();
+  }
+
+  private static Consumer<CollectiveBatch> batch(RankGroup.Rank r, long count) {
+    return b -> {
+      for (int c = 0; c < GROUP_CALLS; c++) {
+        b.allReduce(CommBuffer.device(r.send + c * GROUP_BYTES, GROUP_BYTES),
+            CommBuffer.device(r.recv + c * GROUP_BYTES, GROUP_BYTES), count, DataType.FLOAT32, ReduceOp.SUM);
+      }
+    };
+  }
+
+  private static void separate(RankGroup.Rank r, long count) {
+    for (int c = 0; c < GROUP_CALLS; c++) {
+      r.comm.allReduce(CommBuffer.device(r.send + c * GROUP_BYTES, GROUP_BYTES),
+          CommBuffer.device(r.recv + c * GROUP_BYTES, GROUP_BYTES), count, DataType.FLOAT32, ReduceOp.SUM);
     }
   }
 
+  // ---------------------------------------------------------------- gpu-allreduce
+
+  private static final long[] SIZES = {8, 1 << 10, 4 << 10, 64 << 10, 1 << 20, 16 << 20};
+
+  /** The auto path by size: per call under graph replay, and the tail of single blocking calls. */
+  private String allReduceBySize() throws Exception {
+    StringBuilder t = new StringBuilder("-- gpu-allreduce: fp32 SUM on the auto path, us per call (graph replay of K"
+        + " calls; round trip = one call + synchronize, 300 samples)\n");
+    t.append(String.format(Locale.ROOT, "%5s %9s %-22s %-26s %-26s%n", "ranks", "bytes", "path", "graph p50/p99/max",
+        "round trip p50/p99/max"));
+    List<String> rows = new ArrayList<>();
+    long cap = 16 << 20;
+    for (int n : quick ? new int[] {2} : new int[] {2, 8}) {
+      try (RankGroup g = RankGroup.create(n, device, null, Duration.ofSeconds(20), cap)) {
+        g.onAll(LIMIT, r -> {
+          Elements.fillForReduction(r.hostIn, DataType.FLOAT32, ReduceOp.SUM, cap / 4, new SplittableRandom(r.rank));
+          r.upload(cap, cap);
+          r.comm.synchronize();
+          return null;
+        });
+        for (long bytes : SIZES) {
+          long count = bytes / 4;
+          int k = bytes <= (64 << 10) ? 200 : bytes <= (1 << 20) ? 50 : 10;
+          String path = g.ranks[0].comm.explain(Collective.ALL_REDUCE, bytes).algorithm();
+          Dist[] m = lastStarter(g.onAll(LIMIT, r -> new Dist[] {timeGraph(r, k, () -> ours1(r, count)),
+              roundTrips(r, 300, () -> ours1(r, count))}));
+          t.append(String.format(Locale.ROOT, "%5d %9d %-22s %-26s %-26s%n", n, bytes, path, m[0], m[1]));
+          rows.add("{\"ranks\":" + n + ",\"bytes\":" + bytes + ",\"path\":\"" + path + "\"," + m[0].json("graph_us")
+              + "," + m[1].json("round_trip_us") + "}");
+        }
+      }
+    }
+    write("gpu-allreduce", "[" + String.join(",", rows) + "]");
+    return t.toString();
+  }
+
+  // ---------------------------------------------------------------- timing
+
   /**
-   * Per-call time of the rank that started last: ranks start their timed region at different host
-   * times but finish together (each call waits for every peer), so the shortest elapsed time is the
-   * steady-state time without the start skew between rank threads.
+   * Per call: {@code k} calls captured into one graph through {@link GpuCommunicator#capture}, replayed
+   * 11 times (5 quick) between events after one warm replay; one sample per replay.
    */
-  static double lastStarter(List<Double> perRank) {
-    return perRank.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
+  private Dist timeGraph(RankGroup.Rank r, int k, Runnable call) {
+    int reps = quick ? 5 : 11;
+    double[] v = new double[reps];
+    try (GpuCommunicator.CapturedGraph graph = r.comm.capture(() -> {
+      for (int i = 0; i < k; i++) {
+        call.run();
+      }
+    })) {
+      long s = CudaNative.eventCreate();
+      long e = CudaNative.eventCreate();
+      try {
+        graph.replay();
+        r.comm.synchronize();
+        for (int i = 0; i < reps; i++) {
+          CudaNative.eventRecord(s, r.stream());
+          graph.replay();
+          CudaNative.eventRecord(e, r.stream());
+          r.comm.synchronize();
+          v[i] = CudaNative.eventElapsedMs(s, e) * 1000 / k;
+        }
+      } finally {
+        CudaNative.eventDestroy(s);
+        CudaNative.eventDestroy(e);
+      }
+    }
+    return Dist.of(v);
   }
 
-  static Row find(List<Row> rows, Row like, String variant) {
-    return rows.stream().filter(x -> x.ranks == like.ranks && x.bytes == like.bytes && x.variant.equals(variant))
-        .findFirst().orElse(null);
+  /** Per call: {@code k} eager calls between events (host launch cost included), 11 samples. */
+  private Dist timeEager(RankGroup.Rank r, int k, Runnable call) {
+    int reps = quick ? 5 : 11;
+    double[] v = new double[reps];
+    long s = CudaNative.eventCreate();
+    long e = CudaNative.eventCreate();
+    try {
+      call.run();
+      r.comm.synchronize();
+      for (int i = 0; i < reps; i++) {
+        CudaNative.eventRecord(s, r.stream());
+        for (int j = 0; j < k; j++) {
+          call.run();
+        }
+        CudaNative.eventRecord(e, r.stream());
+        r.comm.synchronize();
+        v[i] = CudaNative.eventElapsedMs(s, e) * 1000 / k;
+      }
+    } finally {
+      CudaNative.eventDestroy(s);
+      CudaNative.eventDestroy(e);
+    }
+    return Dist.of(v);
   }
 
+  /** One call and a synchronize, timed on the host, {@code samples} times after 20 warm ones. */
+  private static Dist roundTrips(RankGroup.Rank r, int samples, Runnable call) {
+    double[] v = new double[samples];
+    for (int i = -20; i < samples; i++) {
+      long t0 = System.nanoTime();
+      call.run();
+      r.comm.synchronize();
+      if (i >= 0) {
+        v[i] = (System.nanoTime() - t0) / 1e3;
+      }
+    }
+    return Dist.of(v);
+  }
+
+  /**
+   * Per measure, the rank with the smallest p50: ranks start their timed regions at different host
+   * times but finish together (each call waits for every peer), so the shortest is the steady state
+   * without the start skew between rank threads.
+   */
+  private static Dist[] lastStarter(List<Dist[]> perRank) {
+    Dist[] best = perRank.get(0).clone();
+    for (Dist[] d : perRank) {
+      for (int i = 0; i < d.length; i++) {
+        if (d[i] != null && d[i].p50 < best[i].p50) {
+          best[i] = d[i];
+        }
+      }
+    }
+    return best;
+  }
+
+  /** The median of {@code v} (MultiGpuRank's batches). */
   static double median(double[] v) {
     double[] s = v.clone();
     Arrays.sort(s);
     return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   }
 
-  static void printTable(List<Row> rows, double[] launch, Double cppUs) {
-    System.out.println();
-    System.out.println("== GpuBench table: allReduce fp32 SUM, median us per call (rank that started last); gr = one replay"
-        + " of a CUDA graph of K calls; ll = one-shot LL forced; b2 = same movement with a barrier before and after");
-    System.out.printf("%5s %9s %-20s %8s %8s %8s %8s %8s %8s %7s%n", "ranks", "bytes", "auto path", "auto ev",
-        "auto gr", "ll gr", "b2 ev", "b2 gr", "GB/s gr", "ll/b2");
-    for (Row r : rows) {
-      if (!r.variant.equals("auto")) {
-        continue;
-      }
-      Row b2 = find(rows, r, "barrier2");
-      Row ll = find(rows, r, "ll");
-      double ratio = ll == null || b2 == null ? Double.NaN : ll.graphUs / b2.graphUs;
-      System.out.printf("%5d %9d %-20s %8.2f %8.2f %8.2f %8.2f %8.2f %8.1f %7.2f%s%n", r.ranks, r.bytes, r.kernel,
-          r.eventsUs, r.graphUs, ll == null ? Double.NaN : ll.graphUs, b2 == null ? Double.NaN : b2.eventsUs,
-          b2 == null ? Double.NaN : b2.graphUs, r.bytes / r.graphUs / 1e3, ratio,
-          Double.isNaN(ratio) ? "" : ratio <= 0.7 ? "  met" : "  MISSED (target <= 0.7)");
-    }
-    System.out.printf("Java host cost per allReduce launch (1 rank, 8 B, 20k calls, best of 3): %.2f us%n", launch[0]);
-    if (cppUs != null) {
-      System.out.printf("C++ launcher, same run: %.2f us per launch -> Java/C++ = %.2f (target <= 1.1)%n", cppUs,
-          launch[0] / cppUs);
-    } else {
-      System.out.println("C++ launcher number: not available in this run");
+  private void write(String kind, String rowsJson) {
+    String date = LocalDate.now(ZoneOffset.UTC).toString();
+    String shortCommit = commit.length() > 7 ? commit.substring(0, 7) : commit;
+    String json = "{\"kind\":\"" + kind + "\",\"date\":\"" + date + "\",\"commit\":\"" + commit + "\",\"machine\":\""
+        + machine + "\",\"rows\":" + rowsJson + "}\n";
+    try {
+      Files.createDirectories(jsonDir);
+      Path p = jsonDir.resolve(kind + "-" + date + "-" + shortCommit + ".json");
+      Files.writeString(p, json);
+      System.out.println("wrote " + p);
+    } catch (IOException e) {
+      System.out.println("could not write the " + kind + " record: " + e);
     }
   }
 }

@@ -7,12 +7,18 @@ import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.check.CorrectnessMatrix;
+import dev.gpucoll.check.CorrectnessMatrix.Case;
+import dev.gpucoll.check.CorrectnessMatrix.Group;
+import dev.gpucoll.check.Elements;
+import dev.gpucoll.check.Reduction;
+import dev.gpucoll.check.Reduction.Accumulation;
 import dev.gpucoll.cuda.CudaEnvironment;
 import dev.gpucoll.cuda.CudaNative;
 import dev.gpucoll.cuda.CudaProbe;
 import dev.gpucoll.cuda.DeviceFacts;
-import dev.gpucoll.cuda.ForGpuChecks;
-import dev.gpucoll.cuda.KernelVariant;
+import dev.gpucoll.cuda.KernelImage;
+import dev.gpucoll.cuda.KernelTable;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,8 +30,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The GPU correctness suite, run from the GPU bundle (never by CI: it needs a GPU). Ranks are
- * threads of this JVM on one device (2, 3, 4, 5, 8 ranks); every collective x type x op x size,
- * outputs poisoned before each run, fresh random inputs every case, every rank's output checked
+ * threads of this JVM on one device; the cases are those of the correctness matrix
+ * (native-kernels/test/correctness-matrix.txt: collective x type x op x size per group of ranks,
+ * by size or with a kernel variant forced), outputs poisoned before each run, fresh random inputs every case, every rank's output checked
  * bit-for-bit against the others and against a float64 host reference; 1000 back-to-back calls;
  * two processes on the GPU through real IPC handles; a planted missing rank that must end in the
  * timeout exception. Prints a table last; exit status 1 when anything failed.
@@ -33,13 +40,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Usage: GpuSuite [--quick] [--device N] [--budget-seconds S]
  */
 public final class GpuSuite {
-  static final long PRIME_COUNT = 1009;
-  static final long MB = 1 << 20;
 
   private final int device;
   private final boolean quick;
   private final long deadline;
-  private final Map<String, long[]> table = new LinkedHashMap<>(); // key -> {cases, failed, exactOrderMismatch}
+  /** key -> {cases, failed, exactOrderMismatch, refused}; a refused case (beyond a forced variant's capacity) is no case. */
+  private final Map<String, long[]> table = new LinkedHashMap<>();
   private final List<String> failures = new ArrayList<>();
   private final List<String> notRun = new ArrayList<>();
   private final List<String> notes = new ArrayList<>();
@@ -81,16 +87,15 @@ public final class GpuSuite {
         + f.multiprocessors() + " SMs");
     long t0 = System.nanoTime();
     checkKernelNames();
-    int[] rankCounts = quick ? new int[] {2, 3} : new int[] {2, 3, 4, 5, 8};
-    for (int n : rankCounts) {
-      section(n, null);
-    }
-    for (KernelVariant v : List.of(KernelVariant.SENTINEL, KernelVariant.LL128, KernelVariant.PIPE, KernelVariant.BARRIER2)) {
-      for (int n : quick ? new int[] {3} : new int[] {2, 5, 8}) {
-        section(n, v);
-      }
-    }
+    Map<Group, List<Case>> matrix = CorrectnessMatrix.load().cases(quick, new SplittableRandom(seeds.incrementAndGet()));
+    System.out.println("correctness matrix " + CorrectnessMatrix.RESOURCE + ": "
+        + matrix.values().stream().mapToLong(List::size).sum() + " cases in " + matrix.size() + " groups"
+        + (quick ? " (--quick)" : ""));
+    matrix.forEach(this::section);
     hostArraysAndUserStream(3);
+    groupedCalls(quick ? 2 : 4);
+    captureAndReplay(quick ? 2 : 4, 1000);
+    oneRank();
     split(5);
     forcedNccl();
     backToBack(quick ? 2 : 4, 1000);
@@ -101,22 +106,26 @@ public final class GpuSuite {
     return failures.isEmpty() && notRun.isEmpty();
   }
 
-  /** Every kernel the planner can name must be in the fatbin: cuModuleGetFunction on each. */
+  /** Every shipped kernel of the kernel table must be in the fatbin: cuModuleGetFunction on each. */
   private void checkKernelNames() {
     List<String> names = new ArrayList<>();
-    for (String t : List.of("f32", "f64", "f16", "bf16", "i32", "i64")) {
-      for (String v : List.of("ll", "sentinel", "ll128", "pipe", "barrier2")) {
-        names.add("gc_allreduce_" + v + "_" + t);
+    for (KernelTable.Kernel k : KernelTable.kernels()) {
+      for (DataType t : DataType.values()) {
+        String name = k.name(t);
+        if (k.shipped() && name != null && !names.contains(name)) {
+          names.add(name);
+        }
       }
-      names.add("gc_reducescatter_ll_" + t);
-      names.add("gc_reducescatter_pipe_" + t);
     }
-    for (String c : List.of("allgather", "alltoall", "alltoallv", "broadcast")) {
-      names.add("gc_" + c + "_ll");
-      names.add("gc_" + c + "_pipe");
+    KernelImage image = KernelImage.forDevice(device);
+    List<String> missing = new ArrayList<>();
+    for (String name : names) {
+      try {
+        image.function(name);
+      } catch (RuntimeException e) {
+        missing.add(name);
+      }
     }
-    names.add("gc_barrier");
-    List<String> missing = ForGpuChecks.missingKernels(device, names);
     record("kernels in fatbin", names.size(), missing.size(), 0);
     if (!missing.isEmpty()) {
       failures.add("kernels missing from the fatbin: " + missing);
@@ -126,149 +135,16 @@ public final class GpuSuite {
 
   // ---------------------------------------------------------------- case matrix
 
-  record Case(Collective c, DataType t, ReduceOp op, long count, int root, boolean inPlace, long[][] a2av) {
-    long sendElems(int n) {
-      return switch (c) {
-        case REDUCE_SCATTER, ALL_TO_ALL -> count * n;
-        case ALL_TO_ALLV -> a2avExtent(a2av[0], a2av[1]);
-        default -> count;
-      };
-    }
-
-    long recvElems(int n) {
-      return switch (c) {
-        case ALL_GATHER, ALL_TO_ALL -> count * n;
-        case ALL_TO_ALLV -> a2avExtent(a2av[2], a2av[3]);
-        case BARRIER -> 0;
-        default -> count;
-      };
-    }
-
-    String label() {
-      return c.apiName() + " " + t + (isReduction() ? " " + op : "") + " count=" + count
-          + (c == Collective.BROADCAST ? " root=" + root : "") + (inPlace ? " in-place" : "");
-    }
-
-    boolean isReduction() {
-      return c == Collective.ALL_REDUCE || c == Collective.REDUCE_SCATTER;
-    }
-  }
-
-  static long a2avExtent(long[] counts, long[] displs) {
-    long end = 0;
-    for (int i = 0; i < counts.length; i++) {
-      end = Math.max(end, displs[i] + counts[i]);
-    }
-    return end;
-  }
-
+  /** The reduction types (the kernels reduce no 8-bit type). */
   static final DataType[] REDUCE_TYPES = {DataType.FLOAT32, DataType.FLOAT64, DataType.FLOAT16, DataType.BFLOAT16,
       DataType.INT32, DataType.INT64};
 
-  /** Per-rank block sizes: 1 element, a prime count, 4 KB, 64 KB, 1 MB (elements from bytes). */
-  static long[] counts(DataType t, boolean quick) {
-    long e = t.byteSize();
-    return quick ? new long[] {1, PRIME_COUNT, 4096 / e} : new long[] {1, PRIME_COUNT, 4096 / e, 65536 / e, MB / e};
-  }
-
-  private List<Case> cases(int n, KernelVariant v, SplittableRandom rnd) {
-    List<Case> out = new ArrayList<>();
-    boolean reductionsOnly = v == KernelVariant.SENTINEL || v == KernelVariant.LL128 || v == KernelVariant.BARRIER2;
-    for (DataType t : REDUCE_TYPES) {
-      for (long count : counts(t, quick)) {
-        for (ReduceOp op : ReduceOp.values()) {
-          if (v == KernelVariant.LL128 && op != ReduceOp.SUM && op != ReduceOp.AVG) {
-            continue;
-          }
-          if (v == KernelVariant.SENTINEL && count * t.byteSize() > ForGpuChecks.sentinelMaxBytes()) {
-            continue;
-          }
-          if (v == KernelVariant.LL128 && count > ForGpuChecks.ll128MaxCount(t)) {
-            continue; // 1 MB of fp16/bf16 is 524288 elements; the LL128 lines hold 491520
-          }
-          out.add(new Case(Collective.ALL_REDUCE, t, op, count, 0, false, null));
-          if (!reductionsOnly) {
-            out.add(new Case(Collective.REDUCE_SCATTER, t, op, count, 0, false, null));
-          }
-        }
-      }
-      out.add(new Case(Collective.ALL_REDUCE, t, ReduceOp.SUM, PRIME_COUNT, 0, true, null));
-    }
-    if (!reductionsOnly) {
-      for (DataType t : DataType.values()) {
-        for (long count : counts(t, quick)) {
-          out.add(new Case(Collective.ALL_GATHER, t, ReduceOp.SUM, count, 0, false, null));
-          out.add(new Case(Collective.ALL_TO_ALL, t, ReduceOp.SUM, count, 0, false, null));
-          out.add(new Case(Collective.BROADCAST, t, ReduceOp.SUM, count, rnd.nextInt(n), false, null));
-        }
-      }
-      out.add(new Case(Collective.BROADCAST, DataType.FLOAT32, ReduceOp.SUM, PRIME_COUNT, n - 1, true, null));
-      for (long maxCount : quick ? new long[] {7, 1000} : new long[] {1, 7, 1000, 20000, 100000}) {
-        for (DataType t : List.of(DataType.FLOAT32, DataType.INT8, DataType.FLOAT64)) {
-          out.add(new Case(Collective.ALL_TO_ALLV, t, ReduceOp.SUM, 0, 0, false, a2avTable(n, maxCount, rnd)));
-        }
-      }
-      out.add(new Case(Collective.BARRIER, DataType.INT32, ReduceOp.SUM, 0, 0, false, null));
-    }
-    if (!quick && (n == 2 || n == 8) && (v == null || v == KernelVariant.PIPE)) {
-      // 64 MB: the largest buffer per rank is 64 MB.
-      long big = 64 * MB;
-      out.add(new Case(Collective.ALL_REDUCE, DataType.FLOAT32, ReduceOp.SUM, big / 4, 0, false, null));
-      out.add(new Case(Collective.ALL_REDUCE, DataType.BFLOAT16, ReduceOp.MAX, big / 2, 0, false, null));
-      out.add(new Case(Collective.ALL_REDUCE, DataType.INT64, ReduceOp.SUM, big / 8, 0, false, null));
-      out.add(new Case(Collective.REDUCE_SCATTER, DataType.FLOAT32, ReduceOp.SUM, big / 4 / n, 0, false, null));
-      out.add(new Case(Collective.ALL_GATHER, DataType.FLOAT32, ReduceOp.SUM, big / 4 / n, 0, false, null));
-      out.add(new Case(Collective.ALL_TO_ALL, DataType.FLOAT64, ReduceOp.SUM, big / 8 / n, 0, false, null));
-      out.add(new Case(Collective.BROADCAST, DataType.INT32, ReduceOp.SUM, big / 4, n / 2, false, null));
-    }
-    return out;
-  }
-
-  /** A random allToAllv: counts[src][dst] in [0, maxCount], blocks packed with random gaps. */
-  static long[][] a2avTable(int n, long maxCount, SplittableRandom rnd) {
-    long[][] c = new long[n][n];
-    for (int s = 0; s < n; s++) {
-      for (int d = 0; d < n; d++) {
-        c[s][d] = rnd.nextLong(maxCount + 1);
-      }
-    }
-    // Flattened: [rank][4][n] -> store per rank later; here rows are src, columns dst.
-    long[][] flat = new long[n * 4][];
-    for (int r = 0; r < n; r++) {
-      long[] sc = new long[n];
-      long[] sd = new long[n];
-      long[] rc = new long[n];
-      long[] rd = new long[n];
-      long at = 0;
-      for (int k = 0; k < n; k++) {
-        sc[k] = c[r][k];
-        sd[k] = at;
-        at += sc[k] + (k % 2);
-      }
-      at = 0;
-      for (int k = 0; k < n; k++) {
-        rc[k] = c[k][r];
-        rd[k] = at;
-        at += rc[k] + ((k + 1) % 2);
-      }
-      flat[4 * r] = sc;
-      flat[4 * r + 1] = sd;
-      flat[4 * r + 2] = rc;
-      flat[4 * r + 3] = rd;
-    }
-    return flat;
-  }
-
-  static long[][] a2avOf(long[][] flat, int rank) {
-    return new long[][] {flat[4 * rank], flat[4 * rank + 1], flat[4 * rank + 2], flat[4 * rank + 3]};
-  }
-
+  /** Bytes of each rank's buffers: the largest send or receive extent of any case, at least 1 MB. */
   static long capacity(List<Case> cases, int n) {
     long cap = 1 << 20;
     for (Case c : cases) {
       for (int r = 0; r < n; r++) {
-        Case rc = c.a2av == null ? c : new Case(c.c, c.t, c.op, c.count, c.root, c.inPlace, a2avOf(c.a2av, r));
-        cap = Math.max(cap, Math.max(rc.sendElems(n), rc.recvElems(n)) * c.t.byteSize());
+        cap = Math.max(cap, Math.max(c.sendElems(r, n), c.recvElems(r, n)) * c.t().byteSize());
       }
     }
     return cap + 4096;
@@ -276,10 +152,10 @@ public final class GpuSuite {
 
   // ---------------------------------------------------------------- running
 
-  private void section(int n, KernelVariant v) {
-    String vname = v == null ? "auto" : v.abiName();
-    SplittableRandom rnd = new SplittableRandom(seeds.incrementAndGet());
-    List<Case> cases = cases(n, v, rnd);
+  private void section(Group group, List<Case> cases) {
+    int n = group.ranks();
+    String v = group.forcedVariant();
+    String vname = group.variant();
     if (System.nanoTime() > deadline) {
       notRun.add(n + " ranks, variant " + vname + ": " + cases.size() + " cases (suite time budget spent)");
       return;
@@ -298,9 +174,15 @@ public final class GpuSuite {
         if (g == null) {
           g = RankGroup.create(n, device, v, Duration.ofSeconds(5), cap);
         }
-        String key = c.c.apiName() + " / " + vname + " / " + n;
+        String key = c.c().apiName() + " / " + vname + " / " + n;
         try {
           List<String> bad = runCase(g, c, seeds.incrementAndGet());
+          if (bad.size() == 1 && bad.get(0).startsWith(REFUSED) && v != null) {
+            // A forced variant beyond its capacity: the route refused the call on every rank before any launch.
+            recordRefused(key);
+            done++;
+            continue;
+          }
           long exactMismatch = bad.stream().filter(s -> s.startsWith("order:")).count();
           bad.removeIf(s -> s.startsWith("order:"));
           record(key, 1, bad.isEmpty() ? 0 : 1, exactMismatch > 0 ? 1 : 0);
@@ -332,17 +214,33 @@ public final class GpuSuite {
         (System.nanoTime() - t0) / 1e9, failures.size());
   }
 
+  /** The one problem of a case that every rank's route refused (the group stays usable). */
+  static final String REFUSED = "refused by the route on every rank: ";
+
+  /**
+   * The problem of a case from each rank's refusal message (null: that rank's call ran): null when
+   * no rank refused; one {@link #REFUSED} line when every rank did (the route decides alike on every
+   * rank); otherwise a failure, since the ranks that ran wait for the others.
+   */
+  static List<String> refusalOutcome(List<String> refusals) {
+    long refused = refusals.stream().filter(x -> x != null).count();
+    if (refused == 0) {
+      return null;
+    }
+    return new ArrayList<>(List.of(refused == refusals.size() ? REFUSED + refusals.get(0)
+        : "refused on some ranks only (the others then wait): " + refusals));
+  }
+
   /** Runs one case on every rank and checks every rank's output; returns the problems found. */
   List<String> runCase(RankGroup g, Case c, long seed) {
     int n = g.size;
-    g.onAll(Duration.ofSeconds(60), r -> {
-      Case rc = c.a2av == null ? c : new Case(c.c, c.t, c.op, c.count, c.root, c.inPlace, a2avOf(c.a2av, r.rank));
-      long e = c.t.byteSize();
-      long sendBytes = rc.sendElems(n) * e;
-      long recvBytes = rc.recvElems(n) * e;
-      SplittableRandom rnd = new SplittableRandom(seed * 1_000_003L + r.rank);
+    List<String> refusals = g.onAll(Duration.ofSeconds(60), r -> {
+      long e = c.t().byteSize();
+      long sendBytes = c.sendElems(r.rank, n) * e;
+      long recvBytes = c.recvElems(r.rank, n) * e;
+      SplittableRandom rnd = Elements.random(seed, r.rank);
       if (c.isReduction()) {
-        Elements.fillForReduction(r.hostIn, c.t, c.op, rc.sendElems(n), rnd);
+        Elements.fillForReduction(r.hostIn, c.t(), c.op(), c.sendElems(r.rank, n), rnd);
       } else {
         Elements.fillRandomBytes(r.hostIn, sendBytes, rnd);
       }
@@ -350,22 +248,36 @@ public final class GpuSuite {
       GpuCommunicator comm = r.comm;
       CommBuffer send = CommBuffer.device(r.send, r.capacity);
       CommBuffer recv = CommBuffer.device(r.recv, r.capacity);
-      if (c.inPlace) {
+      if (c.inPlace()) {
         CudaNative.memcpyAsync(r.recv, r.send, sendBytes, r.stream());
         send = recv;
       }
-      switch (c.c) {
-        case ALL_REDUCE -> comm.allReduce(send, recv, c.count, c.t, c.op);
-        case REDUCE_SCATTER -> comm.reduceScatter(send, recv, c.count, c.t, c.op);
-        case ALL_GATHER -> comm.allGather(send, recv, c.count, c.t);
-        case ALL_TO_ALL -> comm.allToAll(send, recv, c.count, c.t);
-        case ALL_TO_ALLV -> comm.allToAllv(send, rc.a2av[0], rc.a2av[1], recv, rc.a2av[2], rc.a2av[3], c.t);
-        case BROADCAST -> comm.broadcast(send, recv, c.count, c.t, c.root);
-        case BARRIER -> comm.barrier();
+      try {
+        switch (c.c()) {
+          case ALL_REDUCE -> comm.allReduce(send, recv, c.count(), c.t(), c.op());
+          case REDUCE_SCATTER -> comm.reduceScatter(send, recv, c.count(), c.t(), c.op());
+          case ALL_GATHER -> comm.allGather(send, recv, c.count(), c.t());
+          case ALL_TO_ALL -> comm.allToAll(send, recv, c.count(), c.t());
+          case ALL_TO_ALLV -> {
+            long[][] a = c.a2avOf(r.rank);
+            comm.allToAllv(send, a[0], a[1], recv, a[2], a[3], c.t());
+          }
+          case BROADCAST -> comm.broadcast(send, recv, c.count(), c.t(), c.root());
+          case BARRIER -> comm.barrier();
+        }
+      } catch (CollectiveTimeoutException timeout) {
+        throw timeout;
+      } catch (CollectiveException refusal) {
+        comm.synchronize(); // the upload is on the stream; the refused call enqueued nothing
+        return refusal.getMessage();
       }
       r.download(recvBytes);
       return null;
     });
+    List<String> refusal = refusalOutcome(refusals);
+    if (refusal != null) {
+      return refusal;
+    }
     List<List<String>> perRank = g.onAll(Duration.ofSeconds(120), r -> check(g, c, r.rank));
     List<String> all = new ArrayList<>();
     perRank.forEach(all::addAll);
@@ -377,32 +289,32 @@ public final class GpuSuite {
     int n = g.size;
     List<String> bad = new ArrayList<>();
     ByteBuffer out = g.ranks[k].hostOut;
-    DataType t = c.t;
-    switch (c.c) {
+    DataType t = c.t();
+    switch (c.c()) {
       case ALL_REDUCE, REDUCE_SCATTER -> {
-        long base = c.c == Collective.REDUCE_SCATTER ? (long) k * c.count : 0;
+        long base = c.c() == Collective.REDUCE_SCATTER ? (long) k * c.count() : 0;
         // LL128 sums in arrival order (kernel_abi.h): identical on all ranks, not the rank-order fold.
-        boolean ll128 = g.ranks[k].comm.explain(c.c, c.count * t.byteSize()).algorithm().equals("gpu-ll128-atomic")
-            || g.variant == KernelVariant.LL128;
+        boolean ll128 = g.ranks[k].comm.explain(c.c(), c.count() * t.byteSize()).algorithm().equals("gpu-ll128-atomic")
+            || "ll128".equals(g.variant);
         long[] terms = new long[n];
         int orderMismatches = 0;
-        for (long i = 0; i < c.count && bad.size() < 3; i++) {
+        for (long i = 0; i < c.count() && bad.size() < 3; i++) {
           for (int r = 0; r < n; r++) {
             terms[r] = Elements.bits(g.ranks[r].hostIn, t, base + i);
           }
           long got = Elements.bits(out, t, i);
-          String problem = Elements.checkReduced(t, c.op, terms, got);
+          String problem = Reduction.check(t, c.op(), terms, got, Accumulation.WIDE_16_BIT);
           if (problem != null) {
             bad.add("rank " + k + " [" + i + "]: " + problem);
-          } else if (!ll128 && Elements.fold(t, c.op, terms) != got) {
+          } else if (!ll128 && Reduction.fold(t, c.op(), terms) != got) {
             orderMismatches++;
           }
         }
         if (orderMismatches > 0) {
           bad.add("order: rank " + k + ": " + orderMismatches + " elements differ from the rank-order fold");
         }
-        if (c.c == Collective.ALL_REDUCE && k > 0) {
-          long bytes = c.count * t.byteSize();
+        if (c.c() == Collective.ALL_REDUCE && k > 0) {
+          long bytes = c.count() * t.byteSize();
           int mismatch = out.slice(0, (int) bytes).mismatch(g.ranks[0].hostOut.slice(0, (int) bytes));
           if (mismatch >= 0) {
             bad.add("rank " + k + " differs from rank 0 at byte " + mismatch + " (results must be bit-identical)");
@@ -411,23 +323,23 @@ public final class GpuSuite {
       }
       case ALL_GATHER -> {
         for (int r = 0; r < n && bad.size() < 3; r++) {
-          compare(bad, k, "block from rank " + r, out, (long) r * c.count, g.ranks[r].hostIn, 0, c.count, t);
+          compare(bad, k, "block from rank " + r, out, (long) r * c.count(), g.ranks[r].hostIn, 0, c.count(), t);
         }
       }
       case ALL_TO_ALL -> {
         for (int r = 0; r < n && bad.size() < 3; r++) {
-          compare(bad, k, "block from rank " + r, out, (long) r * c.count, g.ranks[r].hostIn, (long) k * c.count,
-              c.count, t);
+          compare(bad, k, "block from rank " + r, out, (long) r * c.count(), g.ranks[r].hostIn, (long) k * c.count(),
+              c.count(), t);
         }
       }
       case ALL_TO_ALLV -> {
-        long[][] mine = a2avOf(c.a2av, k);
+        long[][] mine = c.a2avOf(k);
         for (int r = 0; r < n && bad.size() < 3; r++) {
-          long[][] theirs = a2avOf(c.a2av, r);
+          long[][] theirs = c.a2avOf(r);
           compare(bad, k, "block from rank " + r, out, mine[3][r], g.ranks[r].hostIn, theirs[1][k], mine[2][r], t);
         }
       }
-      case BROADCAST -> compare(bad, k, "root " + c.root + "'s data", out, 0, g.ranks[c.root].hostIn, 0, c.count, t);
+      case BROADCAST -> compare(bad, k, "root " + c.root() + "'s data", out, 0, g.ranks[c.root()].hostIn, 0, c.count(), t);
       case BARRIER -> { }
     }
     return bad;
@@ -445,14 +357,194 @@ public final class GpuSuite {
     }
   }
 
+  private void recordRefused(String key) {
+    table.computeIfAbsent(key, x -> new long[4])[3]++;
+  }
+
   private void record(String key, long cases, long failed, long orderMismatch) {
-    long[] row = table.computeIfAbsent(key, x -> new long[3]);
+    long[] row = table.computeIfAbsent(key, x -> new long[4]);
     row[0] += cases;
     row[1] += failed;
     row[2] += orderMismatch;
   }
 
   // ---------------------------------------------------------------- special checks
+
+  /** Runs one special check on a rank group, recording it as one case; the body returns its problems. */
+  private void special(String key, int n, long capacity, RankGroup.RankTask<List<String>> body) {
+    if (System.nanoTime() > deadline) {
+      notRun.add(key + " (suite time budget spent)");
+      return;
+    }
+    try (RankGroup g = RankGroup.create(n, device, null, Duration.ofSeconds(5), capacity)) {
+      List<String> bad = new ArrayList<>();
+      g.onAll(Duration.ofSeconds(120), body).forEach(bad::addAll);
+      record(key, 1, bad.isEmpty() ? 0 : 1, 0);
+      if (!bad.isEmpty()) {
+        failures.add(key + ": " + bad);
+      }
+    } catch (RuntimeException e) {
+      record(key, 1, 1, 0);
+      failures.add(key + ": " + e);
+    }
+  }
+
+  /** Rank r's int32 input for call k, element i: exact sums, so grouped and separate results compare bit for bit. */
+  private static int groupInput(int r, int k, int i) {
+    return (r + 1) * 1000 + k * 7 + i;
+  }
+
+  /**
+   * 16 allReduces of 4 KB int32 SUM in one group() against the same calls one by one: every result
+   * exact and bit-identical; then a group inside which the communicator itself is called fails, and
+   * the group still works.
+   */
+  private void groupedCalls(int n) {
+    int calls = 16;
+    int count = 1024;
+    long block = (long) count * 4;
+    special("group of 16 allReduce 4 KB vs separate / auto / " + n, n, 2 * calls * block, r -> {
+      List<String> bad = new ArrayList<>();
+      for (int k = 0; k < calls; k++) {
+        for (int i = 0; i < count; i++) {
+          r.hostIn.putInt((int) (k * block + 4L * i), groupInput(r.rank, k, i));
+        }
+      }
+      r.upload(calls * block, 2 * calls * block);
+      for (int k = 0; k < calls; k++) {
+        r.comm.allReduce(CommBuffer.device(r.send + k * block, block), CommBuffer.device(r.recv + k * block, block),
+            count, DataType.INT32, ReduceOp.SUM);
+      }
+      long grouped = r.recv + calls * block;
+      r.comm.group(g -> {
+        for (int k = 0; k < calls; k++) {
+          g.allReduce(CommBuffer.device(r.send + k * block, block), CommBuffer.device(grouped + k * block, block),
+              count, DataType.INT32, ReduceOp.SUM);
+        }
+      });
+      r.download(2 * calls * block);
+      int sumRanks = 0;
+      for (int q = 0; q < r.comm.size(); q++) {
+        sumRanks += (q + 1) * 1000;
+      }
+      for (int k = 0; k < calls && bad.size() < 3; k++) {
+        for (int i = 0; i < count; i++) {
+          int expect = sumRanks + r.comm.size() * (k * 7 + i);
+          int sep = r.hostOut.getInt((int) (k * block + 4L * i));
+          int grp = r.hostOut.getInt((int) ((calls + k) * block + 4L * i));
+          if (sep != expect || grp != sep) {
+            bad.add("rank " + r.rank + " call " + k + " [" + i + "]: separate " + sep + ", grouped " + grp + ", expected "
+                + expect);
+            break;
+          }
+        }
+      }
+      try {
+        r.comm.group(g -> r.comm.barrier());
+        bad.add("rank " + r.rank + ": a call on the communicator inside group() ran");
+      } catch (CollectiveException e) {
+        if (!e.getMessage().contains("inside group()")) {
+          bad.add("rank " + r.rank + ": " + e.getMessage());
+        }
+      }
+      r.comm.barrier();
+      return bad;
+    });
+  }
+
+  /**
+   * A captured step (two allReduces on the communicator's stream) replayed {@code replays} times;
+   * every 100th replay follows a poisoning of the outputs and is checked, so each replay is seen to
+   * recompute with a fresh epoch. A barrier inside a capture is refused, and the group still works.
+   */
+  private void captureAndReplay(int n, int replays) {
+    int count = 1024;
+    long block = (long) count * 4;
+    special("capture + replay x" + replays + " / auto / " + n, n, 4 * block, r -> {
+      List<String> bad = new ArrayList<>();
+      for (int i = 0; i < 2 * count; i++) {
+        r.hostIn.putInt(4 * i, groupInput(r.rank, i / count, i % count));
+      }
+      r.upload(2 * block, 2 * block);
+      r.comm.synchronize();
+      try (GpuCommunicator.CapturedGraph graph = r.comm.capture(() -> {
+        r.comm.allReduce(CommBuffer.device(r.send, block), CommBuffer.device(r.recv, block), count, DataType.INT32,
+            ReduceOp.SUM);
+        r.comm.allReduce(CommBuffer.device(r.send + block, block), CommBuffer.device(r.recv + block, block), count,
+            DataType.INT32, ReduceOp.MAX);
+      })) {
+        int sumRanks = 0;
+        for (int q = 0; q < r.comm.size(); q++) {
+          sumRanks += (q + 1) * 1000;
+        }
+        for (int k = 0; k < replays && bad.size() < 3; k++) {
+          boolean check = k % 100 == 0 || k == replays - 1;
+          if (check) {
+            CudaNative.memsetAsync(r.recv, RankGroup.Poison.BYTE, 2 * block, r.stream());
+          }
+          graph.replay();
+          if (check) {
+            r.download(2 * block);
+            for (int i = 0; i < count; i++) {
+              int sum = r.hostOut.getInt(4 * i);
+              int max = r.hostOut.getInt((int) block + 4 * i);
+              int expectMax = (r.comm.size()) * 1000 + 7 + i;
+              if (sum != sumRanks + r.comm.size() * i || max != expectMax) {
+                bad.add("rank " + r.rank + " replay " + k + " [" + i + "]: sum " + sum + " max " + max);
+                break;
+              }
+            }
+          }
+        }
+      }
+      try {
+        r.comm.capture(r.comm::barrier).close();
+        bad.add("rank " + r.rank + ": a barrier was captured");
+      } catch (CollectiveException e) {
+        if (!e.getMessage().contains("cannot be captured")) {
+          bad.add("rank " + r.rank + ": " + e.getMessage());
+        }
+      }
+      r.comm.barrier();
+      return bad;
+    });
+  }
+
+  /** A one-rank group: every collective is one copy (nothing in place), reported as one-rank-copy. */
+  private void oneRank() {
+    special("one-rank group: copies / auto / 1", 1, 1 << 20, r -> {
+      List<String> bad = new ArrayList<>();
+      int count = 1009;
+      for (int i = 0; i < count; i++) {
+        r.hostIn.putInt(4 * i, i * 31 - 5);
+      }
+      r.upload(4L * count, 8L * count);
+      CommBuffer send = CommBuffer.device(r.send, 4L * count);
+      CommBuffer recv = CommBuffer.device(r.recv, 8L * count);
+      r.comm.allReduce(send, recv, count, DataType.INT32, ReduceOp.AVG);
+      r.comm.allReduce(send, send, count, DataType.INT32, ReduceOp.SUM); // in place: nothing to do
+      r.comm.allToAllv(send, new long[] {count - 9}, new long[] {9}, recv, new long[] {count - 9},
+          new long[] {count}, DataType.INT32);
+      r.download(8L * count);
+      for (int i = 0; i < count && bad.size() < 3; i++) {
+        if (r.hostOut.getInt(4 * i) != i * 31 - 5) {
+          bad.add("allReduce copy [" + i + "]: " + r.hostOut.getInt(4 * i));
+        }
+        if (i >= 9 && r.hostOut.getInt(4 * (count + i - 9)) != i * 31 - 5) {
+          bad.add("allToAllv block [" + i + "]: " + r.hostOut.getInt(4 * (count + i - 9)));
+        }
+      }
+      int[] host = {3, -4};
+      r.comm.allReduce(host, ReduceOp.PROD);
+      if (host[0] != 3 || host[1] != -4) {
+        bad.add("host int[] allReduce: " + java.util.Arrays.toString(host));
+      }
+      if (!r.comm.observedPaths().toString().contains("one-rank-copy")) {
+        bad.add("observed " + r.comm.observedPaths());
+      }
+      return bad;
+    });
+  }
 
   /** 1000 back-to-back calls without a host sync, mixing variants, then every result checked. */
   private void backToBack(int n, int calls) {
@@ -495,7 +587,7 @@ public final class GpuSuite {
               terms[r] = Elements.bits(g.ranks[r].hostIn, DataType.INT32, i);
             }
             long got = Elements.bits(out, DataType.INT32, reg[0] + i);
-            if (got != Elements.fold(DataType.INT32, ReduceOp.SUM, terms)) {
+            if (got != Reduction.fold(DataType.INT32, ReduceOp.SUM, terms)) {
               bad.add("rank " + k + " region@" + reg[0] + " [" + i + "] wrong");
             }
           }
@@ -878,17 +970,21 @@ public final class GpuSuite {
       failures.stream().limit(40).forEach(s -> System.out.println("  " + s));
     }
     System.out.println();
-    System.out.println("== GpuSuite table (collective / variant / ranks: cases, failed, order-mismatch)");
-    System.out.printf("%-44s %7s %7s %7s%n", "check", "cases", "failed", "order");
+    System.out.println("== GpuSuite table (collective / variant / ranks: cases, failed, order-mismatch, refused:"
+        + " beyond the forced variant's capacity, refused by the route on every rank)");
+    System.out.printf("%-44s %7s %7s %7s %7s%n", "check", "cases", "failed", "order", "refused");
     long cases = 0;
     long failed = 0;
+    long refused = 0;
     for (Map.Entry<String, long[]> e : table.entrySet()) {
       long[] v = e.getValue();
-      System.out.printf("%-44s %7d %7d %7d%n", e.getKey(), v[0], v[1], v[2]);
+      System.out.printf("%-44s %7d %7d %7d %7d%n", e.getKey(), v[0], v[1], v[2], v[3]);
       cases += v[0];
       failed += v[1];
+      refused += v[3];
     }
-    System.out.printf("GpuSuite: %d cases, %d failed, %d sections not run, %.1f s -> %s%n", cases, failed,
-        notRun.size(), seconds, failures.isEmpty() && notRun.isEmpty() ? "PASS" : "FAIL");
+    System.out.printf("GpuSuite: %d cases, %d failed, %d refused beyond a forced variant's capacity, %d sections not"
+        + " run, %.1f s -> %s%n", cases, failed, refused, notRun.size(), seconds,
+        failures.isEmpty() && notRun.isEmpty() ? "PASS" : "FAIL");
   }
 }

@@ -9,18 +9,16 @@ import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.check.Elements;
+import dev.gpucoll.check.Reduction;
+import dev.gpucoll.check.Reduction.Accumulation;
 import dev.gpucoll.core.CommunicatorFactory;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.rendezvous.FileRendezvous;
 import dev.gpucoll.core.rendezvous.Rendezvous;
 import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.report.ReportingCommunicator;
-import dev.gpucoll.core.spi.GroupContext;
-import dev.gpucoll.core.spi.MemberInfo;
-import dev.gpucoll.core.spi.MemberInfoCodec;
 import dev.gpucoll.cuda.CudaNative;
-import dev.gpucoll.cuda.ForGpuChecks;
-import dev.gpucoll.cuda.GpuBackend;
 import dev.gpucoll.cuda.KernelVariant;
 import dev.gpucoll.cuda.nccl.NcclCommunicator;
 import java.nio.ByteBuffer;
@@ -28,6 +26,7 @@ import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -205,7 +204,7 @@ public final class MultiGpuRank {
           for (int r = 0; r < n; r++) {
             terms[r] = Elements.bits(inputs[r], t, base + i);
           }
-          String p = Elements.checkReduced(t, op, terms, Elements.bits(out, t, i));
+          String p = Reduction.check(t, op, terms, Elements.bits(out, t, i), Accumulation.WIDE_16_BIT);
           if (p != null) {
             bad.add("[" + i + "] " + p);
           }
@@ -412,17 +411,13 @@ public final class MultiGpuRank {
     }
   }
 
-  /** A communicator of the same processes whose every collective runs {@code v}. */
+  /** A communicator of the same processes whose every collective runs {@code v}, formed by the factory. */
   private GpuCommunicator formVariant(Path dir, GpuCollConf conf, KernelVariant v) {
     FileRendezvous r2 = new FileRendezvous(dir, "multi-gpu-" + v.abiName(), rank, size);
-    GpuBackend backend = new GpuBackend();
-    MemberInfo self = new MemberInfo(rank, "localhost", ProcessHandle.current().pid() + "@localhost",
-        backend.localFacts());
-    List<MemberInfo> members = new ArrayList<>();
-    for (byte[] p : r2.allGather(MemberInfoCodec.encode(self), Duration.ofSeconds(60))) {
-      members.add(MemberInfoCodec.decode(p));
-    }
-    return ForGpuChecks.kernelCommunicator(new GroupContext(r2, members, conf), v);
+    Map<String, String> settings = new HashMap<>(conf.asMap());
+    settings.put(GpuCollConf.BACKEND.key(), "gpu");
+    settings.put(GpuCollConf.INTERNAL_KERNEL_VARIANT.key(), v.abiName());
+    return (GpuCommunicator) CommunicatorFactory.create(r2, GpuCollConf.of(settings).validate(), "localhost");
   }
 
   private static void ncclCall(NcclCommunicator nc, Collective coll, long send, long recv, long count, long stream) {

@@ -160,7 +160,8 @@ public final class NcclSelfCheck {
     LocalRendezvous rv = LocalRendezvous.join("nccl-selfcheck-" + c.name(), rank, n);
     Duration timeout = Duration.ofSeconds(60);
     // Facts as the rendezvous would carry them; here every rank is a thread of this process.
-    Map<String, String> facts = LocalFacts.collect(rank);
+    Map<String, String> facts = new java.util.HashMap<>(LocalFacts.collect(rank));
+    facts.putAll(NcclLibrary.facts());
     List<byte[]> all = rv.allGather(dev.gpucoll.core.spi.MemberInfoCodec.encode(
         new MemberInfo(rank, "localhost", ProcessHandle.current().pid() + "@localhost", facts)), timeout);
     List<MemberInfo> members = new ArrayList<>();

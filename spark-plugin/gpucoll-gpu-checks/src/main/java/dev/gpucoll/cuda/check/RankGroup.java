@@ -1,19 +1,17 @@
 package dev.gpucoll.cuda.check;
 
+import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.GpuCommunicator;
+import dev.gpucoll.core.CommunicatorFactory;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.rendezvous.LocalRendezvous;
-import dev.gpucoll.core.spi.GroupContext;
-import dev.gpucoll.core.spi.MemberInfo;
-import dev.gpucoll.core.spi.MemberInfoCodec;
 import dev.gpucoll.cuda.CudaNative;
-import dev.gpucoll.cuda.ForGpuChecks;
 import dev.gpucoll.cuda.GpuBackend;
-import dev.gpucoll.cuda.KernelVariant;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -23,7 +21,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
 import org.bytedeco.javacpp.BytePointer;
 
 /**
@@ -69,11 +66,12 @@ final class RankGroup implements AutoCloseable {
 
   final int size;
   final String name;
-  final KernelVariant variant;
+  /** The kernel variant every call runs ({@code spark.gpucoll.internal.kernelVariant}), or null: by size. */
+  final String variant;
   final Rank[] ranks;
   private final ExecutorService[] threads;
 
-  private RankGroup(int size, String name, KernelVariant variant) {
+  private RankGroup(int size, String name, String variant) {
     this.size = size;
     this.name = name;
     this.variant = variant;
@@ -91,48 +89,51 @@ final class RankGroup implements AutoCloseable {
   }
 
   /**
-   * Forms the group: every rank thread sets the device, joins a local rendezvous, exchanges member
-   * facts as the factory does, and builds its communicator with the given variant (null = by size).
+   * Forms the group: every rank thread sets the device, joins a local rendezvous and forms its
+   * communicator through the factory on the gpu backend, with our kernels spinning although the
+   * ranks share this GPU, and every call on {@code variant} (a kernel variant's name; null: by size).
    */
-  static RankGroup create(int size, int device, KernelVariant variant, Duration timeout, long capacity) {
+  static RankGroup create(int size, int device, String variant, Duration timeout, long capacity) {
     return create(size, device, variant, timeout, capacity, Map.of());
   }
 
   /** As above, with more spark.gpucoll settings (e.g. spark.gpucoll.algorithm). */
-  static RankGroup create(int size, int device, KernelVariant variant, Duration timeout, long capacity,
+  static RankGroup create(int size, int device, String variant, Duration timeout, long capacity,
       Map<String, String> settings) {
-    return create(size, device, variant, timeout, capacity, settings,
-        group -> ForGpuChecks.kernelCommunicator(group, variant));
+    Map<String, String> all = new HashMap<>(settings);
+    all.put(GpuCollConf.INTERNAL_SPIN_ON_SHARED_GPU.key(), "true");
+    if (variant != null) {
+      all.put(GpuCollConf.INTERNAL_KERNEL_VARIANT.key(), variant);
+    }
+    return form(size, device, variant, timeout, capacity, all);
   }
 
   /**
-   * A group formed by the gpu backend itself, as a Spark job's ranks are: ranks sharing this GPU get
-   * the default route (the staged path), not the checks' kernels.
+   * A group formed as a Spark job's ranks are, without the checks' internal settings: ranks sharing
+   * this GPU get the default route (the staged path), not spinning kernels.
    */
   static RankGroup createDefaultRoute(int size, int device, Duration timeout, long capacity) {
-    return create(size, device, null, timeout, capacity, Map.of(),
-        group -> (GpuCommunicator) new GpuBackend().create(group));
+    return form(size, device, null, timeout, capacity, Map.of());
   }
 
-  private static RankGroup create(int size, int device, KernelVariant variant, Duration timeout, long capacity,
-      Map<String, String> settings, Function<GroupContext, GpuCommunicator> former) {
-    String id = "suite-" + GROUPS.incrementAndGet() + "-n" + size + "-" + (variant == null ? "auto" : variant.abiName());
+  private static RankGroup form(int size, int device, String variant, Duration timeout, long capacity,
+      Map<String, String> settings) {
+    String id = "suite-" + GROUPS.incrementAndGet() + "-n" + size + "-" + (variant == null ? "auto" : variant);
     RankGroup g = new RankGroup(size, id, variant);
-    Map<String, String> all = new java.util.HashMap<>(settings);
+    Map<String, String> all = new HashMap<>(settings);
     all.put(GpuCollConf.TIMEOUT.key(), timeout.toMillis() + "ms");
-    GpuCollConf conf = GpuCollConf.of(all);
-    GpuBackend backend = new GpuBackend();
-    String process = ProcessHandle.current().pid() + "@localhost";
+    all.put(GpuCollConf.BACKEND.key(), GpuBackend.NAME);
+    GpuCollConf conf = GpuCollConf.of(all).validate();
     try {
       g.onAll(Duration.ofSeconds(60), r -> {
         CudaNative.setDevice(device);
         LocalRendezvous rdv = LocalRendezvous.join(id, r.rank, size);
-        MemberInfo self = new MemberInfo(r.rank, "localhost", process, backend.localFacts());
-        List<MemberInfo> members = new ArrayList<>();
-        for (byte[] p : rdv.allGather(MemberInfoCodec.encode(self), timeout)) {
-          members.add(MemberInfoCodec.decode(p));
+        Communicator c = CommunicatorFactory.create(rdv, conf, "localhost");
+        if (!(c instanceof GpuCommunicator gpu)) {
+          c.close();
+          throw new IllegalStateException("the factory formed a " + c.backend() + " communicator, not a gpu one");
         }
-        r.comm = former.apply(new GroupContext(rdv, members, conf));
+        r.comm = gpu;
         r.capacity = capacity;
         r.send = CudaNative.malloc(capacity);
         r.recv = CudaNative.malloc(capacity);

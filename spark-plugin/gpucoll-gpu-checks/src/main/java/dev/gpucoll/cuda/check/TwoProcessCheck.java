@@ -5,6 +5,9 @@ import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.check.Elements;
+import dev.gpucoll.check.Reduction;
+import dev.gpucoll.check.Reduction.Accumulation;
 import dev.gpucoll.core.CommunicatorFactory;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.rendezvous.FileRendezvous;
@@ -121,7 +124,8 @@ final class TwoProcessCheck {
       int wrong = 0;
       for (long i = 0; i < count; i++) {
         long[] terms = {Elements.bits(inputs[0], DataType.FLOAT32, i), Elements.bits(inputs[1], DataType.FLOAT32, i)};
-        if (Elements.checkReduced(DataType.FLOAT32, ReduceOp.SUM, terms, Elements.bits(hb, DataType.FLOAT32, i)) != null) {
+        if (Reduction.check(DataType.FLOAT32, ReduceOp.SUM, terms, Elements.bits(hb, DataType.FLOAT32, i),
+            Accumulation.WIDE_16_BIT) != null) {
           wrong++;
         }
       }

@@ -11,10 +11,13 @@ import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.Algorithm;
 import org.junit.jupiter.api.Test;
 
-/** Kernel names, grids and capacity checks of one launch; which variant runs is GroupRouteTest's. */
-class LaunchPlannerTest {
+/**
+ * The plan the route hands the launch: kernel name, grid and capacity from the kernel table, one unit
+ * (elements of a type) throughout; which protocol runs is GroupRouteTest's.
+ */
+class RoutePlanTest {
   private static LaunchPlan plan(Collective c, KernelVariant v, DataType t, ReduceOp op, long count) {
-    return LaunchPlanner.plan(0, c, v, t, op, count * t.byteSize());
+    return GroupRoute.plan(0, c, v.protocol(), t, op, count);
   }
 
   @Test
@@ -32,10 +35,12 @@ class LaunchPlannerTest {
     assertEquals(16, plan(Collective.ALL_REDUCE, KernelVariant.SENTINEL, DataType.INT32, ReduceOp.MIN, 262144).grid());
     LaunchPlan large = plan(Collective.ALL_REDUCE, KernelVariant.PIPE, DataType.FLOAT16, ReduceOp.AVG, 32L << 20);
     assertEquals("gc_allreduce_pipe_f16", large.kernel());
-    assertEquals(KernelAbi.PIPE_BLOCKS, large.grid());
-    LaunchPlan b2 = plan(Collective.ALL_REDUCE, KernelVariant.BARRIER2, DataType.FLOAT32, ReduceOp.SUM, 1 << 18);
-    assertEquals("gc_allreduce_barrier2_f32", b2.kernel());
-    assertEquals(16, b2.grid());
+    assertEquals(KernelTable.PIPE_BLOCKS, large.grid());
+    assertEquals(4097, medium.count());
+    assertEquals(4097 * 8, medium.bytes());
+    CollectiveException b2 = assertThrows(CollectiveException.class,
+        () -> plan(Collective.ALL_REDUCE, KernelVariant.BARRIER2, DataType.FLOAT32, ReduceOp.SUM, 1 << 18));
+    assertTrue(b2.getMessage().contains("not in the shipped fatbin"), b2.getMessage());
   }
 
   @Test
@@ -66,7 +71,7 @@ class LaunchPlannerTest {
         8193).kernel());
     assertEquals(Algorithm.GPU_LL, plan(Collective.BROADCAST, KernelVariant.LL, DataType.UINT8, ReduceOp.SUM, 9)
         .algorithm());
-    LaunchPlan b = plan(Collective.BARRIER, KernelVariant.PIPE, DataType.INT32, ReduceOp.SUM, 0);
+    LaunchPlan b = GroupRoute.plan(0, Collective.BARRIER, KernelTable.Protocol.FLAG_BARRIER, DataType.INT32, ReduceOp.SUM, 0);
     assertEquals("gc_barrier", b.kernel());
     assertEquals(1, b.grid());
     assertEquals(Algorithm.GPU_BARRIER, b.algorithm());
@@ -75,22 +80,22 @@ class LaunchPlannerTest {
   @Test
   void aVariantThatCannotTakeTheCallIsAnError() {
     CollectiveException e = assertThrows(CollectiveException.class,
-        () -> LaunchPlanner.plan(2, Collective.ALL_REDUCE, KernelVariant.LL, DataType.FLOAT32, ReduceOp.SUM, 65540));
-    assertTrue(e.getMessage().contains("at most 65536"), e.getMessage());
+        () -> GroupRoute.plan(2, Collective.ALL_REDUCE, KernelTable.Protocol.LL, DataType.FLOAT32, ReduceOp.SUM, 16385));
+    assertTrue(e.getMessage().contains("at most 16384 FLOAT32 elements (65536 bytes)"), e.getMessage());
     assertEquals(2, e.rank());
     assertEquals("gc_allreduce_ll128_f32",
         plan(Collective.ALL_REDUCE, KernelVariant.LL128, DataType.FLOAT32, ReduceOp.SUM, 1000).kernel());
     assertThrows(CollectiveException.class,
         () -> plan(Collective.ALL_REDUCE, KernelVariant.LL128, DataType.FLOAT32, ReduceOp.MAX, 10));
     assertThrows(CollectiveException.class, () -> plan(Collective.ALL_REDUCE, KernelVariant.LL128, DataType.FLOAT64,
-        ReduceOp.SUM, KernelAbi.ll128MaxCount(DataType.FLOAT64) + 1));
+        ReduceOp.SUM, KernelTable.kernel(Collective.ALL_REDUCE, KernelTable.Protocol.LL128).capacityElements(DataType.FLOAT64) + 1));
     assertThrows(CollectiveException.class,
         () -> plan(Collective.ALL_GATHER, KernelVariant.LL128, DataType.FLOAT32, ReduceOp.SUM, 10));
     assertThrows(CollectiveException.class,
         () -> plan(Collective.ALL_TO_ALLV, KernelVariant.SENTINEL, DataType.FLOAT32, ReduceOp.SUM, 10));
     assertThrows(CollectiveException.class,
         () -> plan(Collective.ALL_TO_ALLV, KernelVariant.LL, DataType.FLOAT32, ReduceOp.SUM, 16385));
-    assertEquals(KernelAbi.PIPE_BLOCKS, plan(Collective.ALL_GATHER, KernelVariant.PIPE, DataType.FLOAT32, ReduceOp.SUM,
+    assertEquals(KernelTable.PIPE_BLOCKS, plan(Collective.ALL_GATHER, KernelVariant.PIPE, DataType.FLOAT32, ReduceOp.SUM,
         1).grid());
   }
 

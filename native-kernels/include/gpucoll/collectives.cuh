@@ -1,0 +1,329 @@
+// gpucoll collectives, each a short recipe over the primitives of gpucoll/primitives.cuh; the kernels
+// that run them are instantiated from the kernel table (src/gpucoll_kernels.cu for the shipped fatbin,
+// test/gpucoll_bench.cu for the benchmark one). Launch contract: gpucoll/kernel_abi.h.
+#pragma once
+
+#include "gpucoll/kernel_abi.h"
+#include "gpucoll/primitives.cuh"
+#include "gpucoll/proto_ll.cuh"
+#include "gpucoll/proto_ll128.cuh"
+#include "gpucoll/proto_pipe.cuh"
+#include "gpucoll/proto_sentinel.cuh"
+
+namespace gc {
+
+constexpr uint32_t kBadNranks = 1, kBadRank = 2, kBadEpoch = 3, kBadGeometry = 4, kBadPeers = 5,
+                   kBadDtype = 6, kBadOp = 7;
+
+template <typename T> struct DtypeOf;
+template <> struct DtypeOf<float> { static constexpr uint32_t value = GC_DT_FLOAT32; };
+template <> struct DtypeOf<double> { static constexpr uint32_t value = GC_DT_FLOAT64; };
+template <> struct DtypeOf<__half> { static constexpr uint32_t value = GC_DT_FLOAT16; };
+template <> struct DtypeOf<__nv_bfloat16> { static constexpr uint32_t value = GC_DT_BFLOAT16; };
+template <> struct DtypeOf<int32_t> { static constexpr uint32_t value = GC_DT_INT32; };
+template <> struct DtypeOf<int64_t> { static constexpr uint32_t value = GC_DT_INT64; };
+template <> struct DtypeOf<int8_t> { static constexpr uint32_t value = GC_DT_INT8; };
+template <> struct DtypeOf<uint8_t> { static constexpr uint32_t value = GC_DT_UINT8; };
+
+
+// Argument checks shared by every kernel; the first failing block records GC_ERR_BAD_ARGS. The epoch is
+// not checked here: reading it would wait for the epoch word's load before the first data load is
+// issued. Epochs are >= 1 by construction; kernels whose flags shift the epoch check its range.
+// dtype == GC_DT_COUNT means "any known type" (data movement).
+__device__ bool validate(const Ctx& c, uint32_t dtype, bool reduction) {
+  const GcArgs& a = *c.a;
+  uint32_t bad = 0;
+  if (a.nranks == 0 || a.nranks > GC_MAX_RANKS) bad = kBadNranks;
+  else if (a.rank >= a.nranks) bad = kBadRank;
+  else if (blockDim.x != GC_BLOCK_THREADS || gridDim.x > GC_MAX_BLOCKS) bad = kBadGeometry;
+  else if (dtype == GC_DT_COUNT ? gc_dtype_size(a.dtype) == 0 : a.dtype != dtype) bad = kBadDtype;
+  else if (reduction && a.op > GC_OP_AVG) bad = kBadOp;
+  else
+#pragma unroll
+    for (uint32_t r = 0; r < GC_MAX_RANKS; ++r)
+      if (r < a.nranks && a.peers[r] == 0) bad = kBadPeers;
+  if (bad && threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, 0, bad);
+  return bad == 0;
+}
+
+// Which bytes go to / come from each peer, for the data-movement collectives.
+struct Layout {
+  const GcArgs& a;
+  uint32_t coll;
+  uint64_t esz, bytes;
+  __device__ Layout(const GcArgs& args, uint32_t collective)
+      : a(args), coll(collective), esz(gc_dtype_size(args.dtype)), bytes(args.count * esz) {}
+  __device__ uint64_t sendOff(uint32_t p) const {
+    return coll == GC_COLL_ALLTOALL ? p * bytes
+         : coll == GC_COLL_ALLTOALLV ? (uint64_t)a.a2av[GC_A2AV_SEND_DISPLS][p] * esz : 0;
+  }
+  __device__ uint64_t recvOff(uint32_t p) const {
+    return coll == GC_COLL_ALLTOALLV ? (uint64_t)a.a2av[GC_A2AV_RECV_DISPLS][p] * esz
+         : coll == GC_COLL_BROADCAST ? 0 : p * bytes;
+  }
+  __device__ uint64_t sendBytes(uint32_t p) const {
+    return coll == GC_COLL_ALLTOALLV ? (uint64_t)a.a2av[GC_A2AV_SEND_COUNTS][p] * esz
+         : coll == GC_COLL_BROADCAST ? (a.rank == a.root ? bytes : 0) : bytes;
+  }
+  __device__ uint64_t recvBytes(uint32_t p) const {
+    return coll == GC_COLL_ALLTOALLV ? (uint64_t)a.a2av[GC_A2AV_RECV_COUNTS][p] * esz
+         : coll == GC_COLL_BROADCAST ? (p == a.root ? bytes : 0) : bytes;
+  }
+  __device__ uint64_t maxPeerBytes() const {
+    uint64_t m = 0;
+    for (uint32_t p = 0; p < a.nranks; ++p) {
+      uint64_t s = sendBytes(p), r = recvBytes(p);
+      m = s > m ? s : m;
+      m = r > m ? r : m;
+    }
+    return m;
+  }
+  // Whether every peer sends this rank at least one byte (then no arrival wait is needed).
+  __device__ bool receivesFromAll() const {
+    for (uint32_t p = 0; p < a.nranks; ++p)
+      if (p != a.rank && recvBytes(p) == 0) return false;
+    return true;
+  }
+  __device__ bool validOffsets() const {
+    if (coll != GC_COLL_ALLTOALLV) return true;
+    for (uint32_t p = 0; p < a.nranks; ++p)
+      for (int k = 0; k < 4; ++k)
+        if (a.a2av[k][p] < 0) return false;
+    return a.a2av[GC_A2AV_SEND_COUNTS][a.rank] == a.a2av[GC_A2AV_RECV_COUNTS][a.rank];
+  }
+};
+
+// Kernels whose flags are (epoch << 24) | round need epoch < 2^40.
+__device__ bool epochFitsShiftedFlags(const Ctx& c) {
+  if ((c.epoch >> 40) == 0) return true;
+  if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, c.epoch, kBadEpoch);
+  return false;
+}
+
+__device__ bool prologue(const Ctx& c, uint32_t dtype, bool reduction) {
+  if (!validate(c, dtype, reduction)) return false;
+  announce(c);
+  return true;
+}
+
+// ------------------------------------------------------------------ the collectives, once each
+
+// Protocol ids of the protocol structs (GcErrorRecord.kernel).
+template <class P> struct ProtoId;
+template <> struct ProtoId<ProtoLL> { static constexpr uint32_t value = GC_PROTO_LL; };
+template <> struct ProtoId<ProtoSentinel> { static constexpr uint32_t value = GC_PROTO_SENTINEL; };
+template <> struct ProtoId<ProtoLL128> { static constexpr uint32_t value = GC_PROTO_LL128; };
+template <> struct ProtoId<ProtoPipe> { static constexpr uint32_t value = GC_PROTO_PIPE; };
+
+// The protocol's capacity (the host checked the call against the kernel table; this is the cheap
+// guard that records an error instead of overrunning a region). detail = the call's bytes.
+template <class P, typename T> __device__ bool capacityOk(const Ctx& c, const P& p, uint64_t bytes) {
+  if (p.template fits<T>(bytes)) return true;
+  if (threadIdx.x == 0) c.recordError(GC_ERR_CAPACITY, GC_NO_PEER, 0, bytes, bytes);
+  return false;
+}
+// Arguments every reduction checks: rank/geometry/type, the op against the table's list, capacity.
+template <class P, typename T> __device__ bool reductionArgsOk(const Ctx& c, const P& p, uint64_t bytes) {
+  if (!validate(c, DtypeOf<T>::value, true)) return false;
+  if (!GC_KERNEL_TAKES_OP(c.kernel / 16, ProtoId<P>::value, c.a->op)) {
+    if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, c.a->op, kBadOp);
+    return false;
+  }
+  return capacityOk<P, T>(c, p, bytes);
+}
+
+// One-shot allReduce: my bytes to every peer, then every peer's bytes reduced with mine in rank
+// order. No arrival wait: it receives from every peer. (Protocol LL.)
+template <class P, typename T, uint32_t OP> __device__ void allReduceOneShot(const GcArgs& a, uint64_t epoch) {
+  Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, ProtoId<P>::value), epoch);
+  const uint64_t bytes = a.count * sizeof(T);
+  P p(c, 0);
+  if (!reductionArgsOk<P, T>(c, p, bytes)) return;
+  if (!P::kAnnounceAfterSends) announce(c);
+  const char* in = reinterpret_cast<const char*>(a.send);
+  char* out = reinterpret_cast<char*>(a.recv);
+  if (c.n == 1) return copyBytes(out, in, bytes);
+  for (Step s = p.first(); s.off < bytes; s = p.next(s)) {
+    if (!p.template copySend<T>(in + s.off, s.len(bytes), s, kPhaseScatter)) return;
+    if (P::kAnnounceAfterSends && s.off == 0) announce(c);
+    if (!p.template recvReduceCopy<T, OP>(in + s.off, out + s.off, s.len(bytes), s, kPhaseScatter)) return;
+  }
+  if (bytes == 0) {  // nothing heard from the peers
+    if (P::kAnnounceAfterSends) announce(c);
+    finishArrivals(c);
+  }
+}
+
+// Two-shot allReduce: reduce-scatter (owner o reduces segment o in rank order), then all-gather of
+// the owners' results. (Protocols sentinel, LL128, pipe.)
+template <class P, typename T, uint32_t OP> __device__ void allReduceTwoShot(const GcArgs& a, uint64_t epoch) {
+  Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, ProtoId<P>::value), epoch);
+  const uint64_t bytes = a.count * sizeof(T);
+  const uint64_t seg = a.nranks > 0 && a.nranks <= GC_MAX_RANKS ? P::template segmentBytes<T>(a.count, a.nranks) : 0;
+  P p(c, seg);
+  if (!reductionArgsOk<P, T>(c, p, bytes) || !epochFitsShiftedFlags(c)) return;
+  announce(c);
+  const char* in = reinterpret_cast<const char*>(a.send);
+  char* out = reinterpret_cast<char*>(a.recv);
+  if (c.n == 1) return copyBytes(out, in, bytes);
+  auto segLen = [&](uint32_t o) -> uint64_t { return o * seg >= bytes ? 0 : (bytes - o * seg < seg ? bytes - o * seg : seg); };
+  const uint64_t mine = segLen(c.rank);
+  Step s = p.first();
+  for (; s.off < seg; s = p.next(s)) {
+    for (uint32_t j = 0; j < c.n; ++j) {
+      const uint32_t o = (c.rank + j) % c.n;
+      if (!p.template send<T>(o, in + o * seg + s.off, s.len(segLen(o)), s, kPhaseScatter)) return;
+    }
+    if (!p.template recvReduceCopy<T, OP>(in + c.rank * seg + s.off, out + c.rank * seg + s.off, s.len(mine), s, kPhaseScatter))
+      return;
+  }
+  for (Step t = p.first(s.round); t.off < seg; t = p.next(t)) {
+    if (!p.template copySend<T>(out + c.rank * seg + t.off, t.len(mine), t, kPhaseGather)) return;
+    for (uint32_t j = 1; j < c.n; ++j) {
+      const uint32_t o = (c.rank + c.n - j) % c.n;
+      if (!p.template recv<T>(o, out + o * seg + t.off, t.len(segLen(o)), t, kPhaseGather)) return;
+    }
+  }
+  if ((c.n - 1) * seg >= bytes) finishArrivals(c);  // some rank owned nothing: it did not hear from all
+}
+
+// Reduce-scatter: segment o of my input to rank o; my segment reduced over ranks 0..n-1.
+template <class P, typename T, uint32_t OP> __device__ void reduceScatter(const GcArgs& a, uint64_t epoch) {
+  Ctx c(a, GC_KERNEL_ID(GC_COLL_REDUCESCATTER, ProtoId<P>::value), epoch);
+  const uint64_t seg = a.count * sizeof(T);
+  P p(c, seg);
+  if (!reductionArgsOk<P, T>(c, p, seg) || !epochFitsShiftedFlags(c)) return;
+  if (!P::kAnnounceAfterSends) announce(c);
+  const char* in = reinterpret_cast<const char*>(a.send);
+  char* out = reinterpret_cast<char*>(a.recv);
+  if (c.n == 1) return copyBytes(out, in, seg);
+  for (Step s = p.first(); s.off < seg; s = p.next(s)) {
+    for (uint32_t j = 1; j < c.n; ++j) {
+      const uint32_t o = (c.rank + j) % c.n;
+      if (!p.template send<T>(o, in + o * seg + s.off, s.len(seg), s, kPhaseScatter)) return;
+    }
+    if (P::kAnnounceAfterSends && s.off == 0) announce(c);
+    if (!p.template recvReduceCopy<T, OP>(in + c.rank * seg + s.off, out + s.off, s.len(seg), s, kPhaseScatter)) return;
+  }
+  if (seg == 0) {  // nothing heard from the peers
+    if (P::kAnnounceAfterSends) announce(c);
+    finishArrivals(c);
+  }
+}
+
+// Data movement (allGather, allToAll, allToAllv, broadcast): every peer's bytes as Layout says; the
+// own part is a local copy.
+template <class P> __device__ void movement(const GcArgs& a, uint32_t coll, uint64_t epoch) {
+  Ctx c(a, GC_KERNEL_ID(coll, ProtoId<P>::value), epoch);
+  if (!validate(c, GC_DT_COUNT, false) || !epochFitsShiftedFlags(c)) return;
+  Layout L(a, coll);
+  if (!L.validOffsets()) {
+    if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, 0, kBadGeometry);
+    return;
+  }
+  if (coll == GC_COLL_BROADCAST && a.root >= a.nranks) {
+    if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, a.root, kBadRank);
+    return;
+  }
+  P p(c, 0);
+  const uint64_t maxBytes = L.maxPeerBytes();
+  if (!capacityOk<P, uint8_t>(c, p, maxBytes)) return;
+  if (!P::kAnnounceAfterSends) announce(c);
+  const char* in = reinterpret_cast<const char*>(a.send);
+  char* out = reinterpret_cast<char*>(a.recv);
+  bool announced = !P::kAnnounceAfterSends;
+  for (Step s = p.first(); s.off < maxBytes; s = p.next(s)) {
+    for (uint32_t j = 0; j < c.n; ++j) {
+      const uint32_t q = (c.rank + j) % c.n;
+      const uint64_t len = s.len(L.sendBytes(q));
+      if (q == c.rank) p.copy(s, out + L.recvOff(q) + s.off, in + L.sendOff(q) + s.off, len);
+      else if (!p.template send<uint8_t>(q, in + L.sendOff(q) + s.off, len, s, kPhaseScatter)) return;
+    }
+    if (!announced) { announce(c); announced = true; }
+    for (uint32_t j = 1; j < c.n; ++j) {
+      const uint32_t q = (c.rank + c.n - j) % c.n;
+      if (!p.template recv<uint8_t>(q, out + L.recvOff(q) + s.off, s.len(L.recvBytes(q)), s, kPhaseScatter)) return;
+    }
+  }
+  if (!announced) announce(c);
+  if (c.n > 1 && !L.receivesFromAll()) finishArrivals(c);
+}
+
+// ------------------------------------------------------------------ barrier
+
+__device__ void barrierKernel(const GcArgs& a, uint64_t epoch) {
+  Ctx c(a, GC_KERNEL_ID(GC_COLL_BARRIER, GC_PROTO_FLAG_BARRIER), epoch);
+  if (!prologue(c, GC_DT_COUNT, false) || !epochFitsShiftedFlags(c) || c.n == 1) return;
+  flagBarrier(c, (c.epoch << 24) + 1);
+}
+
+}  // namespace gc
+
+// ------------------------------------------------------------------ instantiation
+
+namespace gc {
+
+// Every kernel: wait for the predecessor (dependent launch), take this launch's epoch (and record it
+// for the next launch, kernel_abi.h section 3), let the successor launch, run the body.
+template <typename Body> __device__ __forceinline__ void runLaunch(const GcArgs& a, Body body) {
+  waitForPredecessor();
+  const uint64_t epoch = beginEpoch(a);
+  allowSuccessorLaunch();
+  body(epoch);
+}
+
+// The op is fixed per body: one runtime switch per launch instead of one per element. Only for the
+// one-shot allReduce, where the reduction sits on the latency path of every small call; the other
+// bodies read the op per element (it costs little next to their data movement, and one body per op
+// would multiply the fatbin's compile time).
+template <class P, typename T> __device__ __forceinline__ void allReduceOneShotOp(const GcArgs& a, uint64_t epoch) {
+  switch (a.op) {
+    case GC_OP_PROD: return allReduceOneShot<P, T, GC_OP_PROD>(a, epoch);
+    case GC_OP_MIN: return allReduceOneShot<P, T, GC_OP_MIN>(a, epoch);
+    case GC_OP_MAX: return allReduceOneShot<P, T, GC_OP_MAX>(a, epoch);
+    case GC_OP_AVG: return allReduceOneShot<P, T, GC_OP_AVG>(a, epoch);
+    default: return allReduceOneShot<P, T, GC_OP_SUM>(a, epoch);  // validate() rejects unknown ops
+  }
+}
+
+// Body<collective, protocol>::run<T>: what the kernel table's (collective, protocol) kernel runs. The
+// kernels themselves come from the table's X-macro lists (kernel_table.h), so a kernel exists exactly
+// when the table names it. T is void for the kernels that take every type (data movement, barrier).
+template <uint32_t COLL, uint32_t PROTO> struct Body;
+template <> struct Body<GC_COLL_ALLREDUCE, GC_PROTO_LL> {
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { allReduceOneShotOp<ProtoLL, T>(a, e); }
+};
+template <> struct Body<GC_COLL_ALLREDUCE, GC_PROTO_SENTINEL> {
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { allReduceTwoShot<ProtoSentinel, T, kRuntimeOp>(a, e); }
+};
+template <> struct Body<GC_COLL_ALLREDUCE, GC_PROTO_LL128> {
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { allReduceTwoShot<ProtoLL128, T, kRuntimeOp>(a, e); }
+};
+template <> struct Body<GC_COLL_ALLREDUCE, GC_PROTO_PIPE> {
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { allReduceTwoShot<ProtoPipe, T, kRuntimeOp>(a, e); }
+};
+template <> struct Body<GC_COLL_REDUCESCATTER, GC_PROTO_LL> {
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { reduceScatter<ProtoLL, T, kRuntimeOp>(a, e); }
+};
+template <> struct Body<GC_COLL_REDUCESCATTER, GC_PROTO_PIPE> {
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { reduceScatter<ProtoPipe, T, kRuntimeOp>(a, e); }
+};
+template <uint32_t COLL> struct Body<COLL, GC_PROTO_LL> {
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { movement<ProtoLL>(a, COLL, e); }
+};
+template <uint32_t COLL> struct Body<COLL, GC_PROTO_PIPE> {
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { movement<ProtoPipe>(a, COLL, e); }
+};
+template <> struct Body<GC_COLL_BARRIER, GC_PROTO_FLAG_BARRIER> {
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { barrierKernel(a, e); }
+};
+
+}  // namespace gc
+
+// One extern "C" kernel per entry of a kernel-table X-macro list (kernel_table.h).
+#define GC_KERNEL extern "C" __global__ void __launch_bounds__(GC_BLOCK_THREADS, 2)
+#define GC_DEFINE_TYPED_KERNEL(name, coll, proto, T) \
+  GC_KERNEL name(const __grid_constant__ GcArgs a) { \
+    gc::runLaunch(a, [&](uint64_t epoch) { gc::Body<coll, proto>::template run<T>(a, epoch); }); \
+  }
+#define GC_DEFINE_UNTYPED_KERNEL(name, coll, proto) GC_DEFINE_TYPED_KERNEL(name, coll, proto, void)

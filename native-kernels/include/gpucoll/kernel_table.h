@@ -1,0 +1,316 @@
+/* GENERATED from native-kernels/kernel-table.txt by native-kernels/scripts/KernelTableGen.java; do not edit (the build fails when this file differs from what the table gives).
+ *
+ * The kernel table in C: limits and capacities, type/op/collective/protocol codes, the kernels that
+ * exist (X-macro lists the kernel sources instantiate from), GcArgs and GcErrorRecord with every
+ * offset pinned, the workspace regions. The launch contract around it: kernel_abi.h. */
+#ifndef GPUCOLL_KERNEL_TABLE_H_
+#define GPUCOLL_KERNEL_TABLE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- limits, geometry, capacities ---- */
+#define GC_ABI_VERSION 2 /* raised whenever a kernel, GcArgs or the workspace changes incompatibly */
+#define GC_MAX_RANKS 16
+#define GC_BLOCK_THREADS 512 /* blockDim.x of every kernel */
+#define GC_MAX_BLOCKS 32 /* largest gridDim.x */
+#define GC_PIPE_BLOCKS 16 /* gridDim.x of every _pipe kernel (per-block channels) */
+#define GC_BYTES_PER_BLOCK 4096 /* grid rule "bytes": ceil(bytes / BYTES_PER_BLOCK) ... */
+#define GC_MAX_GRID_RULE 16 /* ... clamped to [1, MAX_GRID_RULE]: one LL slot per thread up to 64 KB */
+#define GC_DEFAULT_TIMEOUT_NS 10000000000ull /* GcArgs.timeout_ns = 0 means this (10 s) */
+#define GC_LL_MAX_BYTES 65536 /* per-peer payload of an _ll kernel */
+#define GC_LL_SLOTS 8192 /* 8 data bytes per 16-byte slot */
+#define GC_SENT_MAX_BYTES 1048576 /* message bytes of gc_allreduce_sentinel_<t> */
+#define GC_SENT_PEER_BYTES 524288 /* per (half, phase, src): the n=2 chunk */
+#define GC_SENTINEL_WORD 0xFFF7DEADu /* a NaN payload as fp32; prefill pattern of the sentinel region */
+#define GC_LL128_LINE_BYTES 128
+#define GC_LL128_DATA_BYTES 120 /* 8-byte header {u32 counter, u32 pad} */
+#define GC_LL128_MAX_LINES 16384
+#define GC_LL128_LINES_PER_HALF 24576
+#define GC_PIPE_CHUNK_BYTES 16384
+#define GC_RAW_PEER_BYTES 262144 /* staging of the two-barrier comparison kernel (bench only) */
+#define GC_A2AV_SEND_COUNTS 0
+#define GC_A2AV_SEND_DISPLS 1
+#define GC_A2AV_RECV_COUNTS 2
+#define GC_A2AV_RECV_DISPLS 3
+#define GC_OK 0
+#define GC_ERR_TIMEOUT 1 /* waited timeout_ns; peer = a rank that never started this call, else the peer polled */
+#define GC_ERR_ABORTED 2 /* the host set *abort_word */
+#define GC_ERR_BAD_ARGS 3 /* rank/nranks/dtype/op/epoch/grid invalid; detail says which */
+#define GC_ERR_CAPACITY 4 /* message larger than this kernel's capacity; detail = bytes */
+#define GC_NO_PEER 0xFFFFFFFFu
+#define GC_WORKSPACE_ALIGN 4096
+/* Grid rule "bytes": ceil(bytes / GC_BYTES_PER_BLOCK) clamped to [1, GC_MAX_GRID_RULE]. */
+#define GC_GRID_FOR_BYTES(bytes) \
+  ((bytes) <= GC_BYTES_PER_BLOCK ? 1u \
+   : ((bytes) >= (uint64_t)GC_BYTES_PER_BLOCK * GC_MAX_GRID_RULE ? (unsigned)GC_MAX_GRID_RULE \
+      : (unsigned)(((bytes) + GC_BYTES_PER_BLOCK - 1) / GC_BYTES_PER_BLOCK)))
+
+/* ---- element types: codes equal dev.gpucoll.api.DataType ordinals ---- */
+#define GC_DT_FLOAT32 0
+#define GC_DT_FLOAT64 1
+#define GC_DT_FLOAT16 2
+#define GC_DT_BFLOAT16 3
+#define GC_DT_INT32 4
+#define GC_DT_INT64 5
+#define GC_DT_INT8 6
+#define GC_DT_UINT8 7
+#define GC_DT_COUNT 8
+/* X(CODE, suffix, cuda_type) for every element type */
+#define GC_FOR_EACH_TYPE(X) \
+  X(GC_DT_FLOAT32, f32, float) \
+  X(GC_DT_FLOAT64, f64, double) \
+  X(GC_DT_FLOAT16, f16, __half) \
+  X(GC_DT_BFLOAT16, bf16, __nv_bfloat16) \
+  X(GC_DT_INT32, i32, int32_t) \
+  X(GC_DT_INT64, i64, int64_t) \
+  X(GC_DT_INT8, i8, int8_t) \
+  X(GC_DT_UINT8, u8, uint8_t)
+
+/* ---- reduction ops: codes equal dev.gpucoll.api.ReduceOp ordinals ---- */
+#define GC_OP_SUM 0
+#define GC_OP_PROD 1
+#define GC_OP_MIN 2
+#define GC_OP_MAX 3
+#define GC_OP_AVG 4
+#define GC_OP_COUNT 5
+
+/* ---- collectives and protocols; GcErrorRecord.kernel = GC_KERNEL_ID(collective, protocol) ---- */
+#define GC_COLL_ALLREDUCE 1
+#define GC_COLL_REDUCESCATTER 2
+#define GC_COLL_ALLGATHER 3
+#define GC_COLL_ALLTOALL 4
+#define GC_COLL_ALLTOALLV 5
+#define GC_COLL_BROADCAST 6
+#define GC_COLL_BARRIER 7
+#define GC_PROTO_LL 0 /* 16-byte slots {8 B data, 8 B epoch flag}, one store each */
+#define GC_PROTO_SENTINEL 1 /* raw 16-byte units over a sentinel-prefilled region, escape words */
+#define GC_PROTO_LL128 2 /* 128-byte lines, hardware-atomic adds, an arrival counter per line */
+#define GC_PROTO_PIPE 3 /* 16 KB chunks per block with credits: any size */
+#define GC_PROTO_TWO_BARRIER 4 /* raw stores between two flag barriers (comparison only, bench fatbin) */
+#define GC_PROTO_FLAG_BARRIER 5 /* per-block barrier words (the barrier collective) */
+#define GC_KERNEL_ID(coll, proto) ((coll) * 16 + (proto))
+
+/* ---- the kernels; X(name, GC_COLL_*, GC_PROTO_*, cuda_type) per reduction kernel (one per type),
+ *      X(name, GC_COLL_*, GC_PROTO_*) per kernel for every type or none ---- */
+/* gpucoll_kernels.fatbin (in the jar) */
+#define GC_SHIPPED_REDUCTION_KERNELS(X) \
+  X(gc_allreduce_ll_f32, GC_COLL_ALLREDUCE, GC_PROTO_LL, float) \
+  X(gc_allreduce_ll_f64, GC_COLL_ALLREDUCE, GC_PROTO_LL, double) \
+  X(gc_allreduce_ll_f16, GC_COLL_ALLREDUCE, GC_PROTO_LL, __half) \
+  X(gc_allreduce_ll_bf16, GC_COLL_ALLREDUCE, GC_PROTO_LL, __nv_bfloat16) \
+  X(gc_allreduce_ll_i32, GC_COLL_ALLREDUCE, GC_PROTO_LL, int32_t) \
+  X(gc_allreduce_ll_i64, GC_COLL_ALLREDUCE, GC_PROTO_LL, int64_t) \
+  X(gc_allreduce_ll_i8, GC_COLL_ALLREDUCE, GC_PROTO_LL, int8_t) \
+  X(gc_allreduce_ll_u8, GC_COLL_ALLREDUCE, GC_PROTO_LL, uint8_t) \
+  X(gc_allreduce_sentinel_f32, GC_COLL_ALLREDUCE, GC_PROTO_SENTINEL, float) \
+  X(gc_allreduce_sentinel_f64, GC_COLL_ALLREDUCE, GC_PROTO_SENTINEL, double) \
+  X(gc_allreduce_sentinel_f16, GC_COLL_ALLREDUCE, GC_PROTO_SENTINEL, __half) \
+  X(gc_allreduce_sentinel_bf16, GC_COLL_ALLREDUCE, GC_PROTO_SENTINEL, __nv_bfloat16) \
+  X(gc_allreduce_sentinel_i32, GC_COLL_ALLREDUCE, GC_PROTO_SENTINEL, int32_t) \
+  X(gc_allreduce_sentinel_i64, GC_COLL_ALLREDUCE, GC_PROTO_SENTINEL, int64_t) \
+  X(gc_allreduce_sentinel_i8, GC_COLL_ALLREDUCE, GC_PROTO_SENTINEL, int8_t) \
+  X(gc_allreduce_sentinel_u8, GC_COLL_ALLREDUCE, GC_PROTO_SENTINEL, uint8_t) \
+  X(gc_allreduce_ll128_f32, GC_COLL_ALLREDUCE, GC_PROTO_LL128, float) \
+  X(gc_allreduce_ll128_f64, GC_COLL_ALLREDUCE, GC_PROTO_LL128, double) \
+  X(gc_allreduce_ll128_f16, GC_COLL_ALLREDUCE, GC_PROTO_LL128, __half) \
+  X(gc_allreduce_ll128_bf16, GC_COLL_ALLREDUCE, GC_PROTO_LL128, __nv_bfloat16) \
+  X(gc_allreduce_ll128_i32, GC_COLL_ALLREDUCE, GC_PROTO_LL128, int32_t) \
+  X(gc_allreduce_ll128_i64, GC_COLL_ALLREDUCE, GC_PROTO_LL128, int64_t) \
+  X(gc_allreduce_pipe_f32, GC_COLL_ALLREDUCE, GC_PROTO_PIPE, float) \
+  X(gc_allreduce_pipe_f64, GC_COLL_ALLREDUCE, GC_PROTO_PIPE, double) \
+  X(gc_allreduce_pipe_f16, GC_COLL_ALLREDUCE, GC_PROTO_PIPE, __half) \
+  X(gc_allreduce_pipe_bf16, GC_COLL_ALLREDUCE, GC_PROTO_PIPE, __nv_bfloat16) \
+  X(gc_allreduce_pipe_i32, GC_COLL_ALLREDUCE, GC_PROTO_PIPE, int32_t) \
+  X(gc_allreduce_pipe_i64, GC_COLL_ALLREDUCE, GC_PROTO_PIPE, int64_t) \
+  X(gc_allreduce_pipe_i8, GC_COLL_ALLREDUCE, GC_PROTO_PIPE, int8_t) \
+  X(gc_allreduce_pipe_u8, GC_COLL_ALLREDUCE, GC_PROTO_PIPE, uint8_t) \
+  X(gc_reducescatter_ll_f32, GC_COLL_REDUCESCATTER, GC_PROTO_LL, float) \
+  X(gc_reducescatter_ll_f64, GC_COLL_REDUCESCATTER, GC_PROTO_LL, double) \
+  X(gc_reducescatter_ll_f16, GC_COLL_REDUCESCATTER, GC_PROTO_LL, __half) \
+  X(gc_reducescatter_ll_bf16, GC_COLL_REDUCESCATTER, GC_PROTO_LL, __nv_bfloat16) \
+  X(gc_reducescatter_ll_i32, GC_COLL_REDUCESCATTER, GC_PROTO_LL, int32_t) \
+  X(gc_reducescatter_ll_i64, GC_COLL_REDUCESCATTER, GC_PROTO_LL, int64_t) \
+  X(gc_reducescatter_ll_i8, GC_COLL_REDUCESCATTER, GC_PROTO_LL, int8_t) \
+  X(gc_reducescatter_ll_u8, GC_COLL_REDUCESCATTER, GC_PROTO_LL, uint8_t) \
+  X(gc_reducescatter_pipe_f32, GC_COLL_REDUCESCATTER, GC_PROTO_PIPE, float) \
+  X(gc_reducescatter_pipe_f64, GC_COLL_REDUCESCATTER, GC_PROTO_PIPE, double) \
+  X(gc_reducescatter_pipe_f16, GC_COLL_REDUCESCATTER, GC_PROTO_PIPE, __half) \
+  X(gc_reducescatter_pipe_bf16, GC_COLL_REDUCESCATTER, GC_PROTO_PIPE, __nv_bfloat16) \
+  X(gc_reducescatter_pipe_i32, GC_COLL_REDUCESCATTER, GC_PROTO_PIPE, int32_t) \
+  X(gc_reducescatter_pipe_i64, GC_COLL_REDUCESCATTER, GC_PROTO_PIPE, int64_t) \
+  X(gc_reducescatter_pipe_i8, GC_COLL_REDUCESCATTER, GC_PROTO_PIPE, int8_t) \
+  X(gc_reducescatter_pipe_u8, GC_COLL_REDUCESCATTER, GC_PROTO_PIPE, uint8_t)
+#define GC_SHIPPED_UNTYPED_KERNELS(X) \
+  X(gc_allgather_ll, GC_COLL_ALLGATHER, GC_PROTO_LL) \
+  X(gc_allgather_pipe, GC_COLL_ALLGATHER, GC_PROTO_PIPE) \
+  X(gc_alltoall_ll, GC_COLL_ALLTOALL, GC_PROTO_LL) \
+  X(gc_alltoall_pipe, GC_COLL_ALLTOALL, GC_PROTO_PIPE) \
+  X(gc_alltoallv_ll, GC_COLL_ALLTOALLV, GC_PROTO_LL) \
+  X(gc_alltoallv_pipe, GC_COLL_ALLTOALLV, GC_PROTO_PIPE) \
+  X(gc_broadcast_ll, GC_COLL_BROADCAST, GC_PROTO_LL) \
+  X(gc_broadcast_pipe, GC_COLL_BROADCAST, GC_PROTO_PIPE) \
+  X(gc_barrier, GC_COLL_BARRIER, GC_PROTO_FLAG_BARRIER)
+/* gpucoll_bench.fatbin (test programs only) */
+#define GC_BENCH_REDUCTION_KERNELS(X) \
+  X(gc_allreduce_barrier2_f32, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, float) \
+  X(gc_allreduce_barrier2_f64, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, double) \
+  X(gc_allreduce_barrier2_f16, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, __half) \
+  X(gc_allreduce_barrier2_bf16, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, __nv_bfloat16) \
+  X(gc_allreduce_barrier2_i32, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, int32_t) \
+  X(gc_allreduce_barrier2_i64, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, int64_t) \
+  X(gc_allreduce_barrier2_i8, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, int8_t) \
+  X(gc_allreduce_barrier2_u8, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, uint8_t)
+#define GC_BENCH_UNTYPED_KERNELS(X)
+/* Whether (collective, protocol) supports op (reductions) -- the table's op lists. */
+#define GC_KERNEL_TAKES_OP(coll, proto, op) ( \
+  ((coll) == GC_COLL_ALLREDUCE && (proto) == GC_PROTO_LL128) ? ((op) == GC_OP_SUM || (op) == GC_OP_AVG) : \
+  (op) < GC_OP_COUNT)
+
+/* ---- GcArgs ---- */
+typedef struct GcArgs {
+  uint64_t epoch; /* host epoch, or 0 = the next one from the device epoch words (kernel_abi.h section 3) */
+  uint64_t send; /* device pointer */
+  uint64_t recv; /* device pointer */
+  uint64_t count; /* elements (ignored by allToAllv and barrier) */
+  uint32_t rank; /* this rank, < nranks */
+  uint32_t nranks; /* 1 .. MAX_RANKS */
+  uint32_t dtype; /* GC_DT_* */
+  uint32_t op; /* GC_OP_* (reductions) */
+  uint32_t root; /* broadcast root */
+  uint32_t reserved0; /* 0 */
+  uint64_t timeout_ns; /* 0 = DEFAULT_TIMEOUT_NS */
+  uint64_t abort_word; /* device-visible address of a u32 (mapped host memory), or 0 */
+  uint64_t error_record; /* device-visible address of a GcErrorRecord (mapped host memory); required */
+  uint64_t peers[16]; /* workspace base of each rank, mapped in this process */
+  int64_t a2av[4][16]; /* allToAllv counts/displacements in elements (rows A2AV_*); else unused */
+} GcArgs;
+#define GC_ARGS_OFFSET_EPOCH 0
+#define GC_ARGS_OFFSET_SEND 8
+#define GC_ARGS_OFFSET_RECV 16
+#define GC_ARGS_OFFSET_COUNT 24
+#define GC_ARGS_OFFSET_RANK 32
+#define GC_ARGS_OFFSET_NRANKS 36
+#define GC_ARGS_OFFSET_DTYPE 40
+#define GC_ARGS_OFFSET_OP 44
+#define GC_ARGS_OFFSET_ROOT 48
+#define GC_ARGS_OFFSET_RESERVED0 52
+#define GC_ARGS_OFFSET_TIMEOUT_NS 56
+#define GC_ARGS_OFFSET_ABORT_WORD 64
+#define GC_ARGS_OFFSET_ERROR_RECORD 72
+#define GC_ARGS_OFFSET_PEERS 80
+#define GC_ARGS_OFFSET_A2AV 208
+#define GC_ARGS_SIZE 720
+/* ---- GcErrorRecord ---- */
+typedef struct GcErrorRecord {
+  uint32_t code; /* GC_OK or GC_ERR_*; written LAST, after the other fields */
+  uint32_t rank; /* rank that recorded the error */
+  uint32_t peer; /* peer it waited for, or GC_NO_PEER */
+  uint32_t kernel; /* collective id * 16 + protocol id */
+  uint64_t epoch; /* epoch of the failed call */
+  uint64_t waited; /* flag / counter value it waited for */
+  uint64_t observed; /* value it last read */
+  uint64_t detail; /* BAD_ARGS: 1 nranks 2 rank/root 3 epoch 4 geometry/counts 5 peers 6 dtype 7 op; CAPACITY: bytes (lines for LL128); TIMEOUT/ABORTED: the peer polled */
+  uint32_t block; /* blockIdx.x of the recorder */
+  uint32_t thread; /* threadIdx.x of the recorder */
+} GcErrorRecord;
+#define GC_ERR_OFFSET_CODE 0
+#define GC_ERR_OFFSET_RANK 4
+#define GC_ERR_OFFSET_PEER 8
+#define GC_ERR_OFFSET_KERNEL 12
+#define GC_ERR_OFFSET_EPOCH 16
+#define GC_ERR_OFFSET_WAITED 24
+#define GC_ERR_OFFSET_OBSERVED 32
+#define GC_ERR_OFFSET_DETAIL 40
+#define GC_ERR_OFFSET_BLOCK 48
+#define GC_ERR_OFFSET_THREAD 52
+#define GC_ERR_SIZE 56
+
+/* ---- workspace regions (bytes from the workspace base) ---- */
+#define GC_WS_CTRL_OFFSET 0
+#define GC_WS_CTRL_BYTES 32768 /* control words (kernel_abi.h section 4) */
+#define GC_WS_LL_OFFSET 32768
+#define GC_WS_LL_BYTES 4194304 /* LL slots [2 halves][src][slot] of 16 B */
+#define GC_WS_SENT_OFFSET 4227072
+#define GC_WS_SENT_BYTES 33554432 /* sentinel data [2 halves][2 phases][src][bytes] */
+#define GC_WS_ESC_OFFSET 37781504
+#define GC_WS_ESC_BYTES 16777216 /* sentinel escape words, u64 per 16-B unit */
+#define GC_WS_LL128_OFFSET 54558720
+#define GC_WS_LL128_BYTES 6291456
+#define GC_WS_PIPE_OFFSET 60850176
+#define GC_WS_PIPE_BYTES 16777216
+#define GC_WS_RAW_OFFSET 77627392
+#define GC_WS_RAW_BYTES 4194304 /* two-barrier staging (bench kernels only) */
+#define GC_WORKSPACE_BYTES 81821696
+
+#ifdef __cplusplus
+#define GC_STATIC_ASSERT(c, m) static_assert(c, m)
+#else
+#define GC_STATIC_ASSERT(c, m) _Static_assert(c, m)
+#endif
+GC_STATIC_ASSERT(offsetof(GcArgs, epoch) == GC_ARGS_OFFSET_EPOCH, "GcArgs.epoch");
+GC_STATIC_ASSERT(offsetof(GcArgs, send) == GC_ARGS_OFFSET_SEND, "GcArgs.send");
+GC_STATIC_ASSERT(offsetof(GcArgs, recv) == GC_ARGS_OFFSET_RECV, "GcArgs.recv");
+GC_STATIC_ASSERT(offsetof(GcArgs, count) == GC_ARGS_OFFSET_COUNT, "GcArgs.count");
+GC_STATIC_ASSERT(offsetof(GcArgs, rank) == GC_ARGS_OFFSET_RANK, "GcArgs.rank");
+GC_STATIC_ASSERT(offsetof(GcArgs, nranks) == GC_ARGS_OFFSET_NRANKS, "GcArgs.nranks");
+GC_STATIC_ASSERT(offsetof(GcArgs, dtype) == GC_ARGS_OFFSET_DTYPE, "GcArgs.dtype");
+GC_STATIC_ASSERT(offsetof(GcArgs, op) == GC_ARGS_OFFSET_OP, "GcArgs.op");
+GC_STATIC_ASSERT(offsetof(GcArgs, root) == GC_ARGS_OFFSET_ROOT, "GcArgs.root");
+GC_STATIC_ASSERT(offsetof(GcArgs, reserved0) == GC_ARGS_OFFSET_RESERVED0, "GcArgs.reserved0");
+GC_STATIC_ASSERT(offsetof(GcArgs, timeout_ns) == GC_ARGS_OFFSET_TIMEOUT_NS, "GcArgs.timeout_ns");
+GC_STATIC_ASSERT(offsetof(GcArgs, abort_word) == GC_ARGS_OFFSET_ABORT_WORD, "GcArgs.abort_word");
+GC_STATIC_ASSERT(offsetof(GcArgs, error_record) == GC_ARGS_OFFSET_ERROR_RECORD, "GcArgs.error_record");
+GC_STATIC_ASSERT(offsetof(GcArgs, peers) == GC_ARGS_OFFSET_PEERS, "GcArgs.peers");
+GC_STATIC_ASSERT(offsetof(GcArgs, a2av) == GC_ARGS_OFFSET_A2AV, "GcArgs.a2av");
+GC_STATIC_ASSERT(sizeof(GcArgs) == GC_ARGS_SIZE, "GcArgs size");
+GC_STATIC_ASSERT(offsetof(GcErrorRecord, code) == GC_ERR_OFFSET_CODE, "GcErrorRecord.code");
+GC_STATIC_ASSERT(offsetof(GcErrorRecord, rank) == GC_ERR_OFFSET_RANK, "GcErrorRecord.rank");
+GC_STATIC_ASSERT(offsetof(GcErrorRecord, peer) == GC_ERR_OFFSET_PEER, "GcErrorRecord.peer");
+GC_STATIC_ASSERT(offsetof(GcErrorRecord, kernel) == GC_ERR_OFFSET_KERNEL, "GcErrorRecord.kernel");
+GC_STATIC_ASSERT(offsetof(GcErrorRecord, epoch) == GC_ERR_OFFSET_EPOCH, "GcErrorRecord.epoch");
+GC_STATIC_ASSERT(offsetof(GcErrorRecord, waited) == GC_ERR_OFFSET_WAITED, "GcErrorRecord.waited");
+GC_STATIC_ASSERT(offsetof(GcErrorRecord, observed) == GC_ERR_OFFSET_OBSERVED, "GcErrorRecord.observed");
+GC_STATIC_ASSERT(offsetof(GcErrorRecord, detail) == GC_ERR_OFFSET_DETAIL, "GcErrorRecord.detail");
+GC_STATIC_ASSERT(offsetof(GcErrorRecord, block) == GC_ERR_OFFSET_BLOCK, "GcErrorRecord.block");
+GC_STATIC_ASSERT(offsetof(GcErrorRecord, thread) == GC_ERR_OFFSET_THREAD, "GcErrorRecord.thread");
+GC_STATIC_ASSERT(sizeof(GcErrorRecord) == GC_ERR_SIZE, "GcErrorRecord size");
+
+#ifdef __CUDACC__
+#define GC_HOST_DEVICE __host__ __device__
+#else
+#define GC_HOST_DEVICE
+#endif
+/* Element size in bytes of a GC_DT_* code, 0 for an unknown code. */
+static inline GC_HOST_DEVICE uint32_t gc_dtype_size(uint32_t dtype) {
+  switch (dtype) {
+    case GC_DT_FLOAT32: return 4u;
+    case GC_DT_FLOAT64: return 8u;
+    case GC_DT_FLOAT16: return 2u;
+    case GC_DT_BFLOAT16: return 2u;
+    case GC_DT_INT32: return 4u;
+    case GC_DT_INT64: return 8u;
+    case GC_DT_INT8: return 1u;
+    case GC_DT_UINT8: return 1u;
+    default: return 0u;
+  }
+}
+/* Bytes of the type a reduction accumulates in (16-bit floats in fp32), 0 for an unknown code. */
+static inline GC_HOST_DEVICE uint32_t gc_acc_size(uint32_t dtype) {
+  switch (dtype) {
+    case GC_DT_FLOAT32: return 4u;
+    case GC_DT_FLOAT64: return 8u;
+    case GC_DT_FLOAT16: return 4u;
+    case GC_DT_BFLOAT16: return 4u;
+    case GC_DT_INT32: return 4u;
+    case GC_DT_INT64: return 8u;
+    case GC_DT_INT8: return 1u;
+    case GC_DT_UINT8: return 1u;
+    default: return 0u;
+  }
+}
+/* LL128 capacity ("lines"): a line holds GC_LL128_DATA_BYTES of accumulators. */
+#define GC_LL128_ELEMS_PER_LINE(dtype) (GC_LL128_DATA_BYTES / gc_acc_size(dtype))
+#define GC_LL128_MAX_COUNT(dtype) ((uint64_t)GC_LL128_MAX_LINES * GC_LL128_ELEMS_PER_LINE(dtype))
+
+#endif /* GPUCOLL_KERNEL_TABLE_H_ */

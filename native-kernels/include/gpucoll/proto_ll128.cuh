@@ -1,0 +1,130 @@
+// LL128-atomic: a warp per 128-byte line {u32 counter, u32 pad, 120 B of accumulators}. Scatter: every
+// rank (the owner too) adds its part into the owner's line with hardware atomics, then bumps the
+// counter after a fence; the owner waits for counter == n, reads the sum and clears the line. Gather:
+// the owner publishes into every peer's gather line (data, fence, epoch in the 8-byte header).
+//   Lines per receiver: [2 halves][GC_LL128_MAX_LINES/2 scatter lines (owner-local index),
+//   GC_LL128_MAX_LINES gather lines (global index)] (GC_WS_LL128). Lines hold the accumulation type
+//   (fp32 for 16-bit floats), so a line carries GC_LL128_DATA_BYTES / gc_acc_size elements. SUM/AVG
+//   only; sums are in arrival order (bit-identical among ranks, not between runs).
+#pragma once
+
+#include "gpucoll/primitives.cuh"
+
+namespace gc {
+
+template <typename A> __device__ __forceinline__ void atomicAddAcc(A* p, A v) { atomicAdd(p, v); }
+template <> __device__ __forceinline__ void atomicAddAcc<int64_t>(int64_t* p, int64_t v) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+template <typename A> __device__ __forceinline__ A loadVolatile(const char* p) { return *reinterpret_cast<const volatile A*>(p); }
+
+struct ProtoLL128 : WholeCallSteps {
+  static constexpr bool kAnnounceAfterSends = false;
+  const Ctx& c;
+  const uint32_t half;
+  const uint64_t segBytes;  // owners' stride (two-shot), a whole number of lines
+  __device__ ProtoLL128(const Ctx& ctx, uint64_t segmentBytes) : c(ctx), half(ctx.half()), segBytes(segmentBytes) {}
+
+  template <typename T> static __host__ __device__ constexpr uint32_t elemsPerLine() { return GC_LL128_DATA_BYTES / sizeof(typename Acc<T>::type); }
+  template <typename T> static __host__ __device__ constexpr uint64_t lineBytes() { return elemsPerLine<T>() * sizeof(T); }
+  template <typename T> static __device__ uint64_t segmentBytes(uint64_t count, uint32_t n) {
+    return ceilDiv(ceilDiv(count, elemsPerLine<T>()), n) * lineBytes<T>();
+  }
+
+  template <typename T> __device__ bool fits(uint64_t bytes) const {
+    return ceilDiv(bytes / sizeof(T), elemsPerLine<T>()) <= GC_LL128_MAX_LINES;
+  }
+
+  __device__ char* scatterLine(uint32_t owner, uint64_t local) const {
+    return c.ws(owner) + GC_WS_LL128_OFFSET + ((uint64_t)half * GC_LL128_LINES_PER_HALF + local) * GC_LL128_LINE_BYTES;
+  }
+  __device__ char* gatherLine(uint32_t owner, uint64_t line) const {
+    return c.ws(owner) + GC_WS_LL128_OFFSET +
+           ((uint64_t)half * GC_LL128_LINES_PER_HALF + GC_LL128_MAX_LINES / 2 + line) * GC_LL128_LINE_BYTES;
+  }
+  __device__ static int lane() { return threadIdx.x & 31; }
+  __device__ static uint64_t warp() { return tid() / 32; }
+  __device__ static uint64_t warps() { return nthreads() / 32; }
+
+  // Scatter (phase kPhaseScatter): atomics into the owner's lines, the own rank included.
+  template <typename T> __device__ bool send(uint32_t peer, const char* src, uint64_t len, const Step& st, uint32_t) const {
+    using A = typename Acc<T>::type;
+    const T* in = reinterpret_cast<const T*>(src);
+    const uint64_t count = len / sizeof(T), first = st.off / lineBytes<T>();
+    for (uint64_t l = warp(); l * elemsPerLine<T>() < count; l += warps()) {
+      const uint64_t i = l * elemsPerLine<T>() + lane();
+      const bool active = lane() < (int)elemsPerLine<T>() && i < count;
+      char* line = scatterLine(peer, first + l);
+      if (active) atomicAddAcc(reinterpret_cast<A*>(line + 8) + lane(), toAcc(in[i]));
+      __syncwarp();
+      if (lane() == 0) {
+        __threadfence_system();
+        atomicAdd(reinterpret_cast<unsigned int*>(line), 1u);
+      }
+    }
+    return true;
+  }
+  // The owner's lines once all n ranks added (own is already in them): dst = finish(sum); lines cleared.
+  template <typename T, uint32_t OP>
+  __device__ bool recvReduceCopy(const char*, char* dst, uint64_t len, const Step& st, uint32_t) const {
+    using A = typename Acc<T>::type;
+    T* out = reinterpret_cast<T*>(dst);
+    const uint32_t op = opOf<OP>(c);
+    const uint64_t count = len / sizeof(T), first = st.off / lineBytes<T>();
+    for (uint64_t l = warp(); l * elemsPerLine<T>() < count; l += warps()) {
+      char* line = scatterLine(c.rank, first + l);
+      bool ok = true;
+      if (lane() == 0) {
+        Spinner sp;
+        uint32_t v;
+        while ((v = ldAcquire32(line)) < c.n)
+          if (!sp.keepWaiting(c, GC_NO_PEER, c.n, v)) { ok = false; break; }
+      }
+      if (!__shfl_sync(0xffffffffu, ok, 0)) return false;
+      const uint64_t i = l * elemsPerLine<T>() + lane();
+      const bool mine = lane() < (int)elemsPerLine<T>();
+      const A v = mine ? loadVolatile<A>(line + 8 + lane() * sizeof(A)) : A(0);
+      if (mine) reinterpret_cast<volatile A*>(line + 8)[lane()] = A(0);
+      __syncwarp();
+      if (lane() == 0) st32(line, 0u);
+      if (mine && i < count) out[i] = fromAcc<T>(finish(v, op, c.n));
+    }
+    return true;
+  }
+  // Gather (phase kPhaseGather): the owner's finished values into every peer's gather lines.
+  template <typename T> __device__ bool copySend(const char* src, uint64_t len, const Step& st, uint32_t) const {
+    using A = typename Acc<T>::type;
+    const T* in = reinterpret_cast<const T*>(src);
+    const uint64_t count = len / sizeof(T), first = (c.rank * segBytes + st.off) / lineBytes<T>();
+    for (uint64_t l = warp(); l * elemsPerLine<T>() < count; l += warps()) {
+      const uint64_t i = l * elemsPerLine<T>() + lane();
+      const bool active = lane() < (int)elemsPerLine<T>() && i < count;
+      const A v = active ? toAcc(in[i]) : A(0);
+      for (uint32_t p = 0; p < c.n; ++p) {
+        if (p == c.rank) continue;
+        char* line = gatherLine(p, first + l);
+        if (active) reinterpret_cast<volatile A*>(line + 8)[lane()] = v;
+        __syncwarp();
+        if (lane() == 0) stRelease64(line, c.epoch);
+        __syncwarp();
+      }
+    }
+    return true;
+  }
+  template <typename T> __device__ bool recv(uint32_t src, char* dst, uint64_t len, const Step& st, uint32_t) const {
+    using A = typename Acc<T>::type;
+    T* out = reinterpret_cast<T*>(dst);
+    const uint64_t count = len / sizeof(T), first = (src * segBytes + st.off) / lineBytes<T>();
+    for (uint64_t l = warp(); l * elemsPerLine<T>() < count; l += warps()) {
+      const char* line = gatherLine(c.rank, first + l);
+      bool ok = true;
+      if (lane() == 0) ok = waitAtLeast(c, line, c.epoch, src);
+      if (!__shfl_sync(0xffffffffu, ok, 0)) return false;
+      const uint64_t i = l * elemsPerLine<T>() + lane();
+      if (lane() < (int)elemsPerLine<T>() && i < count) out[i] = fromAcc<T>(loadVolatile<A>(line + 8 + lane() * sizeof(A)));
+    }
+    return true;
+  }
+};
+
+}  // namespace gc

@@ -1,0 +1,643 @@
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Turns native-kernels/kernel-table.txt into the C header the kernels include and the Java class the
+ * host plans launches from. Run by the build in --check mode (fails when a checked-in output differs
+ * from what the table gives) and by scripts/generate-kernel-table.sh in --write mode. Plain JDK, run
+ * as a source file ({@code java KernelTableGen.java ...}): no Python, no compile step.
+ *
+ * <pre>java KernelTableGen.java --check|--write table.txt kernel_table.h KernelTable.java</pre>
+ */
+public final class KernelTableGen {
+  record Const(String name, long value, boolean hexBits, String comment) {}
+  record Type(String name, String suffix, String cType, int size, int accSize, int code) {}
+  record Coll(String name, int id, String part, String kind) {}
+  record Proto(String name, int id, String part, String comment) {}
+  record Field(String name, String type, List<Long> dims, int offset, int size, String comment) {}
+  record Struct(String name, List<Field> fields, int size) {}
+  record Region(String name, long offset, long bytes, String comment) {}
+  record Kernel(Coll coll, Proto proto, String algorithm, boolean shipped, List<Type> types, boolean anyType,
+      List<String> ops, String capacity, String grid) {
+    String name(Type t) {
+      String p = proto.part.equals("-") ? "" : "_" + proto.part;
+      return "gc_" + coll.part + p + (t == null ? "" : "_" + t.suffix);
+    }
+  }
+
+  final Map<String, Const> consts = new LinkedHashMap<>();
+  final List<Type> types = new ArrayList<>();
+  final List<String> ops = new ArrayList<>();
+  final Map<String, Coll> colls = new LinkedHashMap<>();
+  final Map<String, Proto> protos = new LinkedHashMap<>();
+  final List<Kernel> kernels = new ArrayList<>();
+  final List<Struct> structs = new ArrayList<>();
+  final List<Region> regions = new ArrayList<>();
+
+  public static void main(String[] args) throws IOException {
+    if (args.length != 4 || !(args[0].equals("--check") || args[0].equals("--write"))) {
+      System.err.println("usage: java KernelTableGen.java --check|--write <kernel-table.txt> <kernel_table.h> <KernelTable.java>");
+      System.exit(2);
+    }
+    KernelTableGen g = new KernelTableGen();
+    Path table = Path.of(args[1]);
+    try {
+      g.parse(Files.readAllLines(table, StandardCharsets.UTF_8));
+    } catch (RuntimeException e) {
+      System.err.println("ERROR: " + table + ": " + e.getMessage());
+      System.exit(2);
+    }
+    Map<Path, String> outputs = new LinkedHashMap<>();
+    outputs.put(Path.of(args[2]), g.header());
+    outputs.put(Path.of(args[3]), g.java());
+    List<String> stale = new ArrayList<>();
+    for (Map.Entry<Path, String> o : outputs.entrySet()) {
+      Path p = o.getKey();
+      boolean same = Files.exists(p) && Files.readString(p, StandardCharsets.UTF_8).equals(o.getValue());
+      if (same) {
+        continue;
+      }
+      if (args[0].equals("--write")) {
+        Files.writeString(p, o.getValue(), StandardCharsets.UTF_8);
+        System.out.println("wrote " + p);
+      } else {
+        stale.add(p.toString());
+      }
+    }
+    if (!stale.isEmpty()) {
+      System.err.println("ERROR: generated from " + table + " but differs (edited by hand, or the table changed): "
+          + String.join(", ", stale));
+      System.err.println("  regenerate with native-kernels/scripts/generate-kernel-table.sh and commit the result");
+      System.exit(1);
+    }
+  }
+
+  // ------------------------------------------------------------------ parsing
+
+  void parse(List<String> lines) {
+    Struct open = null;
+    List<Field> fields = null;
+    int offset = 0, align = 1;
+    long regionAt = 0;
+    for (int n = 0; n < lines.size(); n++) {
+      String raw = lines.get(n);
+      int hash = raw.indexOf('#');
+      String comment = hash >= 0 ? raw.substring(hash + 1).trim() : "";
+      String line = (hash >= 0 ? raw.substring(0, hash) : raw).trim();
+      if (line.isEmpty()) {
+        continue;
+      }
+      String[] f = line.split("\\s+");
+      try {
+        switch (f[0]) {
+          case "const" -> {
+            need(f, 3);
+            consts.put(f[1], new Const(f[1], eval(f[2]), f[2].matches("0[xX][0-9a-fA-F]+"), comment));
+          }
+          case "type" -> {
+            need(f, 6);
+            types.add(new Type(f[1], f[2], f[3], Integer.parseInt(f[4]), Integer.parseInt(f[5]), types.size()));
+          }
+          case "op" -> ops.add(f[1]);
+          case "collective" -> {
+            need(f, 5);
+            colls.put(f[1], new Coll(f[1], Integer.parseInt(f[2]), f[3], f[4]));
+          }
+          case "protocol" -> {
+            need(f, 4);
+            protos.put(f[1], new Proto(f[1], Integer.parseInt(f[2]), f[3], comment));
+          }
+          case "kernel" -> kernels.add(kernel(f));
+          case "struct" -> {
+            open = new Struct(f[1], fields = new ArrayList<>(), 0);
+            offset = 0;
+            align = 1;
+          }
+          case "field" -> {
+            if (open == null) {
+              throw new IllegalArgumentException("field outside a struct");
+            }
+            Matcher m = Pattern.compile("(u32|u64|i64)((?:\\[[^\\]]+\\])*)").matcher(f[2]);
+            if (!m.matches()) {
+              throw new IllegalArgumentException("field type " + f[2]);
+            }
+            int es = m.group(1).equals("u32") ? 4 : 8;
+            List<Long> dims = new ArrayList<>();
+            Matcher d = Pattern.compile("\\[([^\\]]+)\\]").matcher(m.group(2));
+            long count = 1;
+            while (d.find()) {
+              long v = eval(d.group(1));
+              dims.add(v);
+              count *= v;
+            }
+            offset = (offset + es - 1) / es * es;
+            align = Math.max(align, es);
+            fields.add(new Field(f[1], m.group(1), dims, offset, (int) (es * count), comment));
+            offset += (int) (es * count);
+          }
+          case "end" -> {
+            int size = (offset + align - 1) / align * align;
+            structs.add(new Struct(open.name, fields, size));
+            open = null;
+          }
+          case "region" -> {
+            need(f, 3);
+            long bytes = eval(f[2]);
+            if (!regions.isEmpty() && regionAt % 4096 != 0) {
+              throw new IllegalArgumentException("region " + f[1] + " would start at " + regionAt + ", not 4096-aligned");
+            }
+            regions.add(new Region(f[1], regionAt, bytes, comment));
+            regionAt += bytes;
+          }
+          default -> throw new IllegalArgumentException("unknown keyword " + f[0]);
+        }
+      } catch (RuntimeException e) {
+        throw new IllegalArgumentException("line " + (n + 1) + ": " + e.getMessage(), e);
+      }
+    }
+    if (open != null) {
+      throw new IllegalArgumentException("struct " + open.name + " has no end");
+    }
+  }
+
+  static void need(String[] f, int n) {
+    if (f.length != n) {
+      throw new IllegalArgumentException(f[0] + " takes " + (n - 1) + " fields, got " + (f.length - 1));
+    }
+  }
+
+  Kernel kernel(String[] f) {
+    need(f, 9);
+    Coll c = colls.get(f[1]);
+    Proto p = protos.get(f[2]);
+    if (c == null || p == null) {
+      throw new IllegalArgumentException("unknown collective or protocol in " + String.join(" ", f));
+    }
+    if (!f[4].equals("shipped") && !f[4].equals("bench")) {
+      throw new IllegalArgumentException("image must be shipped or bench: " + f[4]);
+    }
+    List<Type> ts = new ArrayList<>();
+    boolean any = f[5].equals("any");
+    if (f[5].equals("all")) {
+      ts.addAll(types);
+    } else if (!any && !f[5].equals("none")) {
+      for (String t : f[5].split(",")) {
+        ts.add(types.stream().filter(x -> x.name.equals(t)).findFirst()
+            .orElseThrow(() -> new IllegalArgumentException("unknown type " + t)));
+      }
+    }
+    if (c.kind.equals("reduction") == (any || ts.isEmpty())) {
+      throw new IllegalArgumentException(c.name + " is " + c.kind + ": types " + f[5] + " do not fit");
+    }
+    List<String> os = f[6].equals("all") ? ops : f[6].equals("none") ? List.of() : List.of(f[6].split(","));
+    for (String o : os) {
+      if (!ops.contains(o)) {
+        throw new IllegalArgumentException("unknown op " + o);
+      }
+    }
+    if (!(f[7].equals("lines") || f[7].equals("unbounded") || f[7].startsWith("bytes:") && consts.containsKey(f[7].substring(6)))) {
+      throw new IllegalArgumentException("capacity " + f[7]);
+    }
+    if (!(f[8].equals("bytes") || f[8].equals("same-bytes") || f[8].equals("one")
+        || f[8].startsWith("fixed:") && consts.containsKey(f[8].substring(6)))) {
+      throw new IllegalArgumentException("grid " + f[8]);
+    }
+    for (Kernel k : kernels) {
+      if (k.coll == c && k.proto == p) {
+        throw new IllegalArgumentException("two kernels for " + c.name + " " + p.name);
+      }
+    }
+    return new Kernel(c, p, f[3], f[4].equals("shipped"), ts, any, os, f[7], f[8]);
+  }
+
+  /** Integer expression: + - * / ( ), decimal or hex literals, constants defined above. */
+  long eval(String s) {
+    Matcher t = Pattern.compile("0[xX][0-9a-fA-F]+|\\d+|\\w+|[-+*/()]").matcher(s);
+    List<String> tok = new ArrayList<>();
+    int end = 0;
+    while (t.find()) {
+      if (!s.substring(end, t.start()).isBlank()) {
+        throw new IllegalArgumentException("bad expression " + s);
+      }
+      tok.add(t.group());
+      end = t.end();
+    }
+    if (!s.substring(end).isBlank()) {
+      throw new IllegalArgumentException("bad expression " + s);
+    }
+    int[] pos = {0};
+    long v = sum(tok, pos);
+    if (pos[0] != tok.size()) {
+      throw new IllegalArgumentException("bad expression " + s);
+    }
+    return v;
+  }
+
+  long sum(List<String> t, int[] p) {
+    long v = product(t, p);
+    while (p[0] < t.size() && (t.get(p[0]).equals("+") || t.get(p[0]).equals("-"))) {
+      v = t.get(p[0]++).equals("+") ? v + product(t, p) : v - product(t, p);
+    }
+    return v;
+  }
+
+  long product(List<String> t, int[] p) {
+    long v = atom(t, p);
+    while (p[0] < t.size() && (t.get(p[0]).equals("*") || t.get(p[0]).equals("/"))) {
+      v = t.get(p[0]++).equals("*") ? v * atom(t, p) : v / atom(t, p);
+    }
+    return v;
+  }
+
+  long atom(List<String> t, int[] p) {
+    String x = t.get(p[0]++);
+    if (x.equals("(")) {
+      long v = sum(t, p);
+      p[0]++;
+      return v;
+    }
+    if (x.matches("0[xX][0-9a-fA-F]+")) {
+      return Long.parseLong(x.substring(2), 16);
+    }
+    if (x.matches("\\d+")) {
+      return Long.parseLong(x);
+    }
+    Const c = consts.get(x);
+    if (c == null) {
+      throw new IllegalArgumentException("unknown constant " + x);
+    }
+    return c.value;
+  }
+
+  // ------------------------------------------------------------------ the C header
+
+  static final String GENERATED = "GENERATED from native-kernels/kernel-table.txt by native-kernels/scripts/KernelTableGen.java;"
+      + " do not edit (the build fails when this file differs from what the table gives).";
+
+  static String cLiteral(long v, boolean hex) {
+    String s = hex ? "0x" + Long.toHexString(v).toUpperCase(Locale.ROOT) : Long.toString(v);
+    return v <= Integer.MAX_VALUE && !hex ? s : v <= 0xFFFFFFFFL ? s + "u" : s + "ull";
+  }
+
+  static String upper(String s) {
+    return s.toUpperCase(Locale.ROOT);
+  }
+
+  String header() {
+    StringBuilder h = new StringBuilder();
+    h.append("/* ").append(GENERATED).append("\n *\n")
+        .append(" * The kernel table in C: limits and capacities, type/op/collective/protocol codes, the kernels that\n")
+        .append(" * exist (X-macro lists the kernel sources instantiate from), GcArgs and GcErrorRecord with every\n")
+        .append(" * offset pinned, the workspace regions. The launch contract around it: kernel_abi.h. */\n")
+        .append("#ifndef GPUCOLL_KERNEL_TABLE_H_\n#define GPUCOLL_KERNEL_TABLE_H_\n\n#include <stddef.h>\n#include <stdint.h>\n\n");
+    h.append("/* ---- limits, geometry, capacities ---- */\n");
+    for (Const c : consts.values()) {
+      h.append("#define GC_").append(c.name).append(' ').append(cLiteral(c.value, c.hexBits))
+          .append(c.comment.isEmpty() ? "" : " /* " + c.comment + " */").append('\n');
+    }
+    h.append("/* Grid rule \"bytes\": ceil(bytes / GC_BYTES_PER_BLOCK) clamped to [1, GC_MAX_GRID_RULE]. */\n")
+        .append("#define GC_GRID_FOR_BYTES(bytes) \\\n")
+        .append("  ((bytes) <= GC_BYTES_PER_BLOCK ? 1u \\\n")
+        .append("   : ((bytes) >= (uint64_t)GC_BYTES_PER_BLOCK * GC_MAX_GRID_RULE ? (unsigned)GC_MAX_GRID_RULE \\\n")
+        .append("      : (unsigned)(((bytes) + GC_BYTES_PER_BLOCK - 1) / GC_BYTES_PER_BLOCK)))\n\n");
+    h.append("/* ---- element types: codes equal dev.gpucoll.api.DataType ordinals ---- */\n");
+    for (Type t : types) {
+      h.append("#define GC_DT_").append(t.name).append(' ').append(t.code).append('\n');
+    }
+    h.append("#define GC_DT_COUNT ").append(types.size()).append("\n");
+    h.append("/* X(CODE, suffix, cuda_type) for every element type */\n#define GC_FOR_EACH_TYPE(X)");
+    for (Type t : types) {
+      h.append(" \\\n  X(GC_DT_").append(t.name).append(", ").append(t.suffix).append(", ").append(t.cType).append(')');
+    }
+    h.append("\n\n/* ---- reduction ops: codes equal dev.gpucoll.api.ReduceOp ordinals ---- */\n");
+    for (int i = 0; i < ops.size(); i++) {
+      h.append("#define GC_OP_").append(ops.get(i)).append(' ').append(i).append('\n');
+    }
+    h.append("#define GC_OP_COUNT ").append(ops.size()).append("\n\n");
+    h.append("/* ---- collectives and protocols; GcErrorRecord.kernel = GC_KERNEL_ID(collective, protocol) ---- */\n");
+    for (Coll c : colls.values()) {
+      h.append("#define GC_COLL_").append(upper(c.part)).append(' ').append(c.id).append('\n');
+    }
+    for (Proto p : protos.values()) {
+      h.append("#define GC_PROTO_").append(p.name).append(' ').append(p.id)
+          .append(p.comment.isEmpty() ? "" : " /* " + p.comment + " */").append('\n');
+    }
+    h.append("#define GC_KERNEL_ID(coll, proto) ((coll) * 16 + (proto))\n\n");
+    h.append("/* ---- the kernels; X(name, GC_COLL_*, GC_PROTO_*, cuda_type) per reduction kernel (one per type),\n")
+        .append(" *      X(name, GC_COLL_*, GC_PROTO_*) per kernel for every type or none ---- */\n");
+    for (boolean shipped : new boolean[] {true, false}) {
+      String image = shipped ? "SHIPPED" : "BENCH";
+      h.append("/* ").append(shipped ? "gpucoll_kernels.fatbin (in the jar)" : "gpucoll_bench.fatbin (test programs only)").append(" */\n");
+      h.append("#define GC_").append(image).append("_REDUCTION_KERNELS(X)");
+      for (Kernel k : kernels) {
+        if (k.shipped == shipped && k.coll.kind.equals("reduction")) {
+          for (Type t : k.types) {
+            h.append(" \\\n  X(").append(k.name(t)).append(", GC_COLL_").append(upper(k.coll.part)).append(", GC_PROTO_")
+                .append(k.proto.name).append(", ").append(t.cType).append(')');
+          }
+        }
+      }
+      h.append("\n#define GC_").append(image).append("_UNTYPED_KERNELS(X)");
+      for (Kernel k : kernels) {
+        if (k.shipped == shipped && !k.coll.kind.equals("reduction")) {
+          h.append(" \\\n  X(").append(k.name(null)).append(", GC_COLL_").append(upper(k.coll.part)).append(", GC_PROTO_")
+              .append(k.proto.name).append(')');
+        }
+      }
+      h.append("\n");
+    }
+    h.append("/* Whether (collective, protocol) supports op (reductions) -- the table's op lists. */\n")
+        .append("#define GC_KERNEL_TAKES_OP(coll, proto, op) ( \\\n");
+    for (Kernel k : kernels) {
+      if (!k.ops.isEmpty() && k.ops.size() != ops.size()) {
+        h.append("  ((coll) == GC_COLL_").append(upper(k.coll.part)).append(" && (proto) == GC_PROTO_").append(k.proto.name)
+            .append(") ? (");
+        for (int i = 0; i < k.ops.size(); i++) {
+          h.append(i > 0 ? " || " : "").append("(op) == GC_OP_").append(k.ops.get(i));
+        }
+        h.append(") : \\\n");
+      }
+    }
+    h.append("  (op) < GC_OP_COUNT)\n\n");
+    for (Struct s : structs) {
+      String pfx = s.name.equals("GcArgs") ? "GC_ARGS_" : "GC_ERR_";
+      h.append("/* ---- ").append(s.name).append(" ---- */\ntypedef struct ").append(s.name).append(" {\n");
+      for (Field f : s.fields) {
+        String ct = f.type.equals("u32") ? "uint32_t" : f.type.equals("u64") ? "uint64_t" : "int64_t";
+        StringBuilder dims = new StringBuilder();
+        for (Long d : f.dims) {
+          dims.append('[').append(d).append(']');
+        }
+        h.append("  ").append(ct).append(' ').append(f.name).append(dims).append(';')
+            .append(f.comment.isEmpty() ? "" : " /* " + f.comment + " */").append('\n');
+      }
+      h.append("} ").append(s.name).append(";\n");
+      for (Field f : s.fields) {
+        h.append("#define ").append(pfx).append("OFFSET_").append(upper(f.name)).append(' ').append(f.offset).append('\n');
+      }
+      h.append("#define ").append(pfx).append("SIZE ").append(s.size).append('\n');
+    }
+    h.append("\n/* ---- workspace regions (bytes from the workspace base) ---- */\n");
+    long total = 0;
+    for (Region r : regions) {
+      h.append("#define GC_WS_").append(r.name).append("_OFFSET ").append(cLiteral(r.offset, false)).append('\n');
+      h.append("#define GC_WS_").append(r.name).append("_BYTES ").append(cLiteral(r.bytes, false))
+          .append(r.comment.isEmpty() ? "" : " /* " + r.comment + " */").append('\n');
+      total = r.offset + r.bytes;
+    }
+    h.append("#define GC_WORKSPACE_BYTES ").append(cLiteral(total, false)).append("\n\n");
+    h.append("#ifdef __cplusplus\n#define GC_STATIC_ASSERT(c, m) static_assert(c, m)\n#else\n")
+        .append("#define GC_STATIC_ASSERT(c, m) _Static_assert(c, m)\n#endif\n");
+    for (Struct s : structs) {
+      String pfx = s.name.equals("GcArgs") ? "GC_ARGS_" : "GC_ERR_";
+      for (Field f : s.fields) {
+        h.append("GC_STATIC_ASSERT(offsetof(").append(s.name).append(", ").append(f.name).append(") == ").append(pfx)
+            .append("OFFSET_").append(upper(f.name)).append(", \"").append(s.name).append('.').append(f.name).append("\");\n");
+      }
+      h.append("GC_STATIC_ASSERT(sizeof(").append(s.name).append(") == ").append(pfx).append("SIZE, \"").append(s.name)
+          .append(" size\");\n");
+    }
+    h.append("\n#ifdef __CUDACC__\n#define GC_HOST_DEVICE __host__ __device__\n#else\n#define GC_HOST_DEVICE\n#endif\n");
+    h.append("/* Element size in bytes of a GC_DT_* code, 0 for an unknown code. */\n")
+        .append("static inline GC_HOST_DEVICE uint32_t gc_dtype_size(uint32_t dtype) {\n  switch (dtype) {\n");
+    for (Type t : types) {
+      h.append("    case GC_DT_").append(t.name).append(": return ").append(t.size).append("u;\n");
+    }
+    h.append("    default: return 0u;\n  }\n}\n");
+    h.append("/* Bytes of the type a reduction accumulates in (16-bit floats in fp32), 0 for an unknown code. */\n")
+        .append("static inline GC_HOST_DEVICE uint32_t gc_acc_size(uint32_t dtype) {\n  switch (dtype) {\n");
+    for (Type t : types) {
+      h.append("    case GC_DT_").append(t.name).append(": return ").append(t.accSize).append("u;\n");
+    }
+    h.append("    default: return 0u;\n  }\n}\n");
+    h.append("/* LL128 capacity (\"lines\"): a line holds GC_LL128_DATA_BYTES of accumulators. */\n")
+        .append("#define GC_LL128_ELEMS_PER_LINE(dtype) (GC_LL128_DATA_BYTES / gc_acc_size(dtype))\n")
+        .append("#define GC_LL128_MAX_COUNT(dtype) ((uint64_t)GC_LL128_MAX_LINES * GC_LL128_ELEMS_PER_LINE(dtype))\n");
+    h.append("\n#endif /* GPUCOLL_KERNEL_TABLE_H_ */\n");
+    return h.toString();
+  }
+
+  // ------------------------------------------------------------------ the Java class
+
+  static String javaLiteral(long v, boolean hex, boolean forceLong) {
+    if (!forceLong && hex && v <= 0xFFFFFFFFL) {
+      return "0x" + Long.toHexString(v).toUpperCase(Locale.ROOT);
+    }
+    if (!forceLong && v <= Integer.MAX_VALUE) {
+      return Long.toString(v);
+    }
+    return v + "L";
+  }
+
+  static String javaType(long v, boolean hex, boolean forceLong) {
+    return !forceLong && (v <= Integer.MAX_VALUE || hex && v <= 0xFFFFFFFFL) ? "int" : "long";
+  }
+
+  static String camel(String upperSnake) {
+    StringBuilder b = new StringBuilder();
+    for (String part : upperSnake.toLowerCase(Locale.ROOT).split("_")) {
+      b.append(Character.toUpperCase(part.charAt(0))).append(part.substring(1));
+    }
+    return b.toString();
+  }
+
+  String java() {
+    StringBuilder j = new StringBuilder();
+    j.append("// ").append(GENERATED).append("\n");
+    j.append("package dev.gpucoll.cuda;\n\n")
+        .append("import dev.gpucoll.api.Collective;\nimport dev.gpucoll.api.DataType;\nimport dev.gpucoll.api.ReduceOp;\n")
+        .append("import dev.gpucoll.core.Algorithm;\nimport java.util.List;\n\n");
+    j.append("/**\n")
+        .append(" * The kernel table (native-kernels/kernel-table.txt) in Java: which kernels exist in the shipped fatbin\n")
+        .append(" * (and in the benchmark one), the types, ops and sizes each takes, the grid each is launched with,\n")
+        .append(" * the {@link Algorithm} each runs, and the byte layout of GcArgs, GcErrorRecord and the workspace.\n")
+        .append(" * The kernels include the same table as include/gpucoll/kernel_table.h, so the two cannot disagree.\n")
+        .append(" *\n * <p>Lookups:\n * <ul>\n")
+        .append(" *   <li>{@link #kernel(Collective, Protocol)} or {@link #kernel(Collective, Algorithm)}: the\n")
+        .append(" *       {@link Kernel} for a collective on a protocol, or {@code null} when the table has none;\n")
+        .append(" *   <li>{@link Kernel#name(DataType)}: the kernel function's name for an element type ({@code null}\n")
+        .append(" *       when that kernel does not take the type);\n")
+        .append(" *   <li>{@link Kernel#capacityElements(DataType)}: the largest count (elements; per peer for data\n")
+        .append(" *       movement) the kernel takes;\n")
+        .append(" *   <li>{@link Kernel#grid(long)}: gridDim.x for a call of that many per-peer bytes\n")
+        .append(" *       (blockDim.x is always {@link #BLOCK_THREADS});\n")
+        .append(" *   <li>{@link #ofKernelId(int)}: the kernel a GcErrorRecord names.\n")
+        .append(" * </ul>\n */\n");
+    j.append("public final class KernelTable {\n  private KernelTable() {}\n\n");
+    j.append("  // ---- limits, geometry, capacities\n");
+    for (Const c : consts.values()) {
+      if (!c.comment.isEmpty()) {
+        j.append("  /** ").append(c.comment.replace("*/", "* /")).append(". */\n");
+      }
+      j.append("  public static final ").append(javaType(c.value, c.hexBits, false)).append(' ').append(c.name).append(" = ")
+          .append(javaLiteral(c.value, c.hexBits, false)).append(";\n");
+    }
+    for (Struct s : structs) {
+      String pfx = s.name.equals("GcArgs") ? "ARGS_" : "ERR_";
+      j.append("\n  // ---- ").append(s.name).append(" (byte offsets, little-endian)\n");
+      for (Field f : s.fields) {
+        j.append("  /** ").append(f.type).append(f.dims.isEmpty() ? "" : f.dims.toString()).append(f.comment.isEmpty() ? "" : ": " + f.comment.replace("*/", "* /"))
+            .append(". */\n  public static final int ").append(pfx).append("OFFSET_").append(upper(f.name)).append(" = ")
+            .append(f.offset).append(";\n");
+      }
+      j.append("  public static final int ").append(pfx).append("SIZE = ").append(s.size).append(";\n");
+    }
+    j.append("\n  // ---- workspace regions (bytes from the workspace base)\n");
+    long total = 0;
+    for (Region r : regions) {
+      if (!r.comment.isEmpty()) {
+        j.append("  /** ").append(r.comment).append(". */\n");
+      }
+      j.append("  public static final long WS_").append(r.name).append("_OFFSET = ").append(r.offset).append("L;\n");
+      j.append("  public static final long WS_").append(r.name).append("_BYTES = ").append(r.bytes).append("L;\n");
+      total = r.offset + r.bytes;
+    }
+    j.append("  /** Bytes of one rank's workspace. */\n  public static final long WORKSPACE_BYTES = ").append(total).append("L;\n\n");
+
+    // Protocol enum
+    j.append("  /** The protocols a kernel moves data with; {@link #id()} is the C GC_PROTO_* code. */\n");
+    j.append("  public enum Protocol {\n");
+    List<Proto> ps = new ArrayList<>(protos.values());
+    for (int i = 0; i < ps.size(); i++) {
+      Proto p = ps.get(i);
+      j.append("    /** ").append(p.comment.isEmpty() ? p.name : p.comment).append(". */\n    ").append(p.name).append('(')
+          .append(p.id).append(", \"").append(p.part.equals("-") ? "" : p.part).append("\")").append(i + 1 < ps.size() ? ",\n" : ";\n");
+    }
+    j.append("\n    private final int id;\n    private final String abiName;\n\n")
+        .append("    Protocol(int id, String abiName) {\n      this.id = id;\n      this.abiName = abiName;\n    }\n\n")
+        .append("    /** GC_PROTO_* code (GcErrorRecord.kernel = collective id * 16 + this). */\n")
+        .append("    public int id() {\n      return id;\n    }\n\n")
+        .append("    /** The protocol's part of a kernel name (\"ll\" in gc_allreduce_ll_f32); empty when kernels of it are named after the collective alone. */\n")
+        .append("    public String abiName() {\n      return abiName;\n    }\n  }\n\n");
+
+    j.append("  /** How a kernel's gridDim.x is chosen. */\n  public enum GridRule {\n")
+        .append("    /** {@link #gridForBytes} of the per-peer bytes; any grid is correct, ranks may differ. */\n    BYTES,\n")
+        .append("    /** {@link #gridForBytes} of the per-peer bytes, and every rank must launch the same grid. */\n    SAME_BYTES,\n")
+        .append("    /** A fixed grid, the same on every rank (per-block channels). */\n    FIXED,\n")
+        .append("    /** One block. */\n    ONE\n  }\n\n");
+
+    j.append("  /** One kernel of the table: a collective on a protocol, for a set of types and ops. */\n");
+    j.append("  public static final class Kernel {\n")
+        .append("    private final Collective collective;\n    private final Protocol protocol;\n    private final Algorithm algorithm;\n")
+        .append("    private final boolean shipped;\n    private final String[] names;\n    private final long[] capacity;\n")
+        .append("    private final boolean[] ops;\n    private final GridRule gridRule;\n    private final int fixedGrid;\n\n")
+        .append("    Kernel(Collective collective, Protocol protocol, Algorithm algorithm, boolean shipped, String[] names,\n")
+        .append("        long[] capacity, boolean[] ops, GridRule gridRule, int fixedGrid) {\n")
+        .append("      this.collective = collective;\n      this.protocol = protocol;\n      this.algorithm = algorithm;\n")
+        .append("      this.shipped = shipped;\n      this.names = names;\n      this.capacity = capacity;\n      this.ops = ops;\n")
+        .append("      this.gridRule = gridRule;\n      this.fixedGrid = fixedGrid;\n    }\n\n")
+        .append("    public Collective collective() {\n      return collective;\n    }\n\n")
+        .append("    public Protocol protocol() {\n      return protocol;\n    }\n\n")
+        .append("    /** The path a call on this kernel reports. */\n    public Algorithm algorithm() {\n      return algorithm;\n    }\n\n")
+        .append("    /** In the shipped fatbin (true), or only in the benchmark fatbin of the test programs. */\n")
+        .append("    public boolean shipped() {\n      return shipped;\n    }\n\n")
+        .append("    /** GcErrorRecord.kernel of this kernel. */\n    public int id() {\n      return kernelId(collective, protocol);\n    }\n\n")
+        .append("    /** The kernel function for elements of {@code t}, or {@code null} when this kernel does not take {@code t}. */\n")
+        .append("    public String name(DataType t) {\n      return names[t.ordinal()];\n    }\n\n")
+        .append("    public boolean supports(DataType t) {\n      return names[t.ordinal()] != null;\n    }\n\n")
+        .append("    /** Whether the kernel reduces with {@code op} (false for every op when it does not reduce). */\n")
+        .append("    public boolean supports(ReduceOp op) {\n      return ops[op.ordinal()];\n    }\n\n")
+        .append("    /**\n     * The largest count of {@code t} elements this kernel takes (per peer for data movement);\n")
+        .append("     * {@link Long#MAX_VALUE} when unbounded, 0 when it does not take {@code t}.\n     */\n")
+        .append("    public long capacityElements(DataType t) {\n      return capacity[t.ordinal()];\n    }\n\n")
+        .append("    public GridRule gridRule() {\n      return gridRule;\n    }\n\n")
+        .append("    /** Whether every rank of a call must launch the same gridDim.x. */\n")
+        .append("    public boolean sameGridOnEveryRank() {\n      return gridRule == GridRule.SAME_BYTES || gridRule == GridRule.FIXED;\n    }\n\n")
+        .append("    /** gridDim.x for a call moving {@code perPeerBytes} to or from each peer. */\n")
+        .append("    public int grid(long perPeerBytes) {\n      return switch (gridRule) {\n")
+        .append("        case BYTES, SAME_BYTES -> gridForBytes(perPeerBytes);\n        case FIXED -> fixedGrid;\n        case ONE -> 1;\n      };\n    }\n\n")
+        .append("    @Override\n    public String toString() {\n      return collective.apiName() + \"/\" + protocol.name().toLowerCase(java.util.Locale.ROOT);\n    }\n  }\n\n");
+
+    // the table itself
+    j.append("  private static final List<Kernel> KERNELS = List.of(\n");
+    for (int i = 0; i < kernels.size(); i++) {
+      Kernel k = kernels.get(i);
+      StringBuilder names = new StringBuilder(), caps = new StringBuilder(), os = new StringBuilder();
+      for (Type t : types) {
+        boolean takes = k.anyType || k.types.contains(t) || k.coll.kind.equals("none");
+        String n = takes ? k.name(k.coll.kind.equals("reduction") ? t : null) : null;
+        names.append(names.length() > 0 ? ", " : "").append(n == null ? "null" : "\"" + n + "\"");
+        long cap;
+        if (!takes) {
+          cap = 0;
+        } else if (k.capacity.equals("unbounded")) {
+          cap = Long.MAX_VALUE;
+        } else if (k.capacity.equals("lines")) {
+          cap = consts.get("LL128_MAX_LINES").value * (consts.get("LL128_DATA_BYTES").value / t.accSize);
+        } else {
+          cap = consts.get(k.capacity.substring(6)).value / t.size;
+        }
+        caps.append(caps.length() > 0 ? ", " : "").append(cap == Long.MAX_VALUE ? "Long.MAX_VALUE" : cap + "L");
+      }
+      for (String o : ops) {
+        os.append(os.length() > 0 ? ", " : "").append(k.ops.contains(o));
+      }
+      String rule = k.grid.startsWith("fixed:") ? "FIXED" : upper(k.grid.replace('-', '_'));
+      String fixed = k.grid.startsWith("fixed:") ? k.grid.substring(6) : "0";
+      j.append("      new Kernel(Collective.").append(k.coll.name).append(", Protocol.").append(k.proto.name).append(", Algorithm.")
+          .append(k.algorithm).append(", ").append(k.shipped).append(",\n          new String[] {").append(names)
+          .append("},\n          new long[] {").append(caps).append("},\n          new boolean[] {").append(os)
+          .append("}, GridRule.").append(rule).append(", ").append(fixed).append(')').append(i + 1 < kernels.size() ? ",\n" : ");\n\n");
+    }
+    j.append("  private static final Kernel[][] BY_COLLECTIVE = new Kernel[Collective.values().length][Protocol.values().length];\n\n");
+    j.append("  static {\n    for (Kernel k : KERNELS) {\n      BY_COLLECTIVE[k.collective().ordinal()][k.protocol().ordinal()] = k;\n    }\n");
+    j.append("    // The C codes are the API ordinals: a reordered enum must fail here, not launch the wrong type.\n");
+    for (Type t : types) {
+      j.append("    requireCode(DataType.").append(t.name).append(".ordinal(), ").append(t.code).append(", \"DataType.").append(t.name).append("\");\n");
+    }
+    for (int i = 0; i < ops.size(); i++) {
+      j.append("    requireCode(ReduceOp.").append(ops.get(i)).append(".ordinal(), ").append(i).append(", \"ReduceOp.").append(ops.get(i)).append("\");\n");
+    }
+    j.append("    requireCode(DataType.values().length, ").append(types.size()).append(", \"DataType count\");\n");
+    j.append("    requireCode(ReduceOp.values().length, ").append(ops.size()).append(", \"ReduceOp count\");\n  }\n\n");
+    j.append("  private static void requireCode(int java, int c, String what) {\n    if (java != c) {\n")
+        .append("      throw new IllegalStateException(what + \" is \" + java + \" in Java but \" + c + \" in the kernel table\");\n    }\n  }\n\n");
+    j.append("  /** Every kernel of the table, shipped and benchmark-only, in table order. */\n")
+        .append("  public static List<Kernel> kernels() {\n    return KERNELS;\n  }\n\n");
+    j.append("  /** The kernel for {@code c} on {@code p}, or {@code null} when the table has none. */\n")
+        .append("  public static Kernel kernel(Collective c, Protocol p) {\n    return BY_COLLECTIVE[c.ordinal()][p.ordinal()];\n  }\n\n");
+    j.append("  /** The kernel for {@code c} that runs {@code a}, or {@code null} when none does (NCCL, host paths). */\n")
+        .append("  public static Kernel kernel(Collective c, Algorithm a) {\n    for (Kernel k : BY_COLLECTIVE[c.ordinal()]) {\n")
+        .append("      if (k != null && k.algorithm() == a) {\n        return k;\n      }\n    }\n    return null;\n  }\n\n");
+    j.append("  /** GcErrorRecord.kernel of {@code c} on {@code p}. */\n")
+        .append("  public static int kernelId(Collective c, Protocol p) {\n    return collectiveId(c) * 16 + p.id();\n  }\n\n");
+    j.append("  /** The kernel a GcErrorRecord.kernel value names, or {@code null}. */\n")
+        .append("  public static Kernel ofKernelId(int id) {\n    for (Kernel k : KERNELS) {\n      if (k.id() == id) {\n        return k;\n")
+        .append("      }\n    }\n    return null;\n  }\n\n");
+    j.append("  /** The C GC_COLL_* code of {@code c}. */\n  public static int collectiveId(Collective c) {\n    return switch (c) {\n");
+    for (Coll c : colls.values()) {
+      j.append("      case ").append(c.name).append(" -> ").append(c.id).append(";\n");
+    }
+    j.append("    };\n  }\n\n");
+    j.append("  /** The collective of a GC_COLL_* code, or {@code null}. */\n  public static Collective collectiveOfId(int id) {\n    return switch (id) {\n");
+    for (Coll c : colls.values()) {
+      j.append("      case ").append(c.id).append(" -> Collective.").append(c.name).append(";\n");
+    }
+    j.append("      default -> null;\n    };\n  }\n\n");
+    j.append("  /** Grid rule \"bytes\": ceil(bytes / BYTES_PER_BLOCK) clamped to [1, MAX_GRID_RULE]. */\n")
+        .append("  public static int gridForBytes(long bytes) {\n    if (bytes <= BYTES_PER_BLOCK) {\n      return 1;\n    }\n")
+        .append("    if (bytes >= (long) BYTES_PER_BLOCK * MAX_GRID_RULE) {\n      return MAX_GRID_RULE;\n    }\n")
+        .append("    return (int) ((bytes + BYTES_PER_BLOCK - 1) / BYTES_PER_BLOCK);\n  }\n\n");
+    j.append("  /** The kernel-name suffix of an element type (\"f32\"). */\n  public static String typeSuffix(DataType t) {\n    return switch (t) {\n");
+    for (Type t : types) {
+      j.append("      case ").append(t.name).append(" -> \"").append(t.suffix).append("\";\n");
+    }
+    j.append("    };\n  }\n\n");
+    j.append("  /** Bytes of the type a reduction of {@code t} accumulates in (16-bit floats: fp32). */\n")
+        .append("  public static int accumulationBytes(DataType t) {\n    return switch (t) {\n");
+    for (Type t : types) {
+      j.append("      case ").append(t.name).append(" -> ").append(t.accSize).append(";\n");
+    }
+    j.append("    };\n  }\n}\n");
+    return j.toString();
+  }
+}

@@ -1,0 +1,119 @@
+package dev.gpucoll.core.batch;
+
+import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.CollectiveBatch;
+import dev.gpucoll.api.CommBuffer;
+import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.ReduceOp;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * The calls one {@code group()} body recorded, in order, and the batch's signature that every rank
+ * compares before any of them runs. Both backends record through this class, so a batch means the
+ * same on each.
+ */
+public final class RecordedBatch implements CollectiveBatch {
+  /** One recorded call; {@code op} is SUM and {@code root} 0 where the collective has none. */
+  public record Call(Collective collective, CommBuffer send, CommBuffer recv, long count, DataType type,
+      ReduceOp op, int root) {}
+
+  private final List<Call> calls = new ArrayList<>();
+  private boolean sealed;
+
+  private RecordedBatch() {}
+
+  /** Runs {@code body} on a fresh batch and seals it: a call recorded later (a leaked batch) fails. */
+  public static RecordedBatch record(Consumer<CollectiveBatch> body) {
+    if (body == null) {
+      throw new IllegalArgumentException("group body is null");
+    }
+    RecordedBatch b = new RecordedBatch();
+    try {
+      body.accept(b);
+    } finally {
+      b.sealed = true;
+    }
+    return b;
+  }
+
+  public List<Call> calls() {
+    return calls;
+  }
+
+  @Override
+  public void allReduce(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {
+    add(new Call(Collective.ALL_REDUCE, send, recv, count, type, op, 0));
+  }
+
+  @Override
+  public void allGather(CommBuffer send, CommBuffer recv, long count, DataType type) {
+    add(new Call(Collective.ALL_GATHER, send, recv, count, type, ReduceOp.SUM, 0));
+  }
+
+  @Override
+  public void reduceScatter(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {
+    add(new Call(Collective.REDUCE_SCATTER, send, recv, count, type, op, 0));
+  }
+
+  @Override
+  public void allToAll(CommBuffer send, CommBuffer recv, long count, DataType type) {
+    add(new Call(Collective.ALL_TO_ALL, send, recv, count, type, ReduceOp.SUM, 0));
+  }
+
+  @Override
+  public void broadcast(CommBuffer send, CommBuffer recv, long count, DataType type, int root) {
+    add(new Call(Collective.BROADCAST, send, recv, count, type, ReduceOp.SUM, root));
+  }
+
+  private void add(Call c) {
+    if (sealed) {
+      throw new IllegalStateException("this batch belongs to a group() call that has returned; record calls"
+          + " inside the group's body");
+    }
+    if (c.type() == null || c.op() == null) {
+      throw new IllegalArgumentException(c.collective().apiName() + " in a group: type and op must not be null");
+    }
+    calls.add(c);
+  }
+
+  /**
+   * What every rank must agree on: the number of calls and a hash of each call's collective, count,
+   * type, op and root, in order (buffers are each rank's own and take no part).
+   */
+  public long[] signature() {
+    long h = 0xcbf29ce484222325L;
+    for (Call c : calls) {
+      for (long v : new long[] {c.collective().ordinal(), c.count(), c.type().ordinal(), c.op().ordinal(), c.root()}) {
+        h = (h ^ v) * 0x100000001b3L;
+        h ^= h >>> 31;
+      }
+    }
+    return new long[] {calls.size(), h};
+  }
+
+  /**
+   * The mismatch among every rank's {@link #signature} ({@code gathered} holds rank r's pair at
+   * 2r, 2r+1), or null when all agree. Every rank computes the same text from the same data.
+   */
+  public static String mismatch(long[] gathered) {
+    int size = gathered.length / 2;
+    boolean same = true;
+    for (int r = 1; r < size; r++) {
+      same &= gathered[2 * r] == gathered[0] && gathered[2 * r + 1] == gathered[1];
+    }
+    if (same) {
+      return null;
+    }
+    StringBuilder sb = new StringBuilder("ranks recorded different batches in group(): ");
+    for (int r = 0; r < size; r++) {
+      sb.append(r == 0 ? "" : ", ").append("rank ").append(r).append(": ").append(gathered[2 * r])
+          .append(gathered[2 * r] == 1 ? " call" : " calls");
+      if (r > 0 && gathered[2 * r] == gathered[0] && gathered[2 * r + 1] != gathered[1]) {
+        sb.append(" (differing from rank 0 in a collective, count, type, op or root)");
+      }
+    }
+    return sb.toString();
+  }
+}

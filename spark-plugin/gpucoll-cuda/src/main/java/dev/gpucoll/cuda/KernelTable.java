@@ -1,0 +1,497 @@
+// GENERATED from native-kernels/kernel-table.txt by native-kernels/scripts/KernelTableGen.java; do not edit (the build fails when this file differs from what the table gives).
+package dev.gpucoll.cuda;
+
+import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.Algorithm;
+import java.util.List;
+
+/**
+ * The kernel table (native-kernels/kernel-table.txt) in Java: which kernels exist in the shipped fatbin
+ * (and in the benchmark one), the types, ops and sizes each takes, the grid each is launched with,
+ * the {@link Algorithm} each runs, and the byte layout of GcArgs, GcErrorRecord and the workspace.
+ * The kernels include the same table as include/gpucoll/kernel_table.h, so the two cannot disagree.
+ *
+ * <p>Lookups:
+ * <ul>
+ *   <li>{@link #kernel(Collective, Protocol)} or {@link #kernel(Collective, Algorithm)}: the
+ *       {@link Kernel} for a collective on a protocol, or {@code null} when the table has none;
+ *   <li>{@link Kernel#name(DataType)}: the kernel function's name for an element type ({@code null}
+ *       when that kernel does not take the type);
+ *   <li>{@link Kernel#capacityElements(DataType)}: the largest count (elements; per peer for data
+ *       movement) the kernel takes;
+ *   <li>{@link Kernel#grid(long)}: gridDim.x for a call of that many per-peer bytes
+ *       (blockDim.x is always {@link #BLOCK_THREADS});
+ *   <li>{@link #ofKernelId(int)}: the kernel a GcErrorRecord names.
+ * </ul>
+ */
+public final class KernelTable {
+  private KernelTable() {}
+
+  // ---- limits, geometry, capacities
+  /** raised whenever a kernel, GcArgs or the workspace changes incompatibly. */
+  public static final int ABI_VERSION = 2;
+  public static final int MAX_RANKS = 16;
+  /** blockDim.x of every kernel. */
+  public static final int BLOCK_THREADS = 512;
+  /** largest gridDim.x. */
+  public static final int MAX_BLOCKS = 32;
+  /** gridDim.x of every _pipe kernel (per-block channels). */
+  public static final int PIPE_BLOCKS = 16;
+  /** grid rule "bytes": ceil(bytes / BYTES_PER_BLOCK) .... */
+  public static final int BYTES_PER_BLOCK = 4096;
+  /** ... clamped to [1, MAX_GRID_RULE]: one LL slot per thread up to 64 KB. */
+  public static final int MAX_GRID_RULE = 16;
+  /** GcArgs.timeout_ns = 0 means this (10 s). */
+  public static final long DEFAULT_TIMEOUT_NS = 10000000000L;
+  /** per-peer payload of an _ll kernel. */
+  public static final int LL_MAX_BYTES = 65536;
+  /** 8 data bytes per 16-byte slot. */
+  public static final int LL_SLOTS = 8192;
+  /** message bytes of gc_allreduce_sentinel_<t>. */
+  public static final int SENT_MAX_BYTES = 1048576;
+  /** per (half, phase, src): the n=2 chunk. */
+  public static final int SENT_PEER_BYTES = 524288;
+  /** a NaN payload as fp32; prefill pattern of the sentinel region. */
+  public static final int SENTINEL_WORD = 0xFFF7DEAD;
+  public static final int LL128_LINE_BYTES = 128;
+  /** 8-byte header {u32 counter, u32 pad}. */
+  public static final int LL128_DATA_BYTES = 120;
+  public static final int LL128_MAX_LINES = 16384;
+  public static final int LL128_LINES_PER_HALF = 24576;
+  public static final int PIPE_CHUNK_BYTES = 16384;
+  /** staging of the two-barrier comparison kernel (bench only). */
+  public static final int RAW_PEER_BYTES = 262144;
+  public static final int A2AV_SEND_COUNTS = 0;
+  public static final int A2AV_SEND_DISPLS = 1;
+  public static final int A2AV_RECV_COUNTS = 2;
+  public static final int A2AV_RECV_DISPLS = 3;
+  public static final int OK = 0;
+  /** waited timeout_ns; peer = a rank that never started this call, else the peer polled. */
+  public static final int ERR_TIMEOUT = 1;
+  /** the host set *abort_word. */
+  public static final int ERR_ABORTED = 2;
+  /** rank/nranks/dtype/op/epoch/grid invalid; detail says which. */
+  public static final int ERR_BAD_ARGS = 3;
+  /** message larger than this kernel's capacity; detail = bytes. */
+  public static final int ERR_CAPACITY = 4;
+  public static final int NO_PEER = 0xFFFFFFFF;
+  public static final int WORKSPACE_ALIGN = 4096;
+
+  // ---- GcArgs (byte offsets, little-endian)
+  /** u64: host epoch, or 0 = the next one from the device epoch words (kernel_abi.h section 3). */
+  public static final int ARGS_OFFSET_EPOCH = 0;
+  /** u64: device pointer. */
+  public static final int ARGS_OFFSET_SEND = 8;
+  /** u64: device pointer. */
+  public static final int ARGS_OFFSET_RECV = 16;
+  /** u64: elements (ignored by allToAllv and barrier). */
+  public static final int ARGS_OFFSET_COUNT = 24;
+  /** u32: this rank, < nranks. */
+  public static final int ARGS_OFFSET_RANK = 32;
+  /** u32: 1 .. MAX_RANKS. */
+  public static final int ARGS_OFFSET_NRANKS = 36;
+  /** u32: GC_DT_*. */
+  public static final int ARGS_OFFSET_DTYPE = 40;
+  /** u32: GC_OP_* (reductions). */
+  public static final int ARGS_OFFSET_OP = 44;
+  /** u32: broadcast root. */
+  public static final int ARGS_OFFSET_ROOT = 48;
+  /** u32: 0. */
+  public static final int ARGS_OFFSET_RESERVED0 = 52;
+  /** u64: 0 = DEFAULT_TIMEOUT_NS. */
+  public static final int ARGS_OFFSET_TIMEOUT_NS = 56;
+  /** u64: device-visible address of a u32 (mapped host memory), or 0. */
+  public static final int ARGS_OFFSET_ABORT_WORD = 64;
+  /** u64: device-visible address of a GcErrorRecord (mapped host memory); required. */
+  public static final int ARGS_OFFSET_ERROR_RECORD = 72;
+  /** u64[16]: workspace base of each rank, mapped in this process. */
+  public static final int ARGS_OFFSET_PEERS = 80;
+  /** i64[4, 16]: allToAllv counts/displacements in elements (rows A2AV_*); else unused. */
+  public static final int ARGS_OFFSET_A2AV = 208;
+  public static final int ARGS_SIZE = 720;
+
+  // ---- GcErrorRecord (byte offsets, little-endian)
+  /** u32: GC_OK or GC_ERR_*; written LAST, after the other fields. */
+  public static final int ERR_OFFSET_CODE = 0;
+  /** u32: rank that recorded the error. */
+  public static final int ERR_OFFSET_RANK = 4;
+  /** u32: peer it waited for, or GC_NO_PEER. */
+  public static final int ERR_OFFSET_PEER = 8;
+  /** u32: collective id * 16 + protocol id. */
+  public static final int ERR_OFFSET_KERNEL = 12;
+  /** u64: epoch of the failed call. */
+  public static final int ERR_OFFSET_EPOCH = 16;
+  /** u64: flag / counter value it waited for. */
+  public static final int ERR_OFFSET_WAITED = 24;
+  /** u64: value it last read. */
+  public static final int ERR_OFFSET_OBSERVED = 32;
+  /** u64: BAD_ARGS: 1 nranks 2 rank/root 3 epoch 4 geometry/counts 5 peers 6 dtype 7 op; CAPACITY: bytes (lines for LL128); TIMEOUT/ABORTED: the peer polled. */
+  public static final int ERR_OFFSET_DETAIL = 40;
+  /** u32: blockIdx.x of the recorder. */
+  public static final int ERR_OFFSET_BLOCK = 48;
+  /** u32: threadIdx.x of the recorder. */
+  public static final int ERR_OFFSET_THREAD = 52;
+  public static final int ERR_SIZE = 56;
+
+  // ---- workspace regions (bytes from the workspace base)
+  /** control words (kernel_abi.h section 4). */
+  public static final long WS_CTRL_OFFSET = 0L;
+  public static final long WS_CTRL_BYTES = 32768L;
+  /** LL slots [2 halves][src][slot] of 16 B. */
+  public static final long WS_LL_OFFSET = 32768L;
+  public static final long WS_LL_BYTES = 4194304L;
+  /** sentinel data [2 halves][2 phases][src][bytes]. */
+  public static final long WS_SENT_OFFSET = 4227072L;
+  public static final long WS_SENT_BYTES = 33554432L;
+  /** sentinel escape words, u64 per 16-B unit. */
+  public static final long WS_ESC_OFFSET = 37781504L;
+  public static final long WS_ESC_BYTES = 16777216L;
+  public static final long WS_LL128_OFFSET = 54558720L;
+  public static final long WS_LL128_BYTES = 6291456L;
+  public static final long WS_PIPE_OFFSET = 60850176L;
+  public static final long WS_PIPE_BYTES = 16777216L;
+  /** two-barrier staging (bench kernels only). */
+  public static final long WS_RAW_OFFSET = 77627392L;
+  public static final long WS_RAW_BYTES = 4194304L;
+  /** Bytes of one rank's workspace. */
+  public static final long WORKSPACE_BYTES = 81821696L;
+
+  /** The protocols a kernel moves data with; {@link #id()} is the C GC_PROTO_* code. */
+  public enum Protocol {
+    /** 16-byte slots {8 B data, 8 B epoch flag}, one store each. */
+    LL(0, "ll"),
+    /** raw 16-byte units over a sentinel-prefilled region, escape words. */
+    SENTINEL(1, "sentinel"),
+    /** 128-byte lines, hardware-atomic adds, an arrival counter per line. */
+    LL128(2, "ll128"),
+    /** 16 KB chunks per block with credits: any size. */
+    PIPE(3, "pipe"),
+    /** raw stores between two flag barriers (comparison only, bench fatbin). */
+    TWO_BARRIER(4, "barrier2"),
+    /** per-block barrier words (the barrier collective). */
+    FLAG_BARRIER(5, "");
+
+    private final int id;
+    private final String abiName;
+
+    Protocol(int id, String abiName) {
+      this.id = id;
+      this.abiName = abiName;
+    }
+
+    /** GC_PROTO_* code (GcErrorRecord.kernel = collective id * 16 + this). */
+    public int id() {
+      return id;
+    }
+
+    /** The protocol's part of a kernel name ("ll" in gc_allreduce_ll_f32); empty when kernels of it are named after the collective alone. */
+    public String abiName() {
+      return abiName;
+    }
+  }
+
+  /** How a kernel's gridDim.x is chosen. */
+  public enum GridRule {
+    /** {@link #gridForBytes} of the per-peer bytes; any grid is correct, ranks may differ. */
+    BYTES,
+    /** {@link #gridForBytes} of the per-peer bytes, and every rank must launch the same grid. */
+    SAME_BYTES,
+    /** A fixed grid, the same on every rank (per-block channels). */
+    FIXED,
+    /** One block. */
+    ONE
+  }
+
+  /** One kernel of the table: a collective on a protocol, for a set of types and ops. */
+  public static final class Kernel {
+    private final Collective collective;
+    private final Protocol protocol;
+    private final Algorithm algorithm;
+    private final boolean shipped;
+    private final String[] names;
+    private final long[] capacity;
+    private final boolean[] ops;
+    private final GridRule gridRule;
+    private final int fixedGrid;
+
+    Kernel(Collective collective, Protocol protocol, Algorithm algorithm, boolean shipped, String[] names,
+        long[] capacity, boolean[] ops, GridRule gridRule, int fixedGrid) {
+      this.collective = collective;
+      this.protocol = protocol;
+      this.algorithm = algorithm;
+      this.shipped = shipped;
+      this.names = names;
+      this.capacity = capacity;
+      this.ops = ops;
+      this.gridRule = gridRule;
+      this.fixedGrid = fixedGrid;
+    }
+
+    public Collective collective() {
+      return collective;
+    }
+
+    public Protocol protocol() {
+      return protocol;
+    }
+
+    /** The path a call on this kernel reports. */
+    public Algorithm algorithm() {
+      return algorithm;
+    }
+
+    /** In the shipped fatbin (true), or only in the benchmark fatbin of the test programs. */
+    public boolean shipped() {
+      return shipped;
+    }
+
+    /** GcErrorRecord.kernel of this kernel. */
+    public int id() {
+      return kernelId(collective, protocol);
+    }
+
+    /** The kernel function for elements of {@code t}, or {@code null} when this kernel does not take {@code t}. */
+    public String name(DataType t) {
+      return names[t.ordinal()];
+    }
+
+    public boolean supports(DataType t) {
+      return names[t.ordinal()] != null;
+    }
+
+    /** Whether the kernel reduces with {@code op} (false for every op when it does not reduce). */
+    public boolean supports(ReduceOp op) {
+      return ops[op.ordinal()];
+    }
+
+    /**
+     * The largest count of {@code t} elements this kernel takes (per peer for data movement);
+     * {@link Long#MAX_VALUE} when unbounded, 0 when it does not take {@code t}.
+     */
+    public long capacityElements(DataType t) {
+      return capacity[t.ordinal()];
+    }
+
+    public GridRule gridRule() {
+      return gridRule;
+    }
+
+    /** Whether every rank of a call must launch the same gridDim.x. */
+    public boolean sameGridOnEveryRank() {
+      return gridRule == GridRule.SAME_BYTES || gridRule == GridRule.FIXED;
+    }
+
+    /** gridDim.x for a call moving {@code perPeerBytes} to or from each peer. */
+    public int grid(long perPeerBytes) {
+      return switch (gridRule) {
+        case BYTES, SAME_BYTES -> gridForBytes(perPeerBytes);
+        case FIXED -> fixedGrid;
+        case ONE -> 1;
+      };
+    }
+
+    @Override
+    public String toString() {
+      return collective.apiName() + "/" + protocol.name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
+
+  private static final List<Kernel> KERNELS = List.of(
+      new Kernel(Collective.ALL_REDUCE, Protocol.LL, Algorithm.GPU_LL_ONESHOT, true,
+          new String[] {"gc_allreduce_ll_f32", "gc_allreduce_ll_f64", "gc_allreduce_ll_f16", "gc_allreduce_ll_bf16", "gc_allreduce_ll_i32", "gc_allreduce_ll_i64", "gc_allreduce_ll_i8", "gc_allreduce_ll_u8"},
+          new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
+          new boolean[] {true, true, true, true, true}, GridRule.BYTES, 0),
+      new Kernel(Collective.ALL_REDUCE, Protocol.SENTINEL, Algorithm.GPU_SENTINEL_TWOSHOT, true,
+          new String[] {"gc_allreduce_sentinel_f32", "gc_allreduce_sentinel_f64", "gc_allreduce_sentinel_f16", "gc_allreduce_sentinel_bf16", "gc_allreduce_sentinel_i32", "gc_allreduce_sentinel_i64", "gc_allreduce_sentinel_i8", "gc_allreduce_sentinel_u8"},
+          new long[] {262144L, 131072L, 524288L, 524288L, 262144L, 131072L, 1048576L, 1048576L},
+          new boolean[] {true, true, true, true, true}, GridRule.BYTES, 0),
+      new Kernel(Collective.ALL_REDUCE, Protocol.LL128, Algorithm.GPU_LL128_ATOMIC, true,
+          new String[] {"gc_allreduce_ll128_f32", "gc_allreduce_ll128_f64", "gc_allreduce_ll128_f16", "gc_allreduce_ll128_bf16", "gc_allreduce_ll128_i32", "gc_allreduce_ll128_i64", null, null},
+          new long[] {491520L, 245760L, 491520L, 491520L, 491520L, 245760L, 0L, 0L},
+          new boolean[] {true, false, false, false, true}, GridRule.BYTES, 0),
+      new Kernel(Collective.ALL_REDUCE, Protocol.PIPE, Algorithm.GPU_PIPE, true,
+          new String[] {"gc_allreduce_pipe_f32", "gc_allreduce_pipe_f64", "gc_allreduce_pipe_f16", "gc_allreduce_pipe_bf16", "gc_allreduce_pipe_i32", "gc_allreduce_pipe_i64", "gc_allreduce_pipe_i8", "gc_allreduce_pipe_u8"},
+          new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
+          new boolean[] {true, true, true, true, true}, GridRule.FIXED, PIPE_BLOCKS),
+      new Kernel(Collective.ALL_REDUCE, Protocol.TWO_BARRIER, Algorithm.GPU_BARRIER2, false,
+          new String[] {"gc_allreduce_barrier2_f32", "gc_allreduce_barrier2_f64", "gc_allreduce_barrier2_f16", "gc_allreduce_barrier2_bf16", "gc_allreduce_barrier2_i32", "gc_allreduce_barrier2_i64", "gc_allreduce_barrier2_i8", "gc_allreduce_barrier2_u8"},
+          new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
+          new boolean[] {true, true, true, true, true}, GridRule.SAME_BYTES, 0),
+      new Kernel(Collective.REDUCE_SCATTER, Protocol.LL, Algorithm.GPU_LL, true,
+          new String[] {"gc_reducescatter_ll_f32", "gc_reducescatter_ll_f64", "gc_reducescatter_ll_f16", "gc_reducescatter_ll_bf16", "gc_reducescatter_ll_i32", "gc_reducescatter_ll_i64", "gc_reducescatter_ll_i8", "gc_reducescatter_ll_u8"},
+          new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
+          new boolean[] {true, true, true, true, true}, GridRule.BYTES, 0),
+      new Kernel(Collective.REDUCE_SCATTER, Protocol.PIPE, Algorithm.GPU_PIPE, true,
+          new String[] {"gc_reducescatter_pipe_f32", "gc_reducescatter_pipe_f64", "gc_reducescatter_pipe_f16", "gc_reducescatter_pipe_bf16", "gc_reducescatter_pipe_i32", "gc_reducescatter_pipe_i64", "gc_reducescatter_pipe_i8", "gc_reducescatter_pipe_u8"},
+          new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
+          new boolean[] {true, true, true, true, true}, GridRule.FIXED, PIPE_BLOCKS),
+      new Kernel(Collective.ALL_GATHER, Protocol.LL, Algorithm.GPU_LL, true,
+          new String[] {"gc_allgather_ll", "gc_allgather_ll", "gc_allgather_ll", "gc_allgather_ll", "gc_allgather_ll", "gc_allgather_ll", "gc_allgather_ll", "gc_allgather_ll"},
+          new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
+          new boolean[] {false, false, false, false, false}, GridRule.BYTES, 0),
+      new Kernel(Collective.ALL_GATHER, Protocol.PIPE, Algorithm.GPU_PIPE, true,
+          new String[] {"gc_allgather_pipe", "gc_allgather_pipe", "gc_allgather_pipe", "gc_allgather_pipe", "gc_allgather_pipe", "gc_allgather_pipe", "gc_allgather_pipe", "gc_allgather_pipe"},
+          new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
+          new boolean[] {false, false, false, false, false}, GridRule.FIXED, PIPE_BLOCKS),
+      new Kernel(Collective.ALL_TO_ALL, Protocol.LL, Algorithm.GPU_LL, true,
+          new String[] {"gc_alltoall_ll", "gc_alltoall_ll", "gc_alltoall_ll", "gc_alltoall_ll", "gc_alltoall_ll", "gc_alltoall_ll", "gc_alltoall_ll", "gc_alltoall_ll"},
+          new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
+          new boolean[] {false, false, false, false, false}, GridRule.BYTES, 0),
+      new Kernel(Collective.ALL_TO_ALL, Protocol.PIPE, Algorithm.GPU_PIPE, true,
+          new String[] {"gc_alltoall_pipe", "gc_alltoall_pipe", "gc_alltoall_pipe", "gc_alltoall_pipe", "gc_alltoall_pipe", "gc_alltoall_pipe", "gc_alltoall_pipe", "gc_alltoall_pipe"},
+          new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
+          new boolean[] {false, false, false, false, false}, GridRule.FIXED, PIPE_BLOCKS),
+      new Kernel(Collective.ALL_TO_ALLV, Protocol.LL, Algorithm.GPU_LL, true,
+          new String[] {"gc_alltoallv_ll", "gc_alltoallv_ll", "gc_alltoallv_ll", "gc_alltoallv_ll", "gc_alltoallv_ll", "gc_alltoallv_ll", "gc_alltoallv_ll", "gc_alltoallv_ll"},
+          new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
+          new boolean[] {false, false, false, false, false}, GridRule.BYTES, 0),
+      new Kernel(Collective.ALL_TO_ALLV, Protocol.PIPE, Algorithm.GPU_PIPE, true,
+          new String[] {"gc_alltoallv_pipe", "gc_alltoallv_pipe", "gc_alltoallv_pipe", "gc_alltoallv_pipe", "gc_alltoallv_pipe", "gc_alltoallv_pipe", "gc_alltoallv_pipe", "gc_alltoallv_pipe"},
+          new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
+          new boolean[] {false, false, false, false, false}, GridRule.FIXED, PIPE_BLOCKS),
+      new Kernel(Collective.BROADCAST, Protocol.LL, Algorithm.GPU_LL, true,
+          new String[] {"gc_broadcast_ll", "gc_broadcast_ll", "gc_broadcast_ll", "gc_broadcast_ll", "gc_broadcast_ll", "gc_broadcast_ll", "gc_broadcast_ll", "gc_broadcast_ll"},
+          new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
+          new boolean[] {false, false, false, false, false}, GridRule.BYTES, 0),
+      new Kernel(Collective.BROADCAST, Protocol.PIPE, Algorithm.GPU_PIPE, true,
+          new String[] {"gc_broadcast_pipe", "gc_broadcast_pipe", "gc_broadcast_pipe", "gc_broadcast_pipe", "gc_broadcast_pipe", "gc_broadcast_pipe", "gc_broadcast_pipe", "gc_broadcast_pipe"},
+          new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
+          new boolean[] {false, false, false, false, false}, GridRule.FIXED, PIPE_BLOCKS),
+      new Kernel(Collective.BARRIER, Protocol.FLAG_BARRIER, Algorithm.GPU_BARRIER, true,
+          new String[] {"gc_barrier", "gc_barrier", "gc_barrier", "gc_barrier", "gc_barrier", "gc_barrier", "gc_barrier", "gc_barrier"},
+          new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
+          new boolean[] {false, false, false, false, false}, GridRule.ONE, 0));
+
+  private static final Kernel[][] BY_COLLECTIVE = new Kernel[Collective.values().length][Protocol.values().length];
+
+  static {
+    for (Kernel k : KERNELS) {
+      BY_COLLECTIVE[k.collective().ordinal()][k.protocol().ordinal()] = k;
+    }
+    // The C codes are the API ordinals: a reordered enum must fail here, not launch the wrong type.
+    requireCode(DataType.FLOAT32.ordinal(), 0, "DataType.FLOAT32");
+    requireCode(DataType.FLOAT64.ordinal(), 1, "DataType.FLOAT64");
+    requireCode(DataType.FLOAT16.ordinal(), 2, "DataType.FLOAT16");
+    requireCode(DataType.BFLOAT16.ordinal(), 3, "DataType.BFLOAT16");
+    requireCode(DataType.INT32.ordinal(), 4, "DataType.INT32");
+    requireCode(DataType.INT64.ordinal(), 5, "DataType.INT64");
+    requireCode(DataType.INT8.ordinal(), 6, "DataType.INT8");
+    requireCode(DataType.UINT8.ordinal(), 7, "DataType.UINT8");
+    requireCode(ReduceOp.SUM.ordinal(), 0, "ReduceOp.SUM");
+    requireCode(ReduceOp.PROD.ordinal(), 1, "ReduceOp.PROD");
+    requireCode(ReduceOp.MIN.ordinal(), 2, "ReduceOp.MIN");
+    requireCode(ReduceOp.MAX.ordinal(), 3, "ReduceOp.MAX");
+    requireCode(ReduceOp.AVG.ordinal(), 4, "ReduceOp.AVG");
+    requireCode(DataType.values().length, 8, "DataType count");
+    requireCode(ReduceOp.values().length, 5, "ReduceOp count");
+  }
+
+  private static void requireCode(int java, int c, String what) {
+    if (java != c) {
+      throw new IllegalStateException(what + " is " + java + " in Java but " + c + " in the kernel table");
+    }
+  }
+
+  /** Every kernel of the table, shipped and benchmark-only, in table order. */
+  public static List<Kernel> kernels() {
+    return KERNELS;
+  }
+
+  /** The kernel for {@code c} on {@code p}, or {@code null} when the table has none. */
+  public static Kernel kernel(Collective c, Protocol p) {
+    return BY_COLLECTIVE[c.ordinal()][p.ordinal()];
+  }
+
+  /** The kernel for {@code c} that runs {@code a}, or {@code null} when none does (NCCL, host paths). */
+  public static Kernel kernel(Collective c, Algorithm a) {
+    for (Kernel k : BY_COLLECTIVE[c.ordinal()]) {
+      if (k != null && k.algorithm() == a) {
+        return k;
+      }
+    }
+    return null;
+  }
+
+  /** GcErrorRecord.kernel of {@code c} on {@code p}. */
+  public static int kernelId(Collective c, Protocol p) {
+    return collectiveId(c) * 16 + p.id();
+  }
+
+  /** The kernel a GcErrorRecord.kernel value names, or {@code null}. */
+  public static Kernel ofKernelId(int id) {
+    for (Kernel k : KERNELS) {
+      if (k.id() == id) {
+        return k;
+      }
+    }
+    return null;
+  }
+
+  /** The C GC_COLL_* code of {@code c}. */
+  public static int collectiveId(Collective c) {
+    return switch (c) {
+      case ALL_REDUCE -> 1;
+      case REDUCE_SCATTER -> 2;
+      case ALL_GATHER -> 3;
+      case ALL_TO_ALL -> 4;
+      case ALL_TO_ALLV -> 5;
+      case BROADCAST -> 6;
+      case BARRIER -> 7;
+    };
+  }
+
+  /** The collective of a GC_COLL_* code, or {@code null}. */
+  public static Collective collectiveOfId(int id) {
+    return switch (id) {
+      case 1 -> Collective.ALL_REDUCE;
+      case 2 -> Collective.REDUCE_SCATTER;
+      case 3 -> Collective.ALL_GATHER;
+      case 4 -> Collective.ALL_TO_ALL;
+      case 5 -> Collective.ALL_TO_ALLV;
+      case 6 -> Collective.BROADCAST;
+      case 7 -> Collective.BARRIER;
+      default -> null;
+    };
+  }
+
+  /** Grid rule "bytes": ceil(bytes / BYTES_PER_BLOCK) clamped to [1, MAX_GRID_RULE]. */
+  public static int gridForBytes(long bytes) {
+    if (bytes <= BYTES_PER_BLOCK) {
+      return 1;
+    }
+    if (bytes >= (long) BYTES_PER_BLOCK * MAX_GRID_RULE) {
+      return MAX_GRID_RULE;
+    }
+    return (int) ((bytes + BYTES_PER_BLOCK - 1) / BYTES_PER_BLOCK);
+  }
+
+  /** The kernel-name suffix of an element type ("f32"). */
+  public static String typeSuffix(DataType t) {
+    return switch (t) {
+      case FLOAT32 -> "f32";
+      case FLOAT64 -> "f64";
+      case FLOAT16 -> "f16";
+      case BFLOAT16 -> "bf16";
+      case INT32 -> "i32";
+      case INT64 -> "i64";
+      case INT8 -> "i8";
+      case UINT8 -> "u8";
+    };
+  }
+
+  /** Bytes of the type a reduction of {@code t} accumulates in (16-bit floats: fp32). */
+  public static int accumulationBytes(DataType t) {
+    return switch (t) {
+      case FLOAT32 -> 4;
+      case FLOAT64 -> 8;
+      case FLOAT16 -> 4;
+      case BFLOAT16 -> 4;
+      case INT32 -> 4;
+      case INT64 -> 8;
+      case INT8 -> 1;
+      case UINT8 -> 1;
+    };
+  }
+}
