@@ -67,8 +67,9 @@ struct ProtoLL : WholeCallSteps {
     return true;
   }
   // Packet s from every rank reduced with the own part in rank order 0..n-1 (every rank gets the same
-  // bits), each source's packet awaited in that order: the reduction keeps one accumulator, so the
-  // whole wait stays in registers.
+  // bits), each source's packet awaited in that order with one accumulator: the wait stays in
+  // registers (holding every source's packet, as a poll of all sources together must, spills under
+  // the 64-register cap that two blocks per SM impose, and measured slower).
   template <typename T, uint32_t OP>
   __device__ bool recvReduceCopy(const char* own, char* dst, uint64_t len, const Step& st, uint32_t) const {
     const uint32_t n = c.n, op = opOf<OP>(c);
