@@ -53,14 +53,15 @@ jlink --add-modules java.base,jdk.unsupported,java.management,java.logging \
 strip --strip-unneeded "$BUNDLE/jre/lib/server/libjvm.so" 2>/dev/null || true
 
 # The C++ benchmark (native-kernels/test/gc_bench.cu), for the C++ launch-cost number of the same run,
-# and the shipped fatbin it loads with cuModuleLoadData (gzip'ed: 12 MB of SASS packs to a quarter).
+# and the shipped fatbin it loads with cuModuleLoadData (gzip'ed: 9 MB of SASS packs to a quarter).
 # Built here (nvcc, static cudart) for sm_90.
 mkdir -p "$BUNDLE/bin"
 unzip -p "$BUNDLE"/lib/gpucoll-native-kernels-*.jar dev/gpucoll/native/gpucoll_kernels.fatbin \
   | gzip -9 > "$BUNDLE/bin/gpucoll_kernels.fatbin.gz"
 if command -v nvcc >/dev/null && [ -f "$ROOT/native-kernels/test/gc_bench.cu" ]; then
   nvcc -std=c++17 -O3 -I"$ROOT/native-kernels/include" -gencode arch=compute_90,code=sm_90 \
-    -Xcompiler -fno-fast-math -o "$BUNDLE/bin/gc_bench" "$ROOT/native-kernels/test/gc_bench.cu"
+    -Xcompiler -fno-fast-math -o "$BUNDLE/bin/gc_bench" "$ROOT/native-kernels/test/gc_bench.cu" \
+    "$ROOT/native-kernels/test/all_kernels.cu"
 else
   echo "build.sh: no nvcc or no native-kernels/test/gc_bench.cu: the bundle has no C++ launcher" >&2
 fi

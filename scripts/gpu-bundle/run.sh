@@ -33,7 +33,7 @@ nvidia-smi topo -m > "$LOGS/topo.txt" 2>&1 || true
 CPP_US=""
 if [ "$WHAT" != suite ] && [ -x "$BUNDLE/bin/gc_bench" ]; then
   gunzip -c "$BUNDLE/bin/gpucoll_kernels.fatbin.gz" > /tmp/gpucoll_kernels.fatbin
-  "$BUNDLE/bin/gc_bench" /tmp/gpucoll_kernels.fatbin 2>&1 | tee "$LOGS/gc_bench.log"
+  "$BUNDLE/bin/gc_bench" --fatbin /tmp/gpucoll_kernels.fatbin 2>&1 | tee "$LOGS/gc_bench.log"
   CPP_US=$(grep -E '^\| C\+\+ cuLaunchKernel' "$LOGS/gc_bench.log" | head -1 | awk -F'|' '{gsub(/ /,"",$3); print $3}')
 fi
 
