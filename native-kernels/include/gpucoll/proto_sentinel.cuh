@@ -13,6 +13,8 @@ namespace gc {
 
 struct ProtoSentinel : WholeCallSteps {
   static constexpr bool kAnnounceAfterSends = false;
+  static constexpr bool kShiftsEpoch = false;  // no flag of the form (epoch << 24) | round
+  static constexpr bool kGatherSentByReduce = true;  // recvReduceCopySend sends each result at once
   static constexpr uint64_t kWord = ((uint64_t)GC_SENTINEL_WORD << 32) | GC_SENTINEL_WORD;
   const Ctx& c;
   const uint32_t half;
@@ -63,6 +65,28 @@ struct ProtoSentinel : WholeCallSteps {
     }
     return true;
   }
+  // Two-shot: segment o of [src, src+bytes) to owner o (owners' stride seg), one grid-stride loop over
+  // every unit so a small call spreads over the grid; the own segment stays (recvReduceCopy reads it).
+  template <typename T> __device__ bool scatterSend(const char* src, uint64_t bytes, uint64_t seg, const Step&, uint32_t phase) const {
+    const uint64_t per = seg / 16;
+    for (uint64_t u = tid(); u * 16 < bytes; u += nthreads()) {
+      const uint32_t o = static_cast<uint32_t>(u / per);
+      if (o != c.rank) put(o, phase, u - o * per, loadBytes16(src + 16 * u, min32(bytes - 16 * u, 16)));
+    }
+    return true;
+  }
+  // Two-shot: every other owner's segment of [dst, dst+bytes), one loop over every unit.
+  template <typename T> __device__ bool gatherRecv(char* dst, uint64_t bytes, uint64_t seg, const Step&, uint32_t phase) const {
+    const uint64_t per = seg / 16;
+    for (uint64_t u = tid(); u * 16 < bytes; u += nthreads()) {
+      const uint32_t o = static_cast<uint32_t>(u / per);
+      if (o == c.rank) continue;
+      U16 x;
+      if (!take(o, phase, u - o * per, x)) return false;
+      storeBytes16(dst + 16 * u, x, min32(bytes - 16 * u, 16));
+    }
+    return true;
+  }
   template <typename T> __device__ bool recv(uint32_t src, char* dst, uint64_t len, const Step& st, uint32_t phase) const {
     for (uint64_t u = tid(); u * 16 < len; u += nthreads()) {
       U16 x;
@@ -73,6 +97,15 @@ struct ProtoSentinel : WholeCallSteps {
   }
   template <typename T, uint32_t OP>
   __device__ bool recvReduceCopy(const char* own, char* dst, uint64_t len, const Step& st, uint32_t phase) const {
+    return reduceUnits<T, OP, false>(own, dst, len, st, phase);
+  }
+  // Two-shot owner: each reduced unit to dst and at once to every peer's gather region.
+  template <typename T, uint32_t OP>
+  __device__ bool recvReduceCopySend(const char* own, char* dst, uint64_t len, const Step& st) const {
+    return reduceUnits<T, OP, true>(own, dst, len, st, kPhaseScatter);
+  }
+  template <typename T, uint32_t OP, bool kSend>
+  __device__ bool reduceUnits(const char* own, char* dst, uint64_t len, const Step& st, uint32_t phase) const {
     const uint32_t op = opOf<OP>(c);
     for (uint64_t u = tid(); u * 16 < len; u += nthreads()) {
       const uint32_t nb = min32(len - 16 * u, 16);
@@ -83,7 +116,11 @@ struct ProtoSentinel : WholeCallSteps {
         else if (!take(r, phase, st.off / 16 + u, x)) return false;
         if (r == 0) acc.load(x); else acc.add(x, op);
       }
-      storeBytes16(dst + 16 * u, acc.store(op, c.n), nb);
+      const U16 y = acc.store(op, c.n);
+      if (kSend)
+        for (uint32_t p = 0; p < c.n; ++p)
+          if (p != c.rank) put(p, kPhaseGather, st.off / 16 + u, y);
+      storeBytes16(dst + 16 * u, y, nb);
     }
     return true;
   }
