@@ -166,23 +166,16 @@ template <class P, typename T, uint32_t OP> __device__ void allReduceTwoShot(con
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
   if (c.n == 1) return copyBytes(out, in, bytes);
-  auto segLen = [&](uint32_t o) -> uint64_t { return o * seg >= bytes ? 0 : (bytes - o * seg < seg ? bytes - o * seg : seg); };
-  const uint64_t mine = segLen(c.rank);
+  const uint64_t mine = c.rank * seg >= bytes ? 0 : (bytes - c.rank * seg < seg ? bytes - c.rank * seg : seg);
   Step s = p.first();
   for (; s.off < seg; s = p.next(s)) {
-    for (uint32_t j = 0; j < c.n; ++j) {
-      const uint32_t o = (c.rank + j) % c.n;
-      if (!p.template send<T>(o, in + o * seg + s.off, s.len(segLen(o)), s, kPhaseScatter)) return;
-    }
+    if (!p.template scatterSend<T>(in, bytes, seg, s, kPhaseScatter)) return;
     if (!p.template recvReduceCopy<T, OP>(in + c.rank * seg + s.off, out + c.rank * seg + s.off, s.len(mine), s, kPhaseScatter))
       return;
   }
   for (Step t = p.first(s.round); t.off < seg; t = p.next(t)) {
     if (!p.template copySend<T>(out + c.rank * seg + t.off, t.len(mine), t, kPhaseGather)) return;
-    for (uint32_t j = 1; j < c.n; ++j) {
-      const uint32_t o = (c.rank + c.n - j) % c.n;
-      if (!p.template recv<T>(o, out + o * seg + t.off, t.len(segLen(o)), t, kPhaseGather)) return;
-    }
+    if (!p.template gatherRecv<T>(out, bytes, seg, t, kPhaseGather)) return;
   }
   if ((c.n - 1) * seg >= bytes) finishArrivals(c);  // some rank owned nothing: it did not hear from all
 }

@@ -59,8 +59,9 @@
  *   after replays stay in step (all ranks run the same sequence, so all compute the same epoch).
  *   The epoch words belong to the communicator rank and its one stream: launches of one rank on
  *   several streams at once are not supported. Epochs stay below 2^40.
- *   Epoch parity (epoch & 1) selects the half of every double-buffered region; flags in LL slots,
- *   LL128 lines and barrier words carry the full 64-bit epoch, so no slot ever needs resetting.
+ *   Epoch parity (epoch & 1) selects the half of every double-buffered region; LL128 lines and
+ *   barrier words carry the full 64-bit epoch, LL packets its low 32 bits with the lowest bit set
+ *   (proto_ll.cuh), so no slot ever needs resetting.
  *   Why no barrier: invariant -- when a rank's kernel at epoch e completes, every peer has started e.
  *   A rank writes half h of a peer's region at epoch e only after its own kernel e-1 completed, so the
  *   peer started e-1, i.e. finished reading half h at e-2. Collectives that receive from every peer
@@ -80,20 +81,20 @@
  *   Fixed layout (independent of nranks; sized for GC_MAX_RANKS):
  *     [GC_WS_CTRL_OFFSET,  GC_WS_CTRL_BYTES)   control words, u64 each:
  *         GC_WS_ARRIVED  + 8*src                         epoch src last started (written by src)
- *         GC_WS_BARRIER  + 8*(block*GC_MAX_RANKS + src)  barrier2 / gc_barrier flags (written by src)
+ *         GC_WS_BARRIER  + 8*(block*GC_MAX_RANKS + src)  gc_barrier / two-barrier flags (written by src)
  *         GC_WS_PIPE_FLAG+ 8*((src*GC_MAX_BLOCKS + block)*2 + half)  pipe chunk flags (written by src)
  *         GC_WS_PIPE_ACK + 8*((dst*GC_MAX_BLOCKS + block)*2 + half)  pipe credits (written by dst)
  *         GC_WS_PIPE_SENT+ 8*((dst*GC_MAX_BLOCKS + block)*2 + half)  last flag this rank sent (own state)
  *         GC_WS_ERR_CLAIM                                 highest epoch whose error was recorded (own)
  *         GC_WS_EPOCH    + 8*block                        last epoch this rank ran (own; section 3)
- *     GC_WS_LL_OFFSET:    LL slots [2 halves][GC_MAX_RANKS src][GC_LL_SLOTS] of 16 B {u64 data, u64 flag}
+ *     GC_WS_LL_OFFSET:    LL packets [2 halves][GC_MAX_RANKS src][GC_LL_SLOTS] of 16 B {u32 data, u32 flag, u32 data, u32 flag}
  *     GC_WS_SENT_OFFSET:  sentinel data [2 halves][2 phases][GC_MAX_RANKS src][GC_SENT_PEER_BYTES]
  *     GC_WS_ESC_OFFSET:   sentinel escape words, u64 per 16-B unit of the sentinel region, same index
  *     GC_WS_LL128_OFFSET: LL128 lines [2 halves][GC_LL128_LINES_PER_HALF] of 128 B:
  *                         RS lines first (GC_LL128_MAX_LINES/2, owner-local index), then AG lines
  *                         (GC_LL128_MAX_LINES); line = {u32 counter, u32 pad, 120 B data}
  *     GC_WS_PIPE_OFFSET:  pipe chunks [GC_MAX_RANKS src][GC_MAX_BLOCKS][2 halves][GC_PIPE_CHUNK_BYTES]
- *     GC_WS_RAW_OFFSET:   barrier2 staging [GC_MAX_RANKS src][GC_RAW_PEER_BYTES]
+ *     GC_WS_RAW_OFFSET:   two-barrier staging [GC_MAX_RANKS src][GC_RAW_PEER_BYTES] (benchmark kernels only)
  *   Initialisation ONCE at allocation, before any rank's first launch (then never again):
  *     everything zero, EXCEPT the sentinel data region [GC_WS_SENT_OFFSET, +GC_WS_SENT_BYTES), which is
  *     filled with the 32-bit pattern GC_SENTINEL_WORD (cuMemsetD32). All ranks must have initialised

@@ -474,6 +474,9 @@ __device__ __forceinline__ bool flagBarrier(const Ctx& c, uint64_t value) {
 //   recv<T>(src, dst, len, step, phase)          wait for src's bytes, copy them to dst
 //   recvReduceCopy<T, OP>(own, dst, len, step, phase)   dst = op over ranks 0..n-1 of what each sent
 //                                                here (own: this rank's part), in rank order
+//   scatterSend<T>(src, bytes, seg, step, phase) two-shot: segment o of src to owner o (the
+//                                                protocol spreads every owner's part over the grid)
+//   gatherRecv<T>(dst, bytes, seg, step, phase)  two-shot: every other owner's segment into dst
 //   copy(step, dst, src, len)                    a local copy spread like the step's data
 // len is this step's share (Step::len of the peer's total); step.off its offset within the segment;
 // phase kPhaseScatter / kPhaseGather selects the region of a two-phase protocol. Slots, flags, epochs and

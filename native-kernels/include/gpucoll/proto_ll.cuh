@@ -1,8 +1,9 @@
 // LL: 16-byte packets {u32 data, u32 flag, u32 data, u32 flag}, each written by ONE volatile store and
-// read by one volatile load; flag = the low 32 bits of the epoch, so a reader that sees both flags
-// equal to this call's flag has the packet's 8 data bytes (each 8-byte half is written as a unit, and
-// each half carries its own flag). No fence, no notification, no reset: epoch parity selects one of
-// two halves, and a slot's stale flag is an older epoch of the same parity.
+// read by one volatile load; flag = the low 32 bits of the epoch with the lowest bit set, so a reader
+// that sees both flags equal to this call's flag has the packet's 8 data bytes (each 8-byte half is
+// written as a unit, and each half carries its own flag). No fence, no notification, no reset: epoch
+// parity selects one of two halves (so the flag's lowest bit carries nothing), a slot's stale flag is
+// an older epoch of the same parity, and the zeroed workspace never holds a flag (flags are odd).
 //   Inbox per receiver: [2 halves][GC_MAX_RANKS src][GC_LL_SLOTS] packets (GC_WS_LL region).
 //   One phase only (one-shot collectives); at most GC_LL_MAX_BYTES per source and call.
 // A stale packet is taken for fresh only if it was written exactly a multiple of 2^32 epochs ago.
@@ -21,7 +22,7 @@ struct ProtoLL : WholeCallSteps {
   const char* inbox;       // own inbox of this half, [src][slot]
 
   __device__ ProtoLL(const Ctx& ctx, uint64_t /*segmentBytes*/)
-      : c(ctx), flag(static_cast<uint32_t>(ctx.epoch)), halfOff((uint64_t)ctx.half() * GC_MAX_RANKS * kSrcBytes),
+      : c(ctx), flag(static_cast<uint32_t>(ctx.epoch) | 1u), halfOff((uint64_t)ctx.half() * GC_MAX_RANKS * kSrcBytes),
         inbox(ctx.own() + GC_WS_LL_OFFSET + (uint64_t)ctx.half() * GC_MAX_RANKS * kSrcBytes) {}
 
   template <typename T> __device__ bool fits(uint64_t perPeerBytes) const { return perPeerBytes <= GC_LL_MAX_BYTES; }
@@ -65,40 +66,29 @@ struct ProtoLL : WholeCallSteps {
     }
     return true;
   }
-  // Packet s from every peer, polled together (arrival order does not serialize the latency), then
-  // reduced with the own part in rank order 0..n-1 (every rank gets the same bits).
+  // Packet s from every rank reduced with the own part in rank order 0..n-1 (every rank gets the same
+  // bits), each source's packet awaited in that order with one accumulator: the wait stays in
+  // registers (holding every source's packet, as a poll of all sources together must, spills under
+  // the 64-register cap that two blocks per SM impose, and measured slower).
   template <typename T, uint32_t OP>
   __device__ bool recvReduceCopy(const char* own, char* dst, uint64_t len, const Step& st, uint32_t) const {
     const uint32_t n = c.n, op = opOf<OP>(c);
     for (uint64_t s = tid(); s * 8 < len; s += nthreads()) {
       const uint32_t nb = min32(len - 8 * s, 8);
-      uint64_t d[GC_MAX_RANKS];
       const char* at = inbox + (st.off / 8 + s) * 16u;
-      uint32_t pending = ((1u << n) - 1) & ~(1u << c.rank);  // n <= GC_MAX_RANKS = 16
-      const uint64_t mine = loadBytes8(own + 8 * s, nb);  // (d[] stays in registers: constant indices only)
-      Spinner sp;
-      uint32_t missing = 0, seen = 0;
-      while (pending) {
-#pragma unroll
-        for (uint32_t r = 0; r < GC_MAX_RANKS; ++r)
-          if (pending & (1u << r)) {
-            uint64_t v;
-            uint32_t f;
-            if (ready(at + r * kSrcBytes, v, f)) {
-              d[r] = v;
-              pending &= ~(1u << r);
-            } else {
-              missing = r;
-              seen = f;
-            }
-          }
-        if (pending && !sp.keepWaiting(c, missing, flag, seen)) return false;
-      }
       Lanes<T, 8> acc;
-      acc.load(U16{c.rank == 0 ? mine : d[0], 0});
-#pragma unroll
-      for (uint32_t r = 1; r < GC_MAX_RANKS; ++r)
-        if (r < n) acc.add(U16{r == c.rank ? mine : d[r], 0}, op);
+      for (uint32_t r = 0; r < n; ++r) {
+        uint64_t v;
+        if (r == c.rank) {
+          v = loadBytes8(own + 8 * s, nb);
+        } else {
+          Spinner sp;
+          uint32_t seen;
+          while (!ready(at + r * kSrcBytes, v, seen))
+            if (!sp.keepWaiting(c, r, flag, seen)) return false;
+        }
+        if (r == 0) acc.load(U16{v, 0}); else acc.add(U16{v, 0}, op);
+      }
       storeBytes8(dst + 8 * s, acc.store(op, n).lo, nb);
     }
     return true;

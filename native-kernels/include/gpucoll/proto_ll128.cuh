@@ -46,21 +46,40 @@ struct ProtoLL128 : WholeCallSteps {
   __device__ static uint64_t warp() { return tid() / 32; }
   __device__ static uint64_t warps() { return nthreads() / 32; }
 
-  // Scatter (phase kPhaseScatter): atomics into the owner's lines, the own rank included.
-  template <typename T> __device__ bool send(uint32_t peer, const char* src, uint64_t len, const Step& st, uint32_t) const {
+  // Two-shot scatter over every line of the call (owner = line / lines per segment), the own lines
+  // included: one warp-stride loop, so a small call spreads over the grid.
+  template <typename T> __device__ bool scatterSend(const char* src, uint64_t bytes, uint64_t seg, const Step&, uint32_t) const {
     using A = typename Acc<T>::type;
     const T* in = reinterpret_cast<const T*>(src);
-    const uint64_t count = len / sizeof(T), first = st.off / lineBytes<T>();
+    const uint64_t count = bytes / sizeof(T), perSeg = seg / lineBytes<T>();
     for (uint64_t l = warp(); l * elemsPerLine<T>() < count; l += warps()) {
       const uint64_t i = l * elemsPerLine<T>() + lane();
       const bool active = lane() < (int)elemsPerLine<T>() && i < count;
-      char* line = scatterLine(peer, first + l);
+      const uint32_t o = static_cast<uint32_t>(l / perSeg);
+      char* line = scatterLine(o, l - o * perSeg);
       if (active) atomicAddAcc(reinterpret_cast<A*>(line + 8) + lane(), toAcc(in[i]));
       __syncwarp();
       if (lane() == 0) {
         __threadfence_system();
         atomicAdd(reinterpret_cast<unsigned int*>(line), 1u);
       }
+    }
+    return true;
+  }
+  // Two-shot gather of every other owner's lines.
+  template <typename T> __device__ bool gatherRecv(char* dst, uint64_t bytes, uint64_t seg, const Step&, uint32_t) const {
+    using A = typename Acc<T>::type;
+    T* out = reinterpret_cast<T*>(dst);
+    const uint64_t count = bytes / sizeof(T), perSeg = seg / lineBytes<T>();
+    for (uint64_t l = warp(); l * elemsPerLine<T>() < count; l += warps()) {
+      const uint32_t o = static_cast<uint32_t>(l / perSeg);
+      if (o == c.rank) continue;
+      const char* line = gatherLine(c.rank, l);
+      bool ok = true;
+      if (lane() == 0) ok = waitAtLeast(c, line, c.epoch, o);
+      if (!__shfl_sync(0xffffffffu, ok, 0)) return false;
+      const uint64_t i = l * elemsPerLine<T>() + lane();
+      if (lane() < (int)elemsPerLine<T>() && i < count) out[i] = fromAcc<T>(loadVolatile<A>(line + 8 + lane() * sizeof(A)));
     }
     return true;
   }
@@ -108,20 +127,6 @@ struct ProtoLL128 : WholeCallSteps {
         if (lane() == 0) stRelease64(line, c.epoch);
         __syncwarp();
       }
-    }
-    return true;
-  }
-  template <typename T> __device__ bool recv(uint32_t src, char* dst, uint64_t len, const Step& st, uint32_t) const {
-    using A = typename Acc<T>::type;
-    T* out = reinterpret_cast<T*>(dst);
-    const uint64_t count = len / sizeof(T), first = (src * segBytes + st.off) / lineBytes<T>();
-    for (uint64_t l = warp(); l * elemsPerLine<T>() < count; l += warps()) {
-      const char* line = gatherLine(c.rank, first + l);
-      bool ok = true;
-      if (lane() == 0) ok = waitAtLeast(c, line, c.epoch, src);
-      if (!__shfl_sync(0xffffffffu, ok, 0)) return false;
-      const uint64_t i = l * elemsPerLine<T>() + lane();
-      if (lane() < (int)elemsPerLine<T>() && i < count) out[i] = fromAcc<T>(loadVolatile<A>(line + 8 + lane() * sizeof(A)));
     }
     return true;
   }

@@ -43,12 +43,23 @@ struct ProtoPipe {
     __syncthreads();
     return ok;
   }
+  // Thread 0 waits until dst's credit (ack) reaches the last flag this rank sent it on this half.
+  __device__ bool blockWaitCredit(uint32_t dst, uint32_t half) const {
+    __shared__ int sOk;
+    if (threadIdx.x == 0) {
+      const uint64_t last = ld64(c.own() + GC_WS_PIPE_SENT + word(dst, half));
+      sOk = waitAtLeast(c, c.own() + GC_WS_PIPE_ACK + word(dst, half), last, dst);
+    }
+    __syncthreads();
+    const bool ok = sOk;
+    __syncthreads();
+    return ok;
+  }
   // One chunk to dst on this round's half: its credit (dst consumed what we last sent there), the
   // data, a system fence, the flag.
   __device__ bool sendChunk(uint32_t dst, uint32_t round, const char* src, uint64_t len) const {
     const uint32_t half = round & 1;
-    const uint64_t last = ld64(c.own() + GC_WS_PIPE_SENT + word(dst, half));
-    if (!blockWait(c.own() + GC_WS_PIPE_ACK + word(dst, half), last, dst)) return false;
+    if (!blockWaitCredit(dst, half)) return false;
     char* to = chunk(dst, c.rank, half);
     for (uint64_t u = threadIdx.x; u * 16 < len; u += blockDim.x) {
       const U16 x = loadBytes16(src + 16 * u, min32(len - 16 * u, 16));
@@ -76,6 +87,24 @@ struct ProtoPipe {
   template <typename T> __device__ bool copySend(const char* src, uint64_t len, const Step& s, uint32_t) const {
     for (uint32_t j = 1; j < c.n && len; ++j)
       if (!sendChunk((c.rank + j) % c.n, s.round, src, len)) return false;
+    return true;
+  }
+  // Two-shot: this step's chunk of segment o to each owner o; of each other owner's segment from it.
+  __device__ uint64_t segLen(uint32_t o, uint64_t bytes, uint64_t seg) const {
+    return o * seg >= bytes ? 0 : (bytes - o * seg < seg ? bytes - o * seg : seg);
+  }
+  template <typename T> __device__ bool scatterSend(const char* src, uint64_t bytes, uint64_t seg, const Step& s, uint32_t phase) const {
+    for (uint32_t j = 1; j < c.n; ++j) {
+      const uint32_t o = (c.rank + j) % c.n;
+      if (!send<T>(o, src + o * seg + s.off, s.len(segLen(o, bytes, seg)), s, phase)) return false;
+    }
+    return true;
+  }
+  template <typename T> __device__ bool gatherRecv(char* dst, uint64_t bytes, uint64_t seg, const Step& s, uint32_t phase) const {
+    for (uint32_t j = 1; j < c.n; ++j) {
+      const uint32_t o = (c.rank + c.n - j) % c.n;
+      if (!recv<T>(o, dst + o * seg + s.off, s.len(segLen(o, bytes, seg)), s, phase)) return false;
+    }
     return true;
   }
   template <typename T> __device__ bool recv(uint32_t src, char* dst, uint64_t len, const Step& s, uint32_t) const {

@@ -63,6 +63,28 @@ struct ProtoSentinel : WholeCallSteps {
     }
     return true;
   }
+  // Two-shot: segment o of [src, src+bytes) to owner o (owners' stride seg), one grid-stride loop over
+  // every unit so a small call spreads over the grid; the own segment stays (recvReduceCopy reads it).
+  template <typename T> __device__ bool scatterSend(const char* src, uint64_t bytes, uint64_t seg, const Step&, uint32_t phase) const {
+    const uint64_t per = seg / 16;
+    for (uint64_t u = tid(); u * 16 < bytes; u += nthreads()) {
+      const uint32_t o = static_cast<uint32_t>(u / per);
+      if (o != c.rank) put(o, phase, u - o * per, loadBytes16(src + 16 * u, min32(bytes - 16 * u, 16)));
+    }
+    return true;
+  }
+  // Two-shot: every other owner's segment of [dst, dst+bytes), one loop over every unit.
+  template <typename T> __device__ bool gatherRecv(char* dst, uint64_t bytes, uint64_t seg, const Step&, uint32_t phase) const {
+    const uint64_t per = seg / 16;
+    for (uint64_t u = tid(); u * 16 < bytes; u += nthreads()) {
+      const uint32_t o = static_cast<uint32_t>(u / per);
+      if (o == c.rank) continue;
+      U16 x;
+      if (!take(o, phase, u - o * per, x)) return false;
+      storeBytes16(dst + 16 * u, x, min32(bytes - 16 * u, 16));
+    }
+    return true;
+  }
   template <typename T> __device__ bool recv(uint32_t src, char* dst, uint64_t len, const Step& st, uint32_t phase) const {
     for (uint64_t u = tid(); u * 16 < len; u += nthreads()) {
       U16 x;
