@@ -40,11 +40,13 @@ class FencesTest {
       "dev.gpucoll.cuda.DeviceFacts", "dev.gpucoll.cuda.CudaException");
 
   /**
-   * What the GPU checks may use besides: the kernel variants' names, and the NCCL layer and the
-   * eligibility facts, which NcclSelfCheck checks against NCCL's own log.
+   * What the GPU checks may use besides: the kernel table and the variants' names, the loaded
+   * fatbin (every shipped kernel must be in it), and the NCCL layer and the eligibility facts,
+   * which NcclSelfCheck checks against NCCL's own log.
    */
   private static final DescribedPredicate<JavaClass> CUDA_FOR_CHECKS = topLevelNamed(Set.of(
-      "dev.gpucoll.cuda.KernelVariant")).or(resideInAPackage("dev.gpucoll.cuda.nccl"))
+      "dev.gpucoll.cuda.KernelVariant", "dev.gpucoll.cuda.KernelTable", "dev.gpucoll.cuda.KernelImage"))
+      .or(resideInAPackage("dev.gpucoll.cuda.nccl"))
       .or(resideInAPackage("dev.gpucoll.cuda.eligibility"));
 
   /** The host backend's implementation: reached through CommunicatorFactory and the ServiceLoader only. */

@@ -8,9 +8,10 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The fatbin of our kernels (built by native-kernels with nvcc: sm_80/90/100 machine code + PTX),
- * loaded once per device into that device's primary context, with its functions by name.
+ * loaded once per device into that device's primary context, with its functions by name. Public
+ * for the GPU checks, which look up every shipped kernel of {@link KernelTable} in it.
  */
-final class KernelImage {
+public final class KernelImage {
   public static final String RESOURCE = "dev/gpucoll/native/gpucoll_kernels.fatbin";
   private static final Map<Integer, KernelImage> BY_DEVICE = new ConcurrentHashMap<>();
   private static volatile byte[] bytes;

@@ -17,6 +17,8 @@ import dev.gpucoll.cuda.CudaEnvironment;
 import dev.gpucoll.cuda.CudaNative;
 import dev.gpucoll.cuda.CudaProbe;
 import dev.gpucoll.cuda.DeviceFacts;
+import dev.gpucoll.cuda.KernelImage;
+import dev.gpucoll.cuda.KernelTable;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -84,6 +86,7 @@ public final class GpuSuite {
     System.out.println("device " + device + ": " + f.name() + " " + f.uuid() + " sm_" + f.computeCapability() + ", "
         + f.multiprocessors() + " SMs");
     long t0 = System.nanoTime();
+    checkKernelNames();
     Map<Group, List<Case>> matrix = CorrectnessMatrix.load().cases(quick, new SplittableRandom(seeds.incrementAndGet()));
     System.out.println("correctness matrix " + CorrectnessMatrix.RESOURCE + ": "
         + matrix.values().stream().mapToLong(List::size).sum() + " cases in " + matrix.size() + " groups"
@@ -101,6 +104,33 @@ public final class GpuSuite {
     twoProcesses();
     printSummary((System.nanoTime() - t0) / 1e9);
     return failures.isEmpty() && notRun.isEmpty();
+  }
+
+  /** Every shipped kernel of the kernel table must be in the fatbin: cuModuleGetFunction on each. */
+  private void checkKernelNames() {
+    List<String> names = new ArrayList<>();
+    for (KernelTable.Kernel k : KernelTable.kernels()) {
+      for (DataType t : DataType.values()) {
+        String name = k.name(t);
+        if (k.shipped() && name != null && !names.contains(name)) {
+          names.add(name);
+        }
+      }
+    }
+    KernelImage image = KernelImage.forDevice(device);
+    List<String> missing = new ArrayList<>();
+    for (String name : names) {
+      try {
+        image.function(name);
+      } catch (RuntimeException e) {
+        missing.add(name);
+      }
+    }
+    record("kernels in fatbin", names.size(), missing.size(), 0);
+    if (!missing.isEmpty()) {
+      failures.add("kernels missing from the fatbin: " + missing);
+    }
+    System.out.println("fatbin: " + (names.size() - missing.size()) + "/" + names.size() + " kernels found");
   }
 
   // ---------------------------------------------------------------- case matrix
@@ -187,6 +217,20 @@ public final class GpuSuite {
   /** The one problem of a case that every rank's route refused (the group stays usable). */
   static final String REFUSED = "refused by the route on every rank: ";
 
+  /**
+   * The problem of a case from each rank's refusal message (null: that rank's call ran): null when
+   * no rank refused; one {@link #REFUSED} line when every rank did (the route decides alike on every
+   * rank); otherwise a failure, since the ranks that ran wait for the others.
+   */
+  static List<String> refusalOutcome(List<String> refusals) {
+    long refused = refusals.stream().filter(x -> x != null).count();
+    if (refused == 0) {
+      return null;
+    }
+    return new ArrayList<>(List.of(refused == refusals.size() ? REFUSED + refusals.get(0)
+        : "refused on some ranks only (the others then wait): " + refusals));
+  }
+
   /** Runs one case on every rank and checks every rank's output; returns the problems found. */
   List<String> runCase(RankGroup g, Case c, long seed) {
     int n = g.size;
@@ -230,11 +274,9 @@ public final class GpuSuite {
       r.download(recvBytes);
       return null;
     });
-    long refused = refusals.stream().filter(x -> x != null).count();
-    if (refused == n) {
-      return new ArrayList<>(List.of(REFUSED + refusals.get(0)));
-    } else if (refused > 0) {
-      return new ArrayList<>(List.of("refused on some ranks only (the others then wait): " + refusals));
+    List<String> refusal = refusalOutcome(refusals);
+    if (refusal != null) {
+      return refusal;
     }
     List<List<String>> perRank = g.onAll(Duration.ofSeconds(120), r -> check(g, c, r.rank));
     List<String> all = new ArrayList<>();

@@ -32,4 +32,14 @@ class GpuSuiteMatrixTest {
     assertEquals((64L << 20) + 4096, largest, "64 MB per rank is the largest buffer of the matrix");
     assertEquals(1 << 20, GpuSuite.capacity(List.of(), 2) - 4096, "at least 1 MB");
   }
+
+  @Test
+  void aCallRefusedOnEveryRankIsRefusedAndOnSomeRanksAFailure() {
+    assertEquals(null, GpuSuite.refusalOutcome(java.util.Arrays.asList(null, null, null)));
+    assertEquals(List.of(GpuSuite.REFUSED + "at most 16384 elements"),
+        GpuSuite.refusalOutcome(List.of("at most 16384 elements", "at most 16384 elements")));
+    List<String> some = GpuSuite.refusalOutcome(java.util.Arrays.asList(null, "at most 16384 elements"));
+    assertEquals(1, some.size());
+    assertTrue(some.get(0).startsWith("refused on some ranks only"), some.get(0));
+  }
 }
