@@ -409,21 +409,24 @@ public final class KernelTableGen {
     h.append("\n#ifdef __CUDACC__\n#define GC_HOST_DEVICE __host__ __device__\n#else\n#define GC_HOST_DEVICE\n#endif\n");
     h.append("/* Element size in bytes of a GC_DT_* code, 0 for an unknown code. */\n")
         .append("static inline GC_HOST_DEVICE uint32_t gc_dtype_size(uint32_t dtype) {\n  switch (dtype) {\n");
-    for (Type t : types) {
-      h.append("    case GC_DT_").append(t.name).append(": return ").append(t.size).append("u;\n");
-    }
+    typeCases(h, "    case GC_DT_%s: return %su;\n", t -> Integer.toString(t.size));
     h.append("    default: return 0u;\n  }\n}\n");
     h.append("/* Bytes of the type a reduction accumulates in (16-bit floats in fp32), 0 for an unknown code. */\n")
         .append("static inline GC_HOST_DEVICE uint32_t gc_acc_size(uint32_t dtype) {\n  switch (dtype) {\n");
-    for (Type t : types) {
-      h.append("    case GC_DT_").append(t.name).append(": return ").append(t.accSize).append("u;\n");
-    }
+    typeCases(h, "    case GC_DT_%s: return %su;\n", t -> Integer.toString(t.accSize));
     h.append("    default: return 0u;\n  }\n}\n");
     h.append("/* LL128 capacity (\"lines\"): a line holds GC_LL128_DATA_BYTES of accumulators. */\n")
         .append("#define GC_LL128_ELEMS_PER_LINE(dtype) (GC_LL128_DATA_BYTES / gc_acc_size(dtype))\n")
         .append("#define GC_LL128_MAX_COUNT(dtype) ((uint64_t)GC_LL128_MAX_LINES * GC_LL128_ELEMS_PER_LINE(dtype))\n");
     h.append("\n#endif /* GPUCOLL_KERNEL_TABLE_H_ */\n");
     return h.toString();
+  }
+
+  /** One switch case per element type: {@code format} gets the type's name and {@code value}'s text. */
+  void typeCases(StringBuilder b, String format, java.util.function.Function<Type, String> value) {
+    for (Type t : types) {
+      b.append(String.format(Locale.ROOT, format, t.name, value.apply(t)));
+    }
   }
 
   // ------------------------------------------------------------------ the Java class
@@ -628,15 +631,11 @@ public final class KernelTableGen {
         .append("    if (bytes >= (long) BYTES_PER_BLOCK * MAX_GRID_RULE) {\n      return MAX_GRID_RULE;\n    }\n")
         .append("    return (int) ((bytes + BYTES_PER_BLOCK - 1) / BYTES_PER_BLOCK);\n  }\n\n");
     j.append("  /** The kernel-name suffix of an element type (\"f32\"). */\n  public static String typeSuffix(DataType t) {\n    return switch (t) {\n");
-    for (Type t : types) {
-      j.append("      case ").append(t.name).append(" -> \"").append(t.suffix).append("\";\n");
-    }
+    typeCases(j, "      case %s -> \"%s\";\n", t -> t.suffix);
     j.append("    };\n  }\n\n");
     j.append("  /** Bytes of the type a reduction of {@code t} accumulates in (16-bit floats: fp32). */\n")
         .append("  public static int accumulationBytes(DataType t) {\n    return switch (t) {\n");
-    for (Type t : types) {
-      j.append("      case ").append(t.name).append(" -> ").append(t.accSize).append(";\n");
-    }
+    typeCases(j, "      case %s -> %s;\n", t -> Integer.toString(t.accSize));
     j.append("    };\n  }\n}\n");
     return j.toString();
   }

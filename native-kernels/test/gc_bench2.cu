@@ -8,8 +8,7 @@
 //   4. The floor across GPUs: minimal LL kernel, K=1000 collectives in one launch, against ours.
 // Writes $OUT/gpu-2x.json ({"kind":"gpu-2x", date, commit from $GC_DATE / $GC_COMMIT, rows}).
 //   usage: gc_bench2 [ngpus]        (default: every visible GPU, at most GC_MAX_RANKS)
-#include "../src/gpucoll_kernels.cu"
-#include "gpucoll_bench.cu"
+#include "kernels.h"  // every kernel (all_kernels.cu)
 
 #include <cuda_runtime.h>
 #include <dlfcn.h>

@@ -93,7 +93,8 @@ struct Layout {
   }
 };
 
-// Kernels whose flags are (epoch << 24) | round need epoch < 2^40.
+// Kernels whose flags are (epoch << 24) | round need epoch < 2^40. Only those check: reading the epoch
+// before the first data load would wait for the epoch word's load (see validate).
 __device__ bool epochFitsShiftedFlags(const Ctx& c) {
   if ((c.epoch >> 40) == 0) return true;
   if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, c.epoch, kBadEpoch);
@@ -161,7 +162,7 @@ template <class P, typename T, uint32_t OP> __device__ void allReduceTwoShot(con
   const uint64_t bytes = a.count * sizeof(T);
   const uint64_t seg = a.nranks > 0 && a.nranks <= GC_MAX_RANKS ? P::template segmentBytes<T>(a.count, a.nranks) : 0;
   P p(c, seg);
-  if (!reductionArgsOk<P, T>(c, p, bytes) || !epochFitsShiftedFlags(c)) return;
+  if (!reductionArgsOk<P, T>(c, p, bytes) || (P::kShiftsEpoch && !epochFitsShiftedFlags(c))) return;
   announce(c);
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
@@ -170,11 +171,11 @@ template <class P, typename T, uint32_t OP> __device__ void allReduceTwoShot(con
   Step s = p.first();
   for (; s.off < seg; s = p.next(s)) {
     if (!p.template scatterSend<T>(in, bytes, seg, s, kPhaseScatter)) return;
-    if (!p.template recvReduceCopy<T, OP>(in + c.rank * seg + s.off, out + c.rank * seg + s.off, s.len(mine), s, kPhaseScatter))
+    if (!p.template recvReduceCopySend<T, OP>(in + c.rank * seg + s.off, out + c.rank * seg + s.off, s.len(mine), s))
       return;
   }
   for (Step t = p.first(s.round); t.off < seg; t = p.next(t)) {
-    if (!p.template copySend<T>(out + c.rank * seg + t.off, t.len(mine), t, kPhaseGather)) return;
+    if (!P::kGatherSentByReduce && !p.template copySend<T>(out + c.rank * seg + t.off, t.len(mine), t, kPhaseGather)) return;
     if (!p.template gatherRecv<T>(out, bytes, seg, t, kPhaseGather)) return;
   }
   if ((c.n - 1) * seg >= bytes) finishArrivals(c);  // some rank owned nothing: it did not hear from all
@@ -185,7 +186,7 @@ template <class P, typename T, uint32_t OP> __device__ void reduceScatter(const 
   Ctx c(a, GC_KERNEL_ID(GC_COLL_REDUCESCATTER, ProtoId<P>::value), epoch);
   const uint64_t seg = a.count * sizeof(T);
   P p(c, seg);
-  if (!reductionArgsOk<P, T>(c, p, seg) || !epochFitsShiftedFlags(c)) return;
+  if (!reductionArgsOk<P, T>(c, p, seg) || (P::kShiftsEpoch && !epochFitsShiftedFlags(c))) return;
   if (!P::kAnnounceAfterSends) announce(c);
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
@@ -208,7 +209,7 @@ template <class P, typename T, uint32_t OP> __device__ void reduceScatter(const 
 // own part is a local copy.
 template <class P> __device__ void movement(const GcArgs& a, uint32_t coll, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(coll, ProtoId<P>::value), epoch);
-  if (!validate(c, GC_DT_COUNT, false) || !epochFitsShiftedFlags(c)) return;
+  if (!validate(c, GC_DT_COUNT, false) || (P::kShiftsEpoch && !epochFitsShiftedFlags(c))) return;
   Layout L(a, coll);
   if (!L.validOffsets()) {
     if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, 0, kBadGeometry);

@@ -476,6 +476,9 @@ __device__ __forceinline__ bool flagBarrier(const Ctx& c, uint64_t value) {
 //                                                here (own: this rank's part), in rank order
 //   scatterSend<T>(src, bytes, seg, step, phase) two-shot: segment o of src to owner o (the
 //                                                protocol spreads every owner's part over the grid)
+//   recvReduceCopySend<T, OP>(own, dst, len, step)  two-shot owner: recvReduceCopy, and where the
+//                                                protocol can (kGatherSentByReduce), each result at
+//                                                once to every peer's gather region
 //   gatherRecv<T>(dst, bytes, seg, step, phase)  two-shot: every other owner's segment into dst
 //   copy(step, dst, src, len)                    a local copy spread like the step's data
 // len is this step's share (Step::len of the peer's total); step.off its offset within the segment;

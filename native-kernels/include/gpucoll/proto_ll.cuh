@@ -15,6 +15,7 @@ namespace gc {
 
 struct ProtoLL : WholeCallSteps {
   static constexpr bool kAnnounceAfterSends = true;  // the epoch load overlaps the first input load
+  static constexpr bool kShiftsEpoch = false;  // no flag of the form (epoch << 24) | round
   static constexpr uint64_t kSrcBytes = (uint64_t)GC_LL_SLOTS * 16u;
   const Ctx& c;
   const uint32_t flag;

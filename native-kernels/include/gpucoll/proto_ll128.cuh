@@ -20,6 +20,8 @@ template <typename A> __device__ __forceinline__ A loadVolatile(const char* p) {
 
 struct ProtoLL128 : WholeCallSteps {
   static constexpr bool kAnnounceAfterSends = false;
+  static constexpr bool kShiftsEpoch = false;  // no flag of the form (epoch << 24) | round
+  static constexpr bool kGatherSentByReduce = true;  // recvReduceCopySend publishes each line at once
   const Ctx& c;
   const uint32_t half;
   const uint64_t segBytes;  // owners' stride (two-shot), a whole number of lines
@@ -83,13 +85,22 @@ struct ProtoLL128 : WholeCallSteps {
     }
     return true;
   }
-  // The owner's lines once all n ranks added (own is already in them): dst = finish(sum); lines cleared.
+  // The owner's lines once all n ranks added (own is already in them): dst = finish(sum), lines
+  // cleared; recvReduceCopySend also puts each finished line at once into every peer's gather line.
   template <typename T, uint32_t OP>
   __device__ bool recvReduceCopy(const char*, char* dst, uint64_t len, const Step& st, uint32_t) const {
+    return reduceLines<T, OP, false>(dst, len, st);
+  }
+  template <typename T, uint32_t OP>
+  __device__ bool recvReduceCopySend(const char*, char* dst, uint64_t len, const Step& st) const {
+    return reduceLines<T, OP, true>(dst, len, st);
+  }
+  template <typename T, uint32_t OP, bool kSend> __device__ bool reduceLines(char* dst, uint64_t len, const Step& st) const {
     using A = typename Acc<T>::type;
     T* out = reinterpret_cast<T*>(dst);
     const uint32_t op = opOf<OP>(c);
     const uint64_t count = len / sizeof(T), first = st.off / lineBytes<T>();
+    const uint64_t firstGather = (c.rank * segBytes + st.off) / lineBytes<T>();
     for (uint64_t l = warp(); l * elemsPerLine<T>() < count; l += warps()) {
       char* line = scatterLine(c.rank, first + l);
       bool ok = true;
@@ -106,9 +117,23 @@ struct ProtoLL128 : WholeCallSteps {
       if (mine) reinterpret_cast<volatile A*>(line + 8)[lane()] = A(0);
       __syncwarp();
       if (lane() == 0) st32(line, 0u);
-      if (mine && i < count) out[i] = fromAcc<T>(finish(v, op, c.n));
+      const T t = fromAcc<T>(finish(v, op, c.n));
+      const bool active = mine && i < count;
+      if (active) out[i] = t;
+      if (kSend) publish<A>(firstGather + l, active, toAcc(t));
     }
     return true;
+  }
+  // Warp-collective: one gather line (global index) into every peer: data, then the epoch (release).
+  template <typename A> __device__ void publish(uint64_t gline, bool active, A v) const {
+    for (uint32_t p = 0; p < c.n; ++p) {
+      if (p == c.rank) continue;
+      char* g = gatherLine(p, gline);
+      if (active) reinterpret_cast<volatile A*>(g + 8)[lane()] = v;
+      __syncwarp();
+      if (lane() == 0) stRelease64(g, c.epoch);
+      __syncwarp();
+    }
   }
   // Gather (phase kPhaseGather): the owner's finished values into every peer's gather lines.
   template <typename T> __device__ bool copySend(const char* src, uint64_t len, const Step& st, uint32_t) const {
@@ -118,15 +143,7 @@ struct ProtoLL128 : WholeCallSteps {
     for (uint64_t l = warp(); l * elemsPerLine<T>() < count; l += warps()) {
       const uint64_t i = l * elemsPerLine<T>() + lane();
       const bool active = lane() < (int)elemsPerLine<T>() && i < count;
-      const A v = active ? toAcc(in[i]) : A(0);
-      for (uint32_t p = 0; p < c.n; ++p) {
-        if (p == c.rank) continue;
-        char* line = gatherLine(p, first + l);
-        if (active) reinterpret_cast<volatile A*>(line + 8)[lane()] = v;
-        __syncwarp();
-        if (lane() == 0) stRelease64(line, c.epoch);
-        __syncwarp();
-      }
+      publish<A>(first + l, active, active ? toAcc(in[i]) : A(0));
     }
     return true;
   }

@@ -12,6 +12,8 @@ namespace gc {
 
 struct ProtoPipe {
   static constexpr bool kAnnounceAfterSends = false;
+  static constexpr bool kShiftsEpoch = true;  // flags (epoch << 24) | round: epochs below 2^40
+  static constexpr bool kGatherSentByReduce = false;  // the gather has its own rounds (credits)
   const Ctx& c;
   __device__ ProtoPipe(const Ctx& ctx, uint64_t /*segmentBytes*/) : c(ctx) {}
 
@@ -136,6 +138,10 @@ struct ProtoPipe {
     for (uint32_t r = 0; r < c.n; ++r)
       if (r != c.rank) ack(r, s.round);
     return true;
+  }
+  template <typename T, uint32_t OP>
+  __device__ bool recvReduceCopySend(const char* own, char* dst, uint64_t len, const Step& s) const {
+    return recvReduceCopy<T, OP>(own, dst, len, s, kPhaseScatter);
   }
 };
 

@@ -13,6 +13,8 @@ namespace gc {
 
 struct ProtoSentinel : WholeCallSteps {
   static constexpr bool kAnnounceAfterSends = false;
+  static constexpr bool kShiftsEpoch = false;  // no flag of the form (epoch << 24) | round
+  static constexpr bool kGatherSentByReduce = true;  // recvReduceCopySend sends each result at once
   static constexpr uint64_t kWord = ((uint64_t)GC_SENTINEL_WORD << 32) | GC_SENTINEL_WORD;
   const Ctx& c;
   const uint32_t half;
@@ -95,6 +97,15 @@ struct ProtoSentinel : WholeCallSteps {
   }
   template <typename T, uint32_t OP>
   __device__ bool recvReduceCopy(const char* own, char* dst, uint64_t len, const Step& st, uint32_t phase) const {
+    return reduceUnits<T, OP, false>(own, dst, len, st, phase);
+  }
+  // Two-shot owner: each reduced unit to dst and at once to every peer's gather region.
+  template <typename T, uint32_t OP>
+  __device__ bool recvReduceCopySend(const char* own, char* dst, uint64_t len, const Step& st) const {
+    return reduceUnits<T, OP, true>(own, dst, len, st, kPhaseScatter);
+  }
+  template <typename T, uint32_t OP, bool kSend>
+  __device__ bool reduceUnits(const char* own, char* dst, uint64_t len, const Step& st, uint32_t phase) const {
     const uint32_t op = opOf<OP>(c);
     for (uint64_t u = tid(); u * 16 < len; u += nthreads()) {
       const uint32_t nb = min32(len - 16 * u, 16);
@@ -105,7 +116,11 @@ struct ProtoSentinel : WholeCallSteps {
         else if (!take(r, phase, st.off / 16 + u, x)) return false;
         if (r == 0) acc.load(x); else acc.add(x, op);
       }
-      storeBytes16(dst + 16 * u, acc.store(op, c.n), nb);
+      const U16 y = acc.store(op, c.n);
+      if (kSend)
+        for (uint32_t p = 0; p < c.n; ++p)
+          if (p != c.rank) put(p, kPhaseGather, st.off / 16 + u, y);
+      storeBytes16(dst + 16 * u, y, nb);
     }
     return true;
   }
