@@ -377,15 +377,20 @@ public final class GpuSuite {
       return;
     }
     try (RankGroup g = RankGroup.create(n, device, null, Duration.ofSeconds(5), capacity)) {
-      List<String> bad = new ArrayList<>();
-      g.onAll(Duration.ofSeconds(120), body).forEach(bad::addAll);
-      record(key, 1, bad.isEmpty() ? 0 : 1, 0);
-      if (!bad.isEmpty()) {
-        failures.add(key + ": " + bad);
-      }
+      outcome(key, g.onAll(Duration.ofSeconds(120), body));
     } catch (RuntimeException e) {
       record(key, 1, 1, 0);
       failures.add(key + ": " + e);
+    }
+  }
+
+  /** Records one special check as one case: failed when any rank found a problem. */
+  private void outcome(String key, List<List<String>> problems) {
+    List<String> bad = new ArrayList<>();
+    problems.forEach(bad::addAll);
+    record(key, 1, bad.isEmpty() ? 0 : 1, 0);
+    if (!bad.isEmpty()) {
+      failures.add(key + ": " + bad);
     }
   }
 
@@ -761,12 +766,7 @@ public final class GpuSuite {
         notes.add(key + ": observed " + paths);
         return bad;
       });
-      List<String> bad = new ArrayList<>();
-      problems.forEach(bad::addAll);
-      record(key, 1, bad.isEmpty() ? 0 : 1, 0);
-      if (!bad.isEmpty()) {
-        failures.add(key + ": " + bad);
-      }
+      outcome(key, problems);
     } catch (RuntimeException e) {
       record(key, 1, 1, 0);
       failures.add(key + ": " + e);
