@@ -358,22 +358,9 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       host |= c.send() instanceof CommBuffer.Host || c.recv() instanceof CommBuffer.Host;
     }
     if (nccl == null || host) {
-      runBatch(list);
+      batch.runEach(this);
     } else {
-      nccl.communicator().group(() -> runBatch(list));
-    }
-  }
-
-  private void runBatch(List<dev.gpucoll.core.batch.RecordedBatch.Call> list) {
-    for (dev.gpucoll.core.batch.RecordedBatch.Call c : list) {
-      switch (c.collective()) {
-        case ALL_REDUCE -> allReduce(c.send(), c.recv(), c.count(), c.type(), c.op());
-        case ALL_GATHER -> allGather(c.send(), c.recv(), c.count(), c.type());
-        case REDUCE_SCATTER -> reduceScatter(c.send(), c.recv(), c.count(), c.type(), c.op());
-        case ALL_TO_ALL -> allToAll(c.send(), c.recv(), c.count(), c.type());
-        case BROADCAST -> broadcast(c.send(), c.recv(), c.count(), c.type(), c.root());
-        default -> throw new IllegalStateException("not recordable: " + c.collective());
-      }
+      nccl.communicator().group(() -> batch.runEach(this));
     }
   }
 

@@ -3,6 +3,7 @@ package dev.gpucoll.core.batch;
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveBatch;
 import dev.gpucoll.api.CommBuffer;
+import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ReduceOp;
 import java.util.ArrayList;
@@ -40,6 +41,20 @@ public final class RecordedBatch implements CollectiveBatch {
 
   public List<Call> calls() {
     return calls;
+  }
+
+  /** Runs every recorded call on {@code comm}, in order, through its ordinary methods. */
+  public void runEach(Communicator comm) {
+    for (Call c : calls) {
+      switch (c.collective()) {
+        case ALL_REDUCE -> comm.allReduce(c.send(), c.recv(), c.count(), c.type(), c.op());
+        case ALL_GATHER -> comm.allGather(c.send(), c.recv(), c.count(), c.type());
+        case REDUCE_SCATTER -> comm.reduceScatter(c.send(), c.recv(), c.count(), c.type(), c.op());
+        case ALL_TO_ALL -> comm.allToAll(c.send(), c.recv(), c.count(), c.type());
+        case BROADCAST -> comm.broadcast(c.send(), c.recv(), c.count(), c.type(), c.root());
+        default -> throw new IllegalStateException("not recordable: " + c.collective());
+      }
+    }
   }
 
   @Override

@@ -246,16 +246,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     } finally {
       exit();
     }
-    for (RecordedBatch.Call c : batch.calls()) {
-      switch (c.collective()) {
-        case ALL_REDUCE -> allReduce(c.send(), c.recv(), c.count(), c.type(), c.op());
-        case ALL_GATHER -> allGather(c.send(), c.recv(), c.count(), c.type());
-        case REDUCE_SCATTER -> reduceScatter(c.send(), c.recv(), c.count(), c.type(), c.op());
-        case ALL_TO_ALL -> allToAll(c.send(), c.recv(), c.count(), c.type());
-        case BROADCAST -> broadcast(c.send(), c.recv(), c.count(), c.type(), c.root());
-        default -> throw new IllegalStateException("not recordable: " + c.collective());
-      }
-    }
+    batch.runEach(this);
   }
 
   @Override

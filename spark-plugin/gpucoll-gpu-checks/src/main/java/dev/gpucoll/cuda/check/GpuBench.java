@@ -350,50 +350,36 @@ public final class GpuBench {
 
   /**
    * Per call: {@code k} calls captured into one graph through {@link GpuCommunicator#capture}, replayed
-   * 11 times (5 quick) between events after one warm replay; one sample per replay.
+   * between events after one warm replay; one sample per replay.
    */
   private Dist timeGraph(RankGroup.Rank r, int k, Runnable call) {
-    int reps = quick ? 5 : 11;
-    double[] v = new double[reps];
-    try (GpuCommunicator.CapturedGraph graph = r.comm.capture(() -> {
-      for (int i = 0; i < k; i++) {
-        call.run();
-      }
-    })) {
-      long s = CudaNative.eventCreate();
-      long e = CudaNative.eventCreate();
-      try {
-        graph.replay();
-        r.comm.synchronize();
-        for (int i = 0; i < reps; i++) {
-          CudaNative.eventRecord(s, r.stream());
-          graph.replay();
-          CudaNative.eventRecord(e, r.stream());
-          r.comm.synchronize();
-          v[i] = CudaNative.eventElapsedMs(s, e) * 1000 / k;
-        }
-      } finally {
-        CudaNative.eventDestroy(s);
-        CudaNative.eventDestroy(e);
-      }
+    try (GpuCommunicator.CapturedGraph graph = r.comm.capture(() -> repeat(k, call))) {
+      return timeEvents(r, k, graph::replay);
     }
-    return Dist.of(v);
   }
 
-  /** Per call: {@code k} eager calls between events (host launch cost included), 11 samples. */
+  /** Per call: {@code k} eager calls between events (host launch cost included). */
   private Dist timeEager(RankGroup.Rank r, int k, Runnable call) {
-    int reps = quick ? 5 : 11;
-    double[] v = new double[reps];
+    return timeEvents(r, k, () -> repeat(k, call));
+  }
+
+  private static void repeat(int k, Runnable call) {
+    for (int i = 0; i < k; i++) {
+      call.run();
+    }
+  }
+
+  /** {@code timed} (k calls) between two events on the stream, once to warm up, then 11 samples (5 quick). */
+  private Dist timeEvents(RankGroup.Rank r, int k, Runnable timed) {
+    double[] v = new double[quick ? 5 : 11];
     long s = CudaNative.eventCreate();
     long e = CudaNative.eventCreate();
     try {
-      call.run();
+      timed.run();
       r.comm.synchronize();
-      for (int i = 0; i < reps; i++) {
+      for (int i = 0; i < v.length; i++) {
         CudaNative.eventRecord(s, r.stream());
-        for (int j = 0; j < k; j++) {
-          call.run();
-        }
+        timed.run();
         CudaNative.eventRecord(e, r.stream());
         r.comm.synchronize();
         v[i] = CudaNative.eventElapsedMs(s, e) * 1000 / k;

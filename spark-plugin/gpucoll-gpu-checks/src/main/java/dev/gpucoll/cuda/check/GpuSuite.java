@@ -377,15 +377,20 @@ public final class GpuSuite {
       return;
     }
     try (RankGroup g = RankGroup.create(n, device, null, Duration.ofSeconds(5), capacity)) {
-      List<String> bad = new ArrayList<>();
-      g.onAll(Duration.ofSeconds(120), body).forEach(bad::addAll);
-      record(key, 1, bad.isEmpty() ? 0 : 1, 0);
-      if (!bad.isEmpty()) {
-        failures.add(key + ": " + bad);
-      }
+      outcome(key, g.onAll(Duration.ofSeconds(120), body));
     } catch (RuntimeException e) {
       record(key, 1, 1, 0);
       failures.add(key + ": " + e);
+    }
+  }
+
+  /** Records one special check as one case: failed when any rank found a problem. */
+  private void outcome(String key, List<List<String>> problems) {
+    List<String> bad = new ArrayList<>();
+    problems.forEach(bad::addAll);
+    record(key, 1, bad.isEmpty() ? 0 : 1, 0);
+    if (!bad.isEmpty()) {
+      failures.add(key + ": " + bad);
     }
   }
 
@@ -423,10 +428,7 @@ public final class GpuSuite {
         }
       });
       r.download(2 * calls * block);
-      int sumRanks = 0;
-      for (int q = 0; q < r.comm.size(); q++) {
-        sumRanks += (q + 1) * 1000;
-      }
+      int sumRanks = sumOfRankBases(r.comm.size());
       for (int k = 0; k < calls && bad.size() < 3; k++) {
         for (int i = 0; i < count; i++) {
           int expect = sumRanks + r.comm.size() * (k * 7 + i);
@@ -439,15 +441,7 @@ public final class GpuSuite {
           }
         }
       }
-      try {
-        r.comm.group(g -> r.comm.barrier());
-        bad.add("rank " + r.rank + ": a call on the communicator inside group() ran");
-      } catch (CollectiveException e) {
-        if (!e.getMessage().contains("inside group()")) {
-          bad.add("rank " + r.rank + ": " + e.getMessage());
-        }
-      }
-      r.comm.barrier();
+      expectRefusal(r, bad, "inside group()", () -> r.comm.group(g -> r.comm.barrier()));
       return bad;
     });
   }
@@ -473,10 +467,7 @@ public final class GpuSuite {
         r.comm.allReduce(CommBuffer.device(r.send + block, block), CommBuffer.device(r.recv + block, block), count,
             DataType.INT32, ReduceOp.MAX);
       })) {
-        int sumRanks = 0;
-        for (int q = 0; q < r.comm.size(); q++) {
-          sumRanks += (q + 1) * 1000;
-        }
+        int sumRanks = sumOfRankBases(r.comm.size());
         for (int k = 0; k < replays && bad.size() < 3; k++) {
           boolean check = k % 100 == 0 || k == replays - 1;
           if (check) {
@@ -497,17 +488,31 @@ public final class GpuSuite {
           }
         }
       }
-      try {
-        r.comm.capture(r.comm::barrier).close();
-        bad.add("rank " + r.rank + ": a barrier was captured");
-      } catch (CollectiveException e) {
-        if (!e.getMessage().contains("cannot be captured")) {
-          bad.add("rank " + r.rank + ": " + e.getMessage());
-        }
-      }
-      r.comm.barrier();
+      expectRefusal(r, bad, "cannot be captured", () -> r.comm.capture(r.comm::barrier).close());
       return bad;
     });
+  }
+
+  /** {@code call} must fail with a message containing {@code why}; then the group must still run a barrier. */
+  private static void expectRefusal(RankGroup.Rank r, List<String> bad, String why, Runnable call) {
+    try {
+      call.run();
+      bad.add("rank " + r.rank + ": ran although it should fail with '" + why + "'");
+    } catch (CollectiveException e) {
+      if (!e.getMessage().contains(why)) {
+        bad.add("rank " + r.rank + ": " + e.getMessage());
+      }
+    }
+    r.comm.barrier();
+  }
+
+  /** Sum over the group's ranks of {@link #groupInput}'s per-rank base. */
+  private static int sumOfRankBases(int size) {
+    int sum = 0;
+    for (int q = 0; q < size; q++) {
+      sum += (q + 1) * 1000;
+    }
+    return sum;
   }
 
   /** A one-rank group: every collective is one copy (nothing in place), reported as one-rank-copy. */
@@ -610,83 +615,67 @@ public final class GpuSuite {
    * scratch) and a caller-provided stream via setStream, each checked.
    */
   private void hostArraysAndUserStream(int n) {
-    String key = "host arrays + setStream / auto / " + n;
-    if (System.nanoTime() > deadline) {
-      notRun.add(key + " (suite time budget spent)");
-      return;
-    }
-    try (RankGroup g = RankGroup.create(n, device, null, Duration.ofSeconds(5), 1 << 20)) {
-      long seed = seeds.incrementAndGet();
-      List<List<String>> problems = g.onAll(Duration.ofSeconds(60), r -> {
-        List<String> bad = new ArrayList<>();
-        int count = 1009;
-        // float[] in place, SUM: every rank fills from the same seeds, so each can compute the expectation.
-        float[][] all = new float[n][count];
-        for (int q = 0; q < n; q++) {
-          SplittableRandom rnd = new SplittableRandom(seed + q);
-          for (int i = 0; i < count; i++) {
-            all[q][i] = (float) rnd.nextDouble(-1, 1);
-          }
-        }
-        float[] mine = all[r.rank].clone();
-        r.comm.allReduce(mine, ReduceOp.SUM);
-        for (int i = 0; i < count && bad.size() < 3; i++) {
-          float expect = all[0][i];
-          for (int q = 1; q < n; q++) {
-            expect += all[q][i];
-          }
-          if (Float.floatToIntBits(expect) != Float.floatToIntBits(mine[i])) {
-            bad.add("rank " + r.rank + " float[] allReduce [" + i + "]: " + mine[i] + " != " + expect);
-          }
-        }
-        // long[] allGather through CommBuffer.of(long[])
-        long[] in = {r.rank * 1000L + 7, -r.rank};
-        long[] out = new long[2 * n];
-        java.util.Arrays.fill(out, Long.MIN_VALUE);
-        r.comm.allGather(CommBuffer.of(in), CommBuffer.of(out), 2, DataType.INT64);
-        for (int q = 0; q < n; q++) {
-          if (out[2 * q] != q * 1000L + 7 || out[2 * q + 1] != -q) {
-            bad.add("rank " + r.rank + " long[] allGather block " + q + ": " + out[2 * q] + "," + out[2 * q + 1]);
-          }
-        }
-        // A caller-provided stream: device buffers, then synchronize().
-        long own = r.comm.stream();
-        long user = CudaNative.streamCreateNonBlocking();
-        try {
-          r.comm.setStream(user);
-          java.nio.ByteBuffer v = r.hostIn;
-          for (int i = 0; i < 64; i++) {
-            v.putInt(4 * i, r.rank + i);
-          }
-          r.upload(256, 256); // on comm.stream(), which is now the caller's stream
-          r.comm.allReduce(CommBuffer.device(r.send, 256), CommBuffer.device(r.recv, 256), 64, DataType.INT32,
-              ReduceOp.MAX);
-          r.download(256);
-          for (int i = 0; i < 64; i++) {
-            if (r.hostOut.getInt(4 * i) != n - 1 + i) {
-              bad.add("rank " + r.rank + " allReduce on setStream stream [" + i + "]: " + r.hostOut.getInt(4 * i));
-              break;
-            }
-          }
-        } finally {
-          r.comm.setStream(own);
-          CudaNative.streamDestroy(user);
-        }
-        if (!r.comm.observedPaths().toString().contains("gpu-")) {
-          bad.add("rank " + r.rank + " observed " + r.comm.observedPaths());
-        }
-        return bad;
-      });
+    long seed = seeds.incrementAndGet();
+    special("host arrays + setStream / auto / " + n, n, 1 << 20, r -> {
       List<String> bad = new ArrayList<>();
-      problems.forEach(bad::addAll);
-      record(key, 1, bad.isEmpty() ? 0 : 1, 0);
-      if (!bad.isEmpty()) {
-        failures.add(key + ": " + bad);
+      int count = 1009;
+      // float[] in place, SUM: every rank fills from the same seeds, so each can compute the expectation.
+      float[][] all = new float[n][count];
+      for (int q = 0; q < n; q++) {
+        SplittableRandom rnd = new SplittableRandom(seed + q);
+        for (int i = 0; i < count; i++) {
+          all[q][i] = (float) rnd.nextDouble(-1, 1);
+        }
       }
-    } catch (RuntimeException e) {
-      record(key, 1, 1, 0);
-      failures.add(key + ": " + e);
-    }
+      float[] mine = all[r.rank].clone();
+      r.comm.allReduce(mine, ReduceOp.SUM);
+      for (int i = 0; i < count && bad.size() < 3; i++) {
+        float expect = all[0][i];
+        for (int q = 1; q < n; q++) {
+          expect += all[q][i];
+        }
+        if (Float.floatToIntBits(expect) != Float.floatToIntBits(mine[i])) {
+          bad.add("rank " + r.rank + " float[] allReduce [" + i + "]: " + mine[i] + " != " + expect);
+        }
+      }
+      // long[] allGather through CommBuffer.of(long[])
+      long[] in = {r.rank * 1000L + 7, -r.rank};
+      long[] out = new long[2 * n];
+      java.util.Arrays.fill(out, Long.MIN_VALUE);
+      r.comm.allGather(CommBuffer.of(in), CommBuffer.of(out), 2, DataType.INT64);
+      for (int q = 0; q < n; q++) {
+        if (out[2 * q] != q * 1000L + 7 || out[2 * q + 1] != -q) {
+          bad.add("rank " + r.rank + " long[] allGather block " + q + ": " + out[2 * q] + "," + out[2 * q + 1]);
+        }
+      }
+      // A caller-provided stream: device buffers, then synchronize().
+      long own = r.comm.stream();
+      long user = CudaNative.streamCreateNonBlocking();
+      try {
+        r.comm.setStream(user);
+        java.nio.ByteBuffer v = r.hostIn;
+        for (int i = 0; i < 64; i++) {
+          v.putInt(4 * i, r.rank + i);
+        }
+        r.upload(256, 256); // on comm.stream(), which is now the caller's stream
+        r.comm.allReduce(CommBuffer.device(r.send, 256), CommBuffer.device(r.recv, 256), 64, DataType.INT32,
+            ReduceOp.MAX);
+        r.download(256);
+        for (int i = 0; i < 64; i++) {
+          if (r.hostOut.getInt(4 * i) != n - 1 + i) {
+            bad.add("rank " + r.rank + " allReduce on setStream stream [" + i + "]: " + r.hostOut.getInt(4 * i));
+            break;
+          }
+        }
+      } finally {
+        r.comm.setStream(own);
+        CudaNative.streamDestroy(user);
+      }
+      if (!r.comm.observedPaths().toString().contains("gpu-")) {
+        bad.add("rank " + r.rank + " observed " + r.comm.observedPaths());
+      }
+      return bad;
+    });
   }
 
   /**
@@ -694,70 +683,54 @@ public final class GpuSuite {
    * allReduces its members' values, the opted-out rank gets null, and the parent still works.
    */
   private void split(int n) {
-    String key = "split into 2 colors + 1 opted out / auto / " + n;
-    if (System.nanoTime() > deadline) {
-      notRun.add(key + " (suite time budget spent)");
-      return;
-    }
-    try (RankGroup g = RankGroup.create(n, device, null, Duration.ofSeconds(5), 1 << 20)) {
-      List<List<String>> problems = g.onAll(Duration.ofSeconds(60), r -> {
-        List<String> bad = new ArrayList<>();
-        int color = r.rank == n - 1 ? -1 : r.rank % 2;
-        GpuCommunicator child = r.comm.split(color, -r.rank);
-        if (color < 0) {
-          if (child != null) {
-            bad.add("rank " + r.rank + " opted out but got a communicator");
-          }
-          r.comm.barrier();
-        } else {
-          try (GpuCommunicator c = child) {
-            List<Integer> members = new ArrayList<>();
-            for (int q = n - 2; q >= 0; q--) {
-              if (q % 2 == color) {
-                members.add(q); // keys -q: higher parent rank first
-              }
-            }
-            if (c.size() != members.size() || c.rank() != members.indexOf(r.rank)) {
-              bad.add("rank " + r.rank + ": child rank/size " + c.rank() + "/" + c.size() + ", expected "
-                  + members.indexOf(r.rank) + "/" + members.size());
-            }
-            int[] v = new int[64];
-            for (int i = 0; i < v.length; i++) {
-              v[i] = r.rank * 100 + i;
-            }
-            c.allReduce(v, ReduceOp.SUM);
-            for (int i = 0; i < v.length; i++) {
-              int expect = 0;
-              for (int q : members) {
-                expect += q * 100 + i;
-              }
-              if (v[i] != expect) {
-                bad.add("rank " + r.rank + " child allReduce [" + i + "] = " + v[i] + ", expected " + expect);
-                break;
-              }
-            }
-            // Close only when no rank of any child still has a kernel in flight: cudaFree waits for the
-            // whole device, and a kernel of the other child could be waiting on a rank stuck behind it.
-            r.comm.barrier();
-          }
-        }
-        int[] w = {1};
-        r.comm.allReduce(w, ReduceOp.SUM);
-        if (w[0] != n) {
-          bad.add("rank " + r.rank + ": parent allReduce after split = " + w[0]);
-        }
-        return bad;
-      });
+    special("split into 2 colors + 1 opted out / auto / " + n, n, 1 << 20, r -> {
       List<String> bad = new ArrayList<>();
-      problems.forEach(bad::addAll);
-      record(key, 1, bad.isEmpty() ? 0 : 1, 0);
-      if (!bad.isEmpty()) {
-        failures.add(key + ": " + bad);
+      int color = r.rank == n - 1 ? -1 : r.rank % 2;
+      GpuCommunicator child = r.comm.split(color, -r.rank);
+      if (color < 0) {
+        if (child != null) {
+          bad.add("rank " + r.rank + " opted out but got a communicator");
+        }
+        r.comm.barrier();
+      } else {
+        try (GpuCommunicator c = child) {
+          List<Integer> members = new ArrayList<>();
+          for (int q = n - 2; q >= 0; q--) {
+            if (q % 2 == color) {
+              members.add(q); // keys -q: higher parent rank first
+            }
+          }
+          if (c.size() != members.size() || c.rank() != members.indexOf(r.rank)) {
+            bad.add("rank " + r.rank + ": child rank/size " + c.rank() + "/" + c.size() + ", expected "
+                + members.indexOf(r.rank) + "/" + members.size());
+          }
+          int[] v = new int[64];
+          for (int i = 0; i < v.length; i++) {
+            v[i] = r.rank * 100 + i;
+          }
+          c.allReduce(v, ReduceOp.SUM);
+          for (int i = 0; i < v.length; i++) {
+            int expect = 0;
+            for (int q : members) {
+              expect += q * 100 + i;
+            }
+            if (v[i] != expect) {
+              bad.add("rank " + r.rank + " child allReduce [" + i + "] = " + v[i] + ", expected " + expect);
+              break;
+            }
+          }
+          // Close only when no rank of any child still has a kernel in flight: cudaFree waits for the
+          // whole device, and a kernel of the other child could be waiting on a rank stuck behind it.
+          r.comm.barrier();
+        }
       }
-    } catch (RuntimeException e) {
-      record(key, 1, 1, 0);
-      failures.add(key + ": " + e);
-    }
+      int[] w = {1};
+      r.comm.allReduce(w, ReduceOp.SUM);
+      if (w[0] != n) {
+        bad.add("rank " + r.rank + ": parent allReduce after split = " + w[0]);
+      }
+      return bad;
+    });
   }
 
   /** spark.gpucoll.algorithm=nccl on a 1-rank group (NCCL refuses two ranks on one GPU): NCCL runs every call. */
@@ -793,12 +766,7 @@ public final class GpuSuite {
         notes.add(key + ": observed " + paths);
         return bad;
       });
-      List<String> bad = new ArrayList<>();
-      problems.forEach(bad::addAll);
-      record(key, 1, bad.isEmpty() ? 0 : 1, 0);
-      if (!bad.isEmpty()) {
-        failures.add(key + ": " + bad);
-      }
+      outcome(key, problems);
     } catch (RuntimeException e) {
       record(key, 1, 1, 0);
       failures.add(key + ": " + e);
