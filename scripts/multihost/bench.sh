@@ -4,19 +4,23 @@
 # FileRendezvous files, in Spark the driver), and Open MPI over TCP (btl tcp,self, pml ob1) between
 # the same namespaces. Prints the tables and writes docs/bench/host-multihost-<date>-<commit>.json.
 # Needs root, iproute2, libucx0, openmpi-bin + libopenmpi-dev (mpicc), and the examples built:
-#   mvn -B -pl examples -am package -DskipTests -Dnvcc=none
-#   scripts/multihost/bench.sh ["2 3"]
+#   mvn -B -pl examples -am package -DskipTests -Dnvcc=none   (and JUCX in ~/.m2, which that fetches)
+#   scripts/multihost/bench.sh ["2 3"] [rounds=2]
+# Each round runs the three sides one after the other for every host count; the ratios use each
+# side's best median over the rounds (a loaded machine slows whichever side it hits).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 source scripts/multihost/netns.sh
 host_counts="${1:-2 3}"
+rounds="${2:-2}"
 max_hosts=$(echo "$host_counts" | tr ' ' '\n' | sort -n | tail -1)
 work=$(mktemp -d /tmp/gpucoll-mhbench.XXXXXX)
 trap 'mh_cleanup; rm -rf "$work"' EXIT INT TERM
-cpfile="$work/cp.txt"
-mvn -B -o -q -pl examples dependency:build-classpath -Dmdep.includeScope=runtime -Dmdep.outputFile="$cpfile"
-cp="examples/target/classes:$(cat "$cpfile")"
+# The benchmark needs only the core (and JUCX): the host backend, without Spark or CUDA.
+jucx_version=$(sed -n 's:.*<jucx.version>\(.*\)</jucx.version>.*:\1:p' pom.xml)
+jucx="${HOME}/.m2/repository/org/openucx/jucx/$jucx_version/jucx-$jucx_version.jar"
+cp="examples/target/classes:spark-plugin/gpucoll-core/target/classes:spark-plugin/gpucoll-api/target/classes:$jucx"
 mpicc -O2 -o "$work/collectives_bench" scripts/mpi-anchor/collectives_bench.c
 commit=$(git rev-parse --short HEAD)
 day=$(date -u +%Y-%m-%d)
@@ -35,7 +39,7 @@ java_run() { # <name> <hosts> <args...>: one rank per host; rank 0's table goes 
     on_host $((r + 1)) "$work/$name-r$r.log" java -Xmx3g -XX:+UseParallelGC -cp "$cp" "$main" --rank "$dir" "$r" "$n" \
       "--host=gcmh-host$((r + 1))" "$@"
   done
-  for p in "${MH_HOST_PIDS[@]:$first}"; do wait "$p" || { echo "$name: a rank failed" >&2; tail -20 "$work/$name-r"*.log >&2; return 1; }; done
+  for p in "${MH_HOST_PIDS[@]:$first}"; do wait "$p" || { echo "$name: a rank failed" >&2; for f in "$work/$name-r"*.log; do tail -n 20 "$f" >&2; done; return 1; }; done
   grep -v '^\[' "$work/$name-r0.log" > "$work/$name.txt"
 }
 
@@ -51,12 +55,16 @@ mpi_run() { # <name> <hosts>
 echo "## machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "## date $(date -u +%FT%TZ) commit $commit; $(java -version 2>&1 | sed -n 1p); $(mpirun --version | sed -n 1p); UCX $(dpkg-query -W -f='${Version}' libucx0 2>/dev/null)"
 runs=""
-for n in $host_counts; do
-  java_run "ucx-$n" "$n" host.crossHost=ucx --warmUp=2000
-  mpi_run "mpi-$n" "$n"
-  java_run "relay-$n" "$n" host.crossHost=relay --warmUp=20 --maxIters=20 --sizes=8,4096,1048576,16777216
-  runs="$runs ucx-$n mpi-$n relay-$n"
-  for r in ucx mpi relay; do echo; echo "### $r, $n hosts"; cat "$work/$r-$n.txt"; done
+for round in $(seq 1 "$rounds"); do
+  for n in $host_counts; do
+    java_run "ucx-$n-$round" "$n" host.crossHost=ucx --warmUp=2000 --maxIters=2000
+    mpi_run "mpi-$n-$round" "$n"
+    java_run "relay-$n-$round" "$n" host.crossHost=relay --warmUp=20 --maxIters=20 --sizes=8,4096,1048576,16777216
+    runs="$runs ucx-$n-$round mpi-$n-$round relay-$n-$round"
+    for r in ucx mpi relay; do
+      echo; echo "### round $round, $r, $n hosts (load $(cut -d' ' -f1-3 /proc/loadavg))"; cat "$work/$r-$n-$round.txt"
+    done
+  done
 done
 
 python3 - "$work" "$out" "$commit" "$day" $runs <<'PY'
@@ -75,15 +83,19 @@ for name in runs:
             rows.append({"collective": f[0], "bytes": int(f[1]), "iters": int(f[2]), "median_us": float(f[3]),
                          "p99_us": float(f[4]), "gbps": float(f[5]), "algorithm": f[6]})
     rec["runs"][name] = rows
-def med(name, coll, b):
-    for r in rec["runs"].get(name, []):
-        if r["collective"] == coll and r["bytes"] == b:
-            return r["median_us"]
+def med(side, n, coll, b):
+    best = None
+    for name, rows in rec["runs"].items():
+        if name.startswith(f"{side}-{n}-"):
+            for r in rows:
+                if r["collective"] == coll and r["bytes"] == b and (best is None or r["median_us"] < best):
+                    best = r["median_us"]
+    return best
 ratios = {}
 for n in sorted({r.split("-")[1] for r in runs}):
     for coll in ("allReduce", "allToAll"):
         for b in (8, 4096, 1048576, 16777216):
-            u, m, rl = med("ucx-" + n, coll, b), med("mpi-" + n, coll, b), med("relay-" + n, coll, b)
+            u, m, rl = med("ucx", n, coll, b), med("mpi", n, coll, b), med("relay", n, coll, b)
             k = f"{coll} {b} B, {n} hosts"
             ratios[k] = {"ucx_us": u, "mpi_us": m, "relay_us": rl,
                          "relay_over_ucx": round(rl / u, 2) if u and rl else None,
@@ -91,7 +103,7 @@ for n in sorted({r.split("-")[1] for r in runs}):
 rec["ratios"] = ratios
 os.makedirs(os.path.dirname(out), exist_ok=True)
 json.dump(rec, open(out, "w"), indent=1)
-print("\n## ratios (median us): relay/ucx, ucx/mpi")
+print("\n## best median over the rounds (us): relay/ucx, ucx/mpi")
 for k, v in ratios.items():
     print(f"{k:34s} ucx {v['ucx_us']}  mpi {v['mpi_us']}  relay {v['relay_us']}  relay/ucx {v['relay_over_ucx']}  ucx/mpi {v['ucx_over_mpi']}")
 print("wrote", out)

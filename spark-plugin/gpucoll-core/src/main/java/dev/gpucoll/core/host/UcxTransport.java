@@ -62,7 +62,18 @@ final class UcxTransport implements PeerTransport {
         try {
           context = new UcpContext(new UcpParams().requestTagFeature());
           UcpWorker probe = context.newWorker(new UcpWorkerParams());
-          probe.close();
+          try {
+            // A tag receive is what a JUCX built for a newer UCX gets wrong first (JUCX 1.18.1 on
+            // UCX 1.13.1: "invalid memory type parameter"), so the probe posts and cancels one.
+            ByteBuffer b = ByteBuffer.allocateDirect(8);
+            UcpRequest r = probe.recvTaggedNonBlocking(b, 0, -1L, null);
+            probe.cancelRequest(r);
+            for (int i = 0; i < 1000 && !r.isCompleted(); i++) {
+              probe.progress();
+            }
+          } finally {
+            probe.close();
+          }
         } catch (Throwable t) { // NoClassDefFoundError, UnsatisfiedLinkError, UcxException
           unavailable = "UCX cannot be used in this process (" + t
               + "); install UCX on every host (Debian/Ubuntu: apt-get install libucx0, 1.13.1 or later)"
