@@ -20,7 +20,12 @@ trap 'mh_cleanup; rm -rf "$work"' EXIT INT TERM
 # The benchmark needs only the core (and JUCX): the host backend, without Spark or CUDA.
 jucx_version=$(sed -n 's:.*<jucx.version>\(.*\)</jucx.version>.*:\1:p' pom.xml)
 jucx="${HOME}/.m2/repository/org/openucx/jucx/$jucx_version/jucx-$jucx_version.jar"
-cp="examples/target/classes:spark-plugin/gpucoll-core/target/classes:spark-plugin/gpucoll-api/target/classes:$jucx"
+# A copy: a build during the run must not change the classes under the ranks.
+mkdir -p "$work/classes"
+cp -r examples/target/classes "$work/classes/examples"
+cp -r spark-plugin/gpucoll-core/target/classes "$work/classes/core"
+cp -r spark-plugin/gpucoll-api/target/classes "$work/classes/api"
+cp="$work/classes/examples:$work/classes/core:$work/classes/api:$jucx"
 mpicc -O2 -o "$work/collectives_bench" scripts/mpi-anchor/collectives_bench.c
 commit=$(git rev-parse --short HEAD)
 day=$(date -u +%Y-%m-%d)

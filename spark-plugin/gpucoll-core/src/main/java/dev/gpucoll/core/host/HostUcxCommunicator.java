@@ -336,6 +336,18 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     int es = problem == null ? type.byteSize() : 0;
     int bytes = count * es;
     Frame f = open(c, sig, problem, bytes, send, type);
+    ByteBuffer result = gatherHosts(c, f, bytes);
+    if (f.ok()) {
+      HostBuffers.copy(recv, 0, HostBuffers.typedView(result, type), 0, size * count);
+    }
+    return Algorithm.HOST_UCX.id();
+  }
+
+  /**
+   * The all-gather after {@link #open}: every leader sends its host's inputs to every other and
+   * assembles them in rank order; returns every rank's {@code bytes}, by rank, on every rank.
+   */
+  private ByteBuffer gatherHosts(Collective c, Frame f, int bytes) {
     ByteBuffer result = scratch("result", size * bytes);
     if (leader && f.ok()) {
       ByteBuffer[] in = new ByteBuffer[hostRanks.length];
@@ -357,10 +369,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
       }
     }
     close(f, result, size * bytes);
-    if (f.ok()) {
-      HostBuffers.copy(recv, 0, HostBuffers.typedView(result, type), 0, size * count);
-    }
-    return Algorithm.HOST_UCX.id();
+    return result;
   }
 
   @Override
@@ -768,26 +777,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     m.put(0, mine, 0, bytes);
     Signature sig = Signature.setup(bytes);
     Frame f = open(null, sig, null, bytes, m, DataType.INT8);
-    ByteBuffer result = scratch("result", size * bytes);
-    if (leader && f.ok()) {
-      ByteBuffer[] out = new ByteBuffer[hostRanks.length];
-      ByteBuffer[] in = new ByteBuffer[hostRanks.length];
-      for (int g = 0; g < hostRanks.length; g++) {
-        if (g != myHost) {
-          out[g] = f.gathered;
-          in[g] = scratch("in" + g, hostRanks[g].length * bytes);
-        }
-      }
-      f.verdict = leaderRound(null, KIND_DATA1, f.header, out, in);
-      if (f.verdict == null) {
-        for (int g = 0; g < hostRanks.length; g++) {
-          for (int i = 0; i < hostRanks[g].length; i++) {
-            copyBytes(g == myHost ? f.gathered : in[g], i * bytes, result, hostRanks[g][i] * bytes, bytes);
-          }
-        }
-      }
-    }
-    close(f, result, size * bytes);
+    ByteBuffer result = gatherHosts(null, f, bytes);
     List<byte[]> out = new ArrayList<>();
     for (int r = 0; r < size; r++) {
       byte[] b = new byte[bytes];
