@@ -136,7 +136,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
         if (g != myHost) {
           int peer = hostRanks[g][0];
           transport.connect(peer, addresses[peer]);
-          abortBuf[g] = ByteBuffer.allocateDirect(TEXT_BYTES + 64);
+          abortBuf[g] = ByteBuffer.allocateDirect(8 + 4 * 64 + TEXT_BYTES);
           abortRecv[g] = transport.recv(peer, tag(KIND_ABORT, peer, 0), abortBuf[g]);
         }
       }
@@ -1100,9 +1100,15 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
       }
       long now = System.nanoTime();
       String why = slowCheck(peer);
+      if (why != null && (transport.progress() || r.done())) {
+        continue; // what the peer sent before it went is still delivered
+      }
       if (why != null) {
-        throw fail(c, new CollectiveException(rank, c, why + " while rank " + rank + " waited for the " + what
-            + (peer >= 0 ? " of rank " + peer : "") + " (call " + seq + ")"));
+        String text = why + " while rank " + rank + " waited for the " + what + (peer >= 0 ? " of rank " + peer : "")
+            + " (call " + seq + ")";
+        List<Integer> missing = abortedForMissing();
+        throw fail(c, missing.isEmpty() ? new CollectiveException(rank, c, text)
+            : new CollectiveTimeoutException(rank, c, missing, text));
       }
       if (now - lastProgress > bounds.timeoutNanos()) {
         throw fail(c, new CollectiveTimeoutException(rank, c, peer >= 0 ? List.of(peer) : List.of(),
@@ -1139,12 +1145,31 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
         if (abortRecv[g].error() != null) {
           return "rank " + hostRanks[g][0] + " is unreachable: " + abortRecv[g].error();
         }
+        int skip = 8 + 4 * Math.max(0, Math.min(64, abortBuf[g].getInt(4)));
         byte[] b = new byte[Math.max(0, Math.min(TEXT_BYTES, abortBuf[g].getInt(0)))];
-        abortBuf[g].get(4, b);
+        abortBuf[g].get(skip, b);
         return "rank " + hostRanks[g][0] + " gave up on the group (" + new String(b, StandardCharsets.UTF_8) + ")";
       }
     }
     return null;
+  }
+
+  /**
+   * The ranks a leader's abort message says never arrived (it gave up on a timeout), or empty: a
+   * rank that learns of the timeout from that message fails with the same timeout.
+   */
+  private List<Integer> abortedForMissing() {
+    for (int g = 0; g < abortRecv.length; g++) {
+      if (abortRecv[g] != null && abortRecv[g].done() && abortRecv[g].error() == null) {
+        int n = Math.max(0, Math.min(64, abortBuf[g].getInt(4)));
+        List<Integer> missing = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+          missing.add(abortBuf[g].getInt(8 + 4 * i));
+        }
+        return missing;
+      }
+    }
+    return List.of();
   }
 
   /**
@@ -1159,7 +1184,13 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
         List<PeerTransport.Request> aborts = new ArrayList<>();
         for (int g = 0; g < hostRanks.length; g++) {
           if (g != myHost && transport.peerFailure(hostRanks[g][0]) == null) {
-            ByteBuffer b = ByteBuffer.allocateDirect(4 + text.length).putInt(text.length).put(text).flip();
+            List<Integer> missing = e instanceof CollectiveTimeoutException t ? t.missingRanks() : List.of();
+            int n = Math.min(64, missing.size());
+            ByteBuffer b = ByteBuffer.allocateDirect(8 + 4 * n + text.length).putInt(text.length).putInt(n);
+            for (int i = 0; i < n; i++) {
+              b.putInt(missing.get(i));
+            }
+            b.put(text).flip();
             aborts.add(transport.send(hostRanks[g][0], tag(KIND_ABORT, rank, 0), b));
           }
         }
@@ -1180,8 +1211,13 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     try {
       call.run();
     } catch (CollectiveException e) {
-      throw fail(c, new CollectiveException(rank, c, "inside host " + host + " (ranks "
-          + Arrays.toString(hostRanks[myHost]) + "): " + e.getMessage(), e));
+      String text = "inside host " + host + " (ranks " + Arrays.toString(hostRanks[myHost]) + "): " + e.getMessage();
+      if (e instanceof CollectiveTimeoutException t) {
+        // The host group's ranks, named as this group's.
+        List<Integer> missing = t.missingRanks().stream().map(l -> hostRanks[myHost][l]).toList();
+        throw fail(c, new CollectiveTimeoutException(rank, c, missing, text));
+      }
+      throw fail(c, new CollectiveException(rank, c, text, e));
     }
   }
 

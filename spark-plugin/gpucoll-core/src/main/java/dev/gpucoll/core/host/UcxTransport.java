@@ -158,15 +158,25 @@ final class UcxTransport implements PeerTransport {
       p.finished = true;
       return p;
     }
-    p.request = ep.sendTaggedNonBlocking(UcxUtils.getAddress(data) + data.position(), data.remaining(), tag, p);
+    try {
+      p.request = ep.sendTaggedNonBlocking(UcxUtils.getAddress(data) + data.position(), data.remaining(), tag, p);
+    } catch (RuntimeException e) { // UcxException: e.g. the peer's endpoint is already gone
+      p.error = (failures[peer] != null ? failures[peer] + "; " : "") + e.getMessage();
+      p.finished = true;
+    }
     return p;
   }
 
   @Override
   public Request recv(int peer, long tag, ByteBuffer into) {
     Pending p = new Pending(into);
-    p.request = worker.recvTaggedNonBlocking(UcxUtils.getAddress(into) + into.position(), into.remaining(), tag,
-        -1L, p);
+    try {
+      p.request = worker.recvTaggedNonBlocking(UcxUtils.getAddress(into) + into.position(), into.remaining(), tag,
+          -1L, p);
+    } catch (RuntimeException e) {
+      p.error = e.getMessage();
+      p.finished = true;
+    }
     return p;
   }
 
