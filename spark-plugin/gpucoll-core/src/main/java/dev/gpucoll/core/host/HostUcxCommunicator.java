@@ -68,13 +68,20 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
   private static final long SEQ_MASK = (1L << 40) - 1;
   private static final int MAX_RANKS = 1 << 20;
   /**
-   * How long a waiting rank spins on UCX progress before it yields, then parks. Long, as MPI's
-   * busy polling: a message from another host takes tens of microseconds, and a rank that yields
-   * on a busy machine loses its core for a scheduler time slice (measured: 8 B allReduce 25 us
-   * spinning, 140-170 us with a 50 us budget at load 28 on 2 cores).
+   * How long a waiting rank spins on UCX progress before it yields, then parks. Long for small
+   * calls, as MPI's busy polling: a message from another host takes tens of microseconds, and a
+   * rank that yields on a busy machine loses its core for a scheduler time slice (measured: 8 B
+   * allReduce 25 us spinning, 140-170 us with a 50 us budget at load 28 on 2 cores). Short for
+   * calls moving more than {@link #LARGE_CALL_BYTES}: their waits are long anyway, and a spinning
+   * rank takes the CPU that the kernel's TCP stack and the peer's reduction need (measured: 1 MB
+   * allReduce 5 ms with a 50 us budget, 16-84 ms with 2 ms).
    */
-  private static final long SPIN_NANOS = 2_000_000;
+  private static final long SMALL_CALL_SPIN_NANOS = 2_000_000;
+  private static final long LARGE_CALL_SPIN_NANOS = 50_000;
+  private static final long LARGE_CALL_BYTES = 64 << 10;
   private static final long YIELD_NANOS = 20_000_000;
+  /** The spin budget of the call in progress (set by {@link #open}). */
+  private long spinNanos = SMALL_CALL_SPIN_NANOS;
 
   /** Host index of each rank; hosts are numbered in the order of their lowest rank. */
   private final int[] hostOf;
@@ -836,6 +843,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
    */
   private Frame open(Collective c, Signature sig, String problem, int inputBytes, Buffer input, DataType type) {
     seq++;
+    spinNanos = inputBytes > LARGE_CALL_BYTES ? LARGE_CALL_SPIN_NANOS : SMALL_CALL_SPIN_NANOS;
     Frame f = new Frame(c, problem);
     int mine = hostRanks[myHost].length;
     ByteBuffer h = scratch("hdr", HEADER_BYTES);
@@ -1118,7 +1126,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
       long idle = now - lastProgress;
       if (idle > YIELD_NANOS) {
         LockSupport.parkNanos(20_000);
-      } else if (idle > SPIN_NANOS) {
+      } else if (idle > spinNanos) {
         Thread.yield();
       }
     }
