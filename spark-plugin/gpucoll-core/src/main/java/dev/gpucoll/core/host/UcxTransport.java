@@ -97,15 +97,31 @@ final class UcxTransport implements PeerTransport {
     return address.clone();
   }
 
+  /**
+   * Creates the endpoint to {@code peer}. UCX 1.13 now and then answers "Destination is
+   * unreachable" for a reachable worker (seen between workers of one process), so it tries three
+   * times; after that the peer counts as failed and every request towards it fails.
+   */
   @Override
   public void connect(int peer, byte[] peerAddress) {
     ByteBuffer a = ByteBuffer.allocateDirect(peerAddress.length).put(peerAddress).flip();
-    endpoints[peer] = worker.newEndpoint(new UcpEndpointParams().setUcpAddress(a).setPeerErrorHandlingMode()
-        .setErrorHandler((ep, status, message) -> {
-          if (failures[peer] == null) {
-            failures[peer] = "UCX reports the connection broken (status " + status + ": " + message + ")";
-          }
-        }));
+    RuntimeException last = null;
+    for (int attempt = 0; attempt < 3 && endpoints[peer] == null; attempt++) {
+      try {
+        endpoints[peer] = worker.newEndpoint(new UcpEndpointParams().setUcpAddress(a.duplicate())
+            .setPeerErrorHandlingMode().setErrorHandler((ep, status, message) -> {
+              if (failures[peer] == null) {
+                failures[peer] = "UCX reports the connection broken (status " + status + ": " + message + ")";
+              }
+            }));
+      } catch (RuntimeException e) { // UcxException
+        last = e;
+        java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L);
+      }
+    }
+    if (endpoints[peer] == null) {
+      failures[peer] = "cannot create a UCX endpoint to it: " + (last == null ? "?" : last.getMessage());
+    }
   }
 
   /** A request and the error its callback saw. */
@@ -154,7 +170,7 @@ final class UcxTransport implements PeerTransport {
     Pending p = new Pending(data);
     UcpEndpoint ep = endpoints[peer];
     if (ep == null) {
-      p.error = "no endpoint to rank " + peer;
+      p.error = failures[peer] != null ? failures[peer] : "no endpoint to rank " + peer;
       p.finished = true;
       return p;
     }
