@@ -27,7 +27,7 @@ master_pid=""
 finish() {
   local rc=$?
   [ -n "$submit_pid" ] && kill -KILL "$submit_pid" 2>/dev/null || true
-  [ -n "$master_pid" ] && kill -KILL "$master_pid" 2>/dev/null || true
+  [ -n "$master_pid" ] && { kill -KILL "$master_pid" 2>/dev/null; wait "$master_pid" 2>/dev/null; } || true
   mh_cleanup
   if [ "$rc" != 0 ]; then
     echo "---- logs ($work) ----"
