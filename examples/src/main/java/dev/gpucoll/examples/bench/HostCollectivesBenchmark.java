@@ -112,10 +112,10 @@ public final class HostCollectivesBenchmark {
    * Runs the small-message paths until the JIT has compiled them: with every core busy spinning,
    * the compiler threads get little CPU, and the first thousands of calls run interpreted.
    */
-  private static void warmUp(Communicator comm) {
+  private static void warmUp(Communicator comm, int calls) {
     float[] a = new float[1024];
     float[] b = new float[1024];
-    for (int i = 0; i < 60_000; i++) {
+    for (int i = 0; i < calls; i++) {
       int count = (i & 1) == 0 ? 2 : 1024;
       comm.allReduce(CommBuffer.of(a), CommBuffer.of(b), count, DataType.FLOAT32, ReduceOp.SUM);
       comm.allToAll(CommBuffer.of(a), CommBuffer.of(b), count / comm.size(), DataType.FLOAT32);
@@ -141,24 +141,31 @@ public final class HostCollectivesBenchmark {
     settings.put("spark.gpucoll.timeout", "120s");
     String sizes = SIZES;
     String collectives = "allReduce,allToAll";
+    // Ranks on several hosts (scripts/multihost/bench.sh) name theirs; a slow path caps its calls.
+    String host = "localhost";
+    int maxIters = Integer.MAX_VALUE;
+    int warmUpCalls = 60_000;
     for (int i = 4; i < args.length; i++) {
       String[] kv = args[i].split("=", 2);
       switch (kv[0]) {
         case "--sizes" -> sizes = kv[1];
         case "--collectives" -> collectives = kv[1];
+        case "--host" -> host = kv[1];
+        case "--maxIters" -> maxIters = Integer.parseInt(kv[1]);
+        case "--warmUp" -> warmUpCalls = Integer.parseInt(kv[1]);
         default -> settings.put("spark.gpucoll." + kv[0], kv[1]);
       }
     }
     GpuCollConf conf = GpuCollConf.of(settings).validate();
     try (FileRendezvous rv = new FileRendezvous(dir, "bench", rank, size);
-        Communicator comm = CommunicatorFactory.create(rv, conf, "localhost")) {
+        Communicator comm = CommunicatorFactory.create(rv, conf, host)) {
       if (rank == 0) {
         System.out.printf(Locale.ROOT, "# gpucoll host backend (%s), %d processes, settings %s%n", comm.backend(),
             size, settings);
         System.out.printf(Locale.ROOT, "%-10s %10s %8s %12s %12s %10s  %s%n", "collective", "bytes", "iters",
             "median_us", "p99_us", "GB/s", "algorithm");
       }
-      warmUp(comm);
+      warmUp(comm, warmUpCalls);
       for (String coll : collectives.split(",")) {
         for (long bytes : Arrays.stream(sizes.split(",")).mapToLong(Long::parseLong).toArray()) {
           int count = (int) (bytes / 4);
@@ -167,7 +174,7 @@ public final class HostCollectivesBenchmark {
           Arrays.fill(send, rank + 1);
           CommBuffer s = CommBuffer.of(send);
           CommBuffer r = CommBuffer.of(recv);
-          int iters = iterations(bytes);
+          int iters = Math.min(maxIters, iterations(bytes));
           int perPeer = Math.max(1, count / size);
           Runnable call = coll.equals("allReduce")
               ? () -> comm.allReduce(s, r, count, DataType.FLOAT32, ReduceOp.SUM)

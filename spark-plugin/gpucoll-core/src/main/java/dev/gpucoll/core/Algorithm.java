@@ -36,6 +36,11 @@ public enum Algorithm {
   HOST_BULK("host-bulk", false, "data movement in bulk chunks through shared memory"),
   HOST_FLAGS("host-flags", false, "one step of epoch flags"),
   HOST_RELAY("host-relay", false, "data through the rendezvous (ranks on several hosts)"),
+  HOST_UCX_ONESHOT("host-ucx-oneshot", false,
+      "ranks on several hosts: shared memory inside each host, every host's inputs to every leader over UCX"),
+  HOST_UCX_TWOSHOT("host-ucx-twoshot", false,
+      "ranks on several hosts: each leader reduces its host's slice over UCX, then the slices are exchanged"),
+  HOST_UCX("host-ucx", false, "ranks on several hosts: shared memory inside each host, leaders over UCX"),
   /** A call with count 0: every rank skips it. */
   NOOP_EMPTY("noop-empty", false, "count 0: nothing moves"),
   /** A group of one rank: every collective's result is its input. */

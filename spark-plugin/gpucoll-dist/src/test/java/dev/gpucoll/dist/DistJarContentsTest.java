@@ -25,10 +25,11 @@ import org.junit.jupiter.api.Test;
 class DistJarContentsTest {
   /**
    * Top-level folders the jar may hold: ours, our UI shim (Spark's UI types are private[spark], so it
-   * lives in a package of Spark's), JavaCPP's and jar metadata.
+   * lives in a package of Spark's), JavaCPP's, JUCX's (its classes and, at the jar root, its JNI
+   * library) and jar metadata.
    */
-  private static final List<String> ALLOWED_PREFIXES =
-      List.of("dev/gpucoll/", "org/apache/spark/gpucoll/", "org/bytedeco/", "META-INF/");
+  private static final List<String> ALLOWED_PREFIXES = List.of("dev/gpucoll/", "org/apache/spark/gpucoll/",
+      "org/bytedeco/", "org/openucx/", "libjucx_amd64.so", "META-INF/");
 
   /** Programs for the GPU machine (they ship in the GPU bundle) and their reference and correctness matrix. */
   private static final List<String> HARNESS_PREFIXES =
@@ -49,6 +50,8 @@ class DistJarContentsTest {
       "org/bytedeco/cuda/linux-x86_64/libjnicudart.so",
       "org/bytedeco/cuda/linux-x86_64/libjninccl.so",
       "org/apache/spark/gpucoll/GpuCollHistoryServerPlugin.class",
+      "org/openucx/jucx/ucp/UcpWorker.class",
+      "libjucx_amd64.so",
       "META-INF/services/dev.gpucoll.core.spi.CommunicatorBackend",
       "META-INF/services/org.apache.spark.status.AppHistoryServerPlugin");
 

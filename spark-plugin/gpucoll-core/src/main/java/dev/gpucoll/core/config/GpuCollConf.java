@@ -93,6 +93,14 @@ public final class GpuCollConf {
           + " larger ones use two-shot (reduce-scatter then all-gather). " + SIZE_SYNTAX,
       GpuCollConf::parseBytes);
 
+  public static final ConfigEntry<String> HOST_CROSS_HOST = choice("host.crossHost", "auto",
+      "Host backend, groups whose ranks run on several hosts: 'ucx' (shared memory inside each host,"
+          + " one leader per host exchanging over UCX through JUCX; needs UCX on every executor's host,"
+          + " e.g. Debian's libucx0 1.13.1 or later, and fails naming each rank's reason when a rank lacks it),"
+          + " 'relay' (data through the rendezvous, i.e. the driver: correct and slow), or 'auto' (ucx"
+          + " when every rank can load UCX, else the relay with a WARN naming why).",
+      "auto", "ucx", "relay");
+
   public static final ConfigEntry<Long> GPU_ONE_SHOT_MAX_BYTES = entry("gpu.oneShotMaxBytes", "64k",
       "GPU backend: inside a node, messages up to this size use the one-shot barrier-free kernel"
           + " (every rank reads every peer). " + SIZE_SYNTAX,
@@ -257,7 +265,7 @@ public final class GpuCollConf {
    */
   public Map<String, String> groupWideSettings() {
     Map<String, String> out = new TreeMap<>();
-    for (ConfigEntry<?> e : List.of(BACKEND, ALGORITHM, SHM_DIR, HOST_ONE_SHOT_MAX_BYTES,
+    for (ConfigEntry<?> e : List.of(BACKEND, ALGORITHM, SHM_DIR, HOST_ONE_SHOT_MAX_BYTES, HOST_CROSS_HOST,
         GPU_ONE_SHOT_MAX_BYTES, GPU_TWO_SHOT_MAX_BYTES, GPU_LL128_MIN_RANKS, NCCL_CTA_POLICY,
         INTERNAL_KERNEL_VARIANT, INTERNAL_SPIN_ON_SHARED_GPU)) {
       Object v = get(e);

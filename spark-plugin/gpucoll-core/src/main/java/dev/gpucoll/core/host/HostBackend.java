@@ -1,17 +1,29 @@
 package dev.gpucoll.core.host;
 
+import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.Communicator;
+import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.spi.CommunicatorBackend;
 import dev.gpucoll.core.spi.GroupContext;
+import dev.gpucoll.core.spi.MemberInfo;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.logging.Logger;
 
 /**
  * The CPU backend, usable in every JVM: ranks of one host share a memory segment
- * ({@value HostShmCommunicator#BACKEND}); a group that spans hosts relays through the rendezvous
- * ({@value HostRelayCommunicator#BACKEND}), and says so in its report.
+ * ({@value HostShmCommunicator#BACKEND}); a group that spans hosts runs shared memory inside each
+ * host and UCX between them ({@value HostUcxCommunicator#BACKEND}) when every rank can load UCX,
+ * else it relays through the rendezvous ({@value HostRelayCommunicator#BACKEND}) and says why.
  */
 public final class HostBackend implements CommunicatorBackend {
   public static final String NAME = "host";
+  /** Member fact: "ok" when the member's process can use UCX, else why not. */
+  static final String FACT_UCX = "host.ucx";
+  private static final Logger LOG = Logger.getLogger(HostBackend.class.getName());
 
   @Override
   public String name() {
@@ -24,10 +36,39 @@ public final class HostBackend implements CommunicatorBackend {
   }
 
   @Override
+  public Map<String, String> localFacts() {
+    return Map.of(FACT_UCX, UcxTransport.unavailableReason().orElse("ok"));
+  }
+
+  @Override
   public Communicator create(GroupContext group) {
-    if (!group.singleHost()) {
+    if (group.singleHost()) {
+      return HostShmCommunicator.create(group);
+    }
+    String mode = group.conf().get(GpuCollConf.HOST_CROSS_HOST);
+    if (mode.equals("relay")) {
       return new HostRelayCommunicator(group);
     }
-    return HostShmCommunicator.create(group);
+    Map<String, List<Integer>> ranksByReason = new LinkedHashMap<>();
+    for (MemberInfo m : group.members()) {
+      String ucx = m.facts().getOrDefault(FACT_UCX, "its gpucoll build predates UCX support");
+      if (!ucx.equals("ok")) {
+        ranksByReason.computeIfAbsent(m.host() + ": " + ucx, k -> new ArrayList<>()).add(m.rank());
+      }
+    }
+    if (ranksByReason.isEmpty()) {
+      return HostUcxCommunicator.create(group, UcxTransport::open);
+    }
+    List<String> reasons = new ArrayList<>();
+    ranksByReason.forEach((why, ranks) -> reasons.add("ranks " + ranks + " on " + why));
+    String why = "UCX is not usable on every rank (" + String.join("; ", reasons) + ")";
+    if (mode.equals("ucx")) {
+      throw new CollectiveException(group.rank(), null, GpuCollConf.HOST_CROSS_HOST.key() + "=ucx but " + why);
+    }
+    if (group.rank() == 0) {
+      LOG.warning("gpucoll: group " + group.rendezvous().groupId() + " spans hosts and relays every payload"
+          + " through the rendezvous (slow): " + why);
+    }
+    return new HostRelayCommunicator(group);
   }
 }

@@ -785,6 +785,16 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   }
 
   /**
+   * Gives up on the group from outside a call (a communicator built on this one failed): the
+   * ranks waiting in this segment fail naming this rank instead of waiting out their timeout.
+   */
+  void abandon(String why) {
+    markBroken(why);
+    seg.setState(rank, ShmSegment.STATE_ABORTED, why);
+    seg.abortGroup(rank);
+  }
+
+  /**
    * The group cannot go on: mark it failed for every rank (a rank arriving later must not complete
    * this step: it sees the mark after publishing its own), tell the peers (they fail fast naming
    * this rank) and throw.

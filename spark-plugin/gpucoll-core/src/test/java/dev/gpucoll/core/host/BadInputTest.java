@@ -24,7 +24,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Each bad input fails on every rank with an exception naming rank and collective,
  * within the timeout, never a hang; after an argument error or mismatch the group still works.
- * Runs on the shared-memory backend and on the relay (ranks on different hosts).
+ * Runs on the shared-memory backend, across hosts on UCX, and on the relay.
  */
 class BadInputTest {
   static final int N = 3;
@@ -32,7 +32,8 @@ class BadInputTest {
   static Stream<Arguments> backends() {
     IntFunction<String> oneHost = r -> "localhost";
     IntFunction<String> manyHosts = r -> "host" + r;
-    return Stream.of(Arguments.of("host-shm", oneHost), Arguments.of("host-relay", manyHosts));
+    return Stream.of(Arguments.of("host-shm", oneHost), Arguments.of("host-ucx", manyHosts),
+        Arguments.of("host-relay", manyHosts));
   }
 
   interface Call {
@@ -41,7 +42,7 @@ class BadInputTest {
 
   /** Runs {@code bad} on every rank, expects every rank to fail, then checks the group still works. */
   private static List<Throwable> expectAllFail(IntFunction<String> hosts, String backend, Call bad) {
-    List<Ranks.Outcome<Throwable>> out = Ranks.run(N, Ranks.conf(), hosts, comm -> {
+    List<Ranks.Outcome<Throwable>> out = Ranks.run(N, Ranks.confFor(backend), hosts, comm -> {
       assertEquals(backend, comm.backend());
       Throwable seen = null;
       try {
@@ -206,7 +207,7 @@ class BadInputTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("backends")
   void avgOnIntegersTruncatesTowardZero(String backend, IntFunction<String> hosts) {
-    Ranks.values(Ranks.run(N, Ranks.conf(), hosts, comm -> {
+    Ranks.values(Ranks.run(N, Ranks.confFor(backend), hosts, comm -> {
       int[] v = {comm.rank() == 0 ? -4 : 0, 5};
       comm.allReduce(v, ReduceOp.AVG);
       assertEquals(-1, v[0]); // -4/3 = -1.33 -> -1
@@ -218,7 +219,7 @@ class BadInputTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("backends")
   void closedCommunicator(String backend, IntFunction<String> hosts) {
-    List<Ranks.Outcome<String>> out = Ranks.run(N, Ranks.conf("timeout", "3s"), hosts, comm -> {
+    List<Ranks.Outcome<String>> out = Ranks.run(N, Ranks.confFor(backend, "timeout", "3s"), hosts, comm -> {
       if (comm.rank() == 1) {
         comm.close();
         try {
@@ -281,7 +282,7 @@ class BadInputTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("backends")
   void rankThatNeverArrives(String backend, IntFunction<String> hosts) {
-    GpuCollConf conf = Ranks.conf("timeout", "2s");
+    GpuCollConf conf = Ranks.confFor(backend, "timeout", "2s");
     List<Ranks.Outcome<Throwable>> out = Ranks.run(N, conf, hosts, comm -> {
       if (comm.rank() == 2) {
         Thread.sleep(4000); // "never" arrives within the others' timeout

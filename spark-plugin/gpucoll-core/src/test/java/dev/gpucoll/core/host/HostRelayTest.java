@@ -22,7 +22,7 @@ class HostRelayTest {
   @Test
   void relayRunsEveryCollectiveAndReportsItself() {
     List<List<Object>> shm = Ranks.values(Ranks.run(N, Ranks.conf(), HostRelayTest::everything));
-    List<List<Object>> relay = Ranks.values(Ranks.run(N, Ranks.conf(), r -> "node-" + r, comm -> {
+    List<List<Object>> relay = Ranks.values(Ranks.run(N, Ranks.conf("host.crossHost", "relay"), r -> "node-" + r, comm -> {
       assertEquals("host-relay", comm.backend());
       PathChoice p = comm.explain(Collective.ALL_REDUCE, 8);
       assertEquals("host-relay", p.algorithm());
@@ -103,7 +103,7 @@ class HostRelayTest {
 
   @Test
   void relaySplitIntoOneHostGroupsUsesSharedMemory() {
-    Ranks.values(Ranks.run(4, Ranks.conf(), r -> "node-" + (r / 2), comm -> {
+    Ranks.values(Ranks.run(4, Ranks.conf("host.crossHost", "relay"), r -> "node-" + (r / 2), comm -> {
       try (Communicator sub = comm.split(comm.rank() / 2, 0)) {
         assertEquals("host-shm", sub.backend());
         assertEquals(2, sub.size());

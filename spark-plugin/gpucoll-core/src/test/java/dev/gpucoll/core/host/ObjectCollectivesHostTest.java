@@ -35,7 +35,8 @@ class ObjectCollectivesHostTest {
   static Stream<Arguments> backends() {
     IntFunction<String> oneHost = r -> "localhost";
     IntFunction<String> manyHosts = r -> "host" + r;
-    return Stream.of(Arguments.of("host-shm", oneHost), Arguments.of("host-relay", manyHosts));
+    return Stream.of(Arguments.of("host-shm", oneHost), Arguments.of("host-ucx", manyHosts),
+        Arguments.of("host-relay", manyHosts));
   }
 
   record Point(int rank, String label, double[] values) implements Serializable {}
@@ -68,7 +69,7 @@ class ObjectCollectivesHostTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("backends")
   void allGatherBroadcastGatherWithSizesDifferentPerRank(String backend, IntFunction<String> hosts) {
-    List<Ranks.Outcome<Boolean>> out = Ranks.run(N, Ranks.conf(), hosts, comm -> {
+    List<Ranks.Outcome<Boolean>> out = Ranks.run(N, Ranks.confFor(backend), hosts, comm -> {
       assertEquals(backend, comm.backend());
       ObjectCollectives objects = new ObjectCollectives(comm);
       int r = comm.rank();
@@ -110,7 +111,7 @@ class ObjectCollectivesHostTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("backends")
   void unserializableObjectFailsOnEveryRankNamingRankAndClass(String backend, IntFunction<String> hosts) {
-    List<Ranks.Outcome<List<String>>> out = Ranks.run(N, Ranks.conf(), hosts, comm -> {
+    List<Ranks.Outcome<List<String>>> out = Ranks.run(N, Ranks.confFor(backend), hosts, comm -> {
       ObjectCollectives objects = new ObjectCollectives(comm);
       int r = comm.rank();
       List<String> messages = new ArrayList<>();

@@ -43,6 +43,14 @@ final class Ranks {
     return GpuCollConf.of(m).validate();
   }
 
+  /** {@link #conf} for a test of {@code backend}: "host-relay" asks for the relay across hosts. */
+  static GpuCollConf confFor(String backend, String... kv) {
+    String[] all = java.util.Arrays.copyOf(kv, kv.length + 2);
+    all[kv.length] = "host.crossHost";
+    all[kv.length + 1] = backend.equals("host-relay") ? "relay" : "auto";
+    return conf(all);
+  }
+
   static <T> List<Outcome<T>> run(int n, GpuCollConf conf, Body<T> body) {
     return run(n, conf, r -> "localhost", body);
   }

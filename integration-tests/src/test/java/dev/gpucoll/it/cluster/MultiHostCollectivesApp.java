@@ -1,0 +1,152 @@
+package dev.gpucoll.it.cluster;
+
+import dev.gpucoll.api.Communicator;
+import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.spark.GpuCollectives;
+import dev.gpucoll.spark.GpuCollectivesPlugin;
+import dev.gpucoll.spark.GroupReport;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.IntStream;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkContext;
+import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
+
+/**
+ * The application of {@code scripts/multihost/run.sh}: a standalone cluster whose Workers each run
+ * in their own network, UTS and mount namespace (a "host" with its own address, hostname and
+ * /dev/shm). Stage 1 runs every collective on every rank (checked on the driver against
+ * {@link ClusterCollectivesApp#expected}) and requires the group report to name every host and
+ * the cross-host path {@code host-ucx}. Stage 2 kills one executor with SIGKILL in the middle of
+ * its collectives on the first attempt: the other ranks must fail within the bounds, and Spark's
+ * retry of the barrier stage must complete. Prints {@link ClusterCollectivesApp#OK} or
+ * {@link ClusterCollectivesApp#FAILED} lines and exits 0 or 1.
+ *
+ * <p>Usage: {@code MultiHostCollectivesApp <ranks> <hosts>}.
+ */
+public final class MultiHostCollectivesApp {
+  private MultiHostCollectivesApp() {}
+
+  public static void main(String[] args) {
+    int ranks = Integer.parseInt(args[0]);
+    int hosts = Integer.parseInt(args[1]);
+    int exit = 1;
+    SparkContext sc = null;
+    List<String> failures = new CopyOnWriteArrayList<>();
+    try {
+      sc = new SparkContext(new SparkConf());
+      sc.addSparkListener(new SparkListener() {
+        @Override
+        public void onTaskEnd(SparkListenerTaskEnd end) {
+          if (!end.taskInfo().successful()) {
+            failures.add(end.reason().toString());
+          }
+        }
+      });
+      JavaSparkContext jsc = new JavaSparkContext(sc);
+      List<String> wrong = new ArrayList<>();
+
+      // Stage 1: every collective, across the hosts.
+      long t0 = System.nanoTime();
+      List<String> lines = GpuCollectives.barrierMapPartitions(
+          jsc.parallelize(IntStream.range(0, ranks).boxed().toList(), ranks),
+          (comm, rows) -> {
+            List<String> out = new ArrayList<>(ClusterCollectivesApp.runEveryCollective(comm));
+            out.add("host " + comm.rank() + " " + java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/hostname")).strip()
+                + " " + comm.backend());
+            return out.iterator();
+          }).collect();
+      wrong.addAll(ClusterCollectivesApp.wrongResults(lines, ranks));
+      Set<String> hostNames = new TreeSet<>();
+      lines.stream().filter(l -> l.startsWith("host ")).forEach(l -> hostNames.add(l.split(" ")[2]));
+      if (hostNames.size() != hosts) {
+        wrong.add("expected ranks on " + hosts + " hostnames, got " + hostNames);
+      }
+      GroupReport report = awaitReport(1, 20_000);
+      if (report == null) {
+        wrong.add("no group report reached the driver");
+      } else if (!report.backend().equals("host-ucx") || report.hosts().size() != hosts
+          || report.distinctProcesses() != ranks) {
+        wrong.add("unexpected group report: " + report.summaryLine());
+      }
+      System.out.printf("stage 1: every collective on %d ranks, %d hosts %s in %.1f s%n", ranks,
+          hostNames.size(), hostNames, (System.nanoTime() - t0) / 1e9);
+      if (report != null) {
+        System.out.println("stage 1 report: " + report.summaryLine());
+        report.otherFindings().stream().filter(f -> f.contains("cross-host")).limit(1)
+            .forEach(f -> System.out.println("stage 1 path: " + f));
+      }
+
+      // Stage 2: a SIGKILL of one executor in the middle of its collectives, on the first attempt.
+      int victim = ranks / 2;
+      long t1 = System.nanoTime();
+      List<String> sums = GpuCollectives.barrierMapPartitions(
+          jsc.parallelize(IntStream.range(0, ranks).boxed().toList(), ranks),
+          (comm, rows) -> killedOnceThenSum(comm, victim).iterator())
+          // A shuffle after the barrier stage: Spark retries a failed barrier ShuffleMapStage, never
+          // a ResultStage (its output may be committed already).
+          .repartition(1).collect();
+      double stage2 = (System.nanoTime() - t1) / 1e9;
+      long want = (long) ranks * (ranks - 1) / 2;
+      for (String s : sums) {
+        if (!s.endsWith(" sum " + want + " attempt 1")) {
+          wrong.add("stage 2 retry: " + s);
+        }
+      }
+      List<String> bounded = failures.stream().filter(f -> f.contains("gpucoll") || f.contains("rank ")).toList();
+      System.out.printf("stage 2: executor of rank %d killed with SIGKILL mid-collective; %d task failures,"
+          + " the retried stage completed, %.1f s in all%n", victim, failures.size(), stage2);
+      bounded.stream().limit(3).forEach(f -> System.out.println("stage 2 failure: "
+          + f.substring(0, Math.min(400, f.length())).replace('\n', ' ')));
+      if (bounded.isEmpty()) {
+        wrong.add("stage 2: no task failed with a collective error: " + failures);
+      }
+      if (wrong.isEmpty()) {
+        System.out.println(ClusterCollectivesApp.OK + " ranks=" + ranks + " hosts=" + hostNames);
+        exit = 0;
+      } else {
+        System.out.println(ClusterCollectivesApp.FAILED + " " + wrong);
+      }
+    } catch (Throwable t) {
+      System.out.println(ClusterCollectivesApp.FAILED + " " + t);
+      t.printStackTrace(System.out);
+    } finally {
+      if (sc != null) {
+        sc.stop();
+      }
+    }
+    System.exit(exit);
+  }
+
+  /** Attempt 0: rank {@code victim}'s executor dies by SIGKILL between two allReduces; retry: all sum. */
+  static List<String> killedOnceThenSum(Communicator comm, int victim) throws Exception {
+    int attempt = TaskContext.get().stageAttemptNumber();
+    long[] v = {comm.rank()};
+    comm.allReduce(v, ReduceOp.SUM);
+    if (attempt == 0) {
+      float[] big = new float[1 << 18];
+      for (int i = 0; i < 50; i++) {
+        if (comm.rank() == victim && i == 20) {
+          new ProcessBuilder("kill", "-9", String.valueOf(ProcessHandle.current().pid())).start().waitFor();
+        }
+        comm.allReduce(big, ReduceOp.SUM);
+      }
+    }
+    return List.of("rank " + comm.rank() + " sum " + v[0] + " attempt " + attempt);
+  }
+
+  private static GroupReport awaitReport(int count, long timeoutMillis) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + timeoutMillis;
+    while (GpuCollectivesPlugin.driverReports().size() < count && System.currentTimeMillis() < deadline) {
+      Thread.sleep(20);
+    }
+    List<GroupReport> reports = GpuCollectivesPlugin.driverReports();
+    return reports.isEmpty() ? null : reports.get(reports.size() - 1);
+  }
+}

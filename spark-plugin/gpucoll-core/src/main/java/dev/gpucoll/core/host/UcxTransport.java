@@ -1,0 +1,256 @@
+package dev.gpucoll.core.host;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Optional;
+import java.util.logging.Logger;
+import org.openucx.jucx.UcxCallback;
+import org.openucx.jucx.UcxUtils;
+import org.openucx.jucx.ucp.UcpContext;
+import org.openucx.jucx.ucp.UcpEndpoint;
+import org.openucx.jucx.ucp.UcpEndpointParams;
+import org.openucx.jucx.ucp.UcpParams;
+import org.openucx.jucx.ucp.UcpRequest;
+import org.openucx.jucx.ucp.UcpWorker;
+import org.openucx.jucx.ucp.UcpWorkerParams;
+
+/**
+ * {@link PeerTransport} over UCX through JUCX: one UCP context per process (tag matching), one
+ * worker per communicator (a worker serves one thread at a time, as a communicator does), an
+ * endpoint per peer from the worker address the peer published, with peer error handling so a
+ * dead peer fails the requests towards it instead of leaving them pending. UCX itself is the
+ * operating system's ({@code libucp.so.0}, Debian: libucx0); JUCX's jar carries only its JNI part.
+ */
+final class UcxTransport implements PeerTransport {
+  private static final Logger LOG = Logger.getLogger(UcxTransport.class.getName());
+  private static final Object LOCK = new Object();
+  private static UcpContext context;
+  private static String unavailable;
+  private static boolean probed;
+
+  private final UcpWorker worker;
+  private final UcpEndpoint[] endpoints;
+  private final String[] failures;
+  private final byte[] address;
+  private boolean closed;
+
+  private UcxTransport(int size) {
+    this.worker = context().newWorker(new UcpWorkerParams());
+    this.endpoints = new UcpEndpoint[size];
+    this.failures = new String[size];
+    ByteBuffer a = worker.getAddress();
+    this.address = new byte[a.remaining()];
+    a.get(address);
+  }
+
+  /** A new worker for a communicator of {@code size} ranks; fails when UCX cannot be used here. */
+  static UcxTransport open(int size) {
+    unavailableReason().ifPresent(why -> {
+      throw new IllegalStateException(why);
+    });
+    return new UcxTransport(size);
+  }
+
+  /**
+   * Empty when this process can use UCX (JUCX loads, the system's libucp links and a context
+   * forms); otherwise why not. Probed once per process.
+   */
+  static Optional<String> unavailableReason() {
+    synchronized (LOCK) {
+      if (!probed) {
+        probed = true;
+        try {
+          context = new UcpContext(new UcpParams().requestTagFeature());
+          UcpWorker probe = context.newWorker(new UcpWorkerParams());
+          try {
+            // A tag receive is what a JUCX built for a newer UCX gets wrong first (JUCX 1.18.1 on
+            // UCX 1.13.1: "invalid memory type parameter"), so the probe posts and cancels one.
+            ByteBuffer b = ByteBuffer.allocateDirect(8);
+            UcpRequest r = probe.recvTaggedNonBlocking(b, 0, -1L, null);
+            probe.cancelRequest(r);
+            for (int i = 0; i < 1000 && !r.isCompleted(); i++) {
+              probe.progress();
+            }
+          } finally {
+            probe.close();
+          }
+        } catch (Throwable t) { // NoClassDefFoundError, UnsatisfiedLinkError, UcxException
+          unavailable = "UCX cannot be used in this process (" + t
+              + "); install UCX on every host (Debian/Ubuntu: apt-get install libucx0, 1.13.1 or later)"
+              + " and keep org.openucx:jucx on the class path (the gpucoll-dist jar carries it)";
+          context = null;
+          LOG.info("gpucoll: " + unavailable);
+        }
+      }
+      return Optional.ofNullable(unavailable);
+    }
+  }
+
+  private static UcpContext context() {
+    synchronized (LOCK) {
+      return context;
+    }
+  }
+
+  @Override
+  public byte[] address() {
+    return address.clone();
+  }
+
+  /**
+   * Creates the endpoint to {@code peer}. UCX 1.13 now and then answers "Destination is
+   * unreachable" for a reachable worker (seen between workers of one process), so it tries three
+   * times; after that the peer counts as failed and every request towards it fails.
+   */
+  @Override
+  public void connect(int peer, byte[] peerAddress) {
+    ByteBuffer a = ByteBuffer.allocateDirect(peerAddress.length).put(peerAddress).flip();
+    RuntimeException last = null;
+    for (int attempt = 0; attempt < 3 && endpoints[peer] == null; attempt++) {
+      try {
+        endpoints[peer] = worker.newEndpoint(new UcpEndpointParams().setUcpAddress(a.duplicate())
+            .setPeerErrorHandlingMode().setErrorHandler((ep, status, message) -> {
+              if (failures[peer] == null) {
+                failures[peer] = "UCX reports the connection broken (status " + status + ": " + message + ")";
+              }
+            }));
+      } catch (RuntimeException e) { // UcxException
+        last = e;
+        java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L);
+      }
+    }
+    if (endpoints[peer] == null) {
+      failures[peer] = "cannot create a UCX endpoint to it: " + (last == null ? "?" : last.getMessage());
+    }
+  }
+
+  /** A request and the error its callback saw. */
+  private static final class Pending extends UcxCallback implements Request {
+    UcpRequest request;
+    final ByteBuffer pinned; // kept reachable while UCX reads or writes it
+    volatile String error;
+    volatile boolean finished;
+    volatile long received;
+
+    Pending(ByteBuffer pinned) {
+      this.pinned = pinned;
+    }
+
+    @Override
+    public void onSuccess(UcpRequest r) {
+      received = r.getRecvSize();
+      finished = true;
+    }
+
+    @Override
+    public void onError(int status, String message) {
+      error = "UCX status " + status + ": " + message;
+      finished = true;
+    }
+
+    @Override
+    public boolean done() {
+      return finished; // set by the callback, after the received size
+    }
+
+    @Override
+    public String error() {
+      return error;
+    }
+
+    @Override
+    public long received() {
+      // JUCX sets the size on the request around its callback; whichever is later holds it.
+      return Math.max(received, request == null ? 0 : request.getRecvSize());
+    }
+  }
+
+  @Override
+  public Request send(int peer, long tag, ByteBuffer data) {
+    Pending p = new Pending(data);
+    UcpEndpoint ep = endpoints[peer];
+    if (ep == null) {
+      p.error = failures[peer] != null ? failures[peer] : "no endpoint to rank " + peer;
+      p.finished = true;
+      return p;
+    }
+    try {
+      p.request = ep.sendTaggedNonBlocking(UcxUtils.getAddress(data) + data.position(), data.remaining(), tag, p);
+    } catch (RuntimeException e) { // UcxException: e.g. the peer's endpoint is already gone
+      p.error = (failures[peer] != null ? failures[peer] + "; " : "") + e.getMessage();
+      p.finished = true;
+    }
+    return p;
+  }
+
+  @Override
+  public Request recv(int peer, long tag, ByteBuffer into) {
+    Pending p = new Pending(into);
+    try {
+      p.request = worker.recvTaggedNonBlocking(UcxUtils.getAddress(into) + into.position(), into.remaining(), tag,
+          -1L, p);
+    } catch (RuntimeException e) {
+      p.error = e.getMessage();
+      p.finished = true;
+    }
+    return p;
+  }
+
+  @Override
+  public boolean progress() {
+    try {
+      return worker.progress() > 0;
+    } catch (Exception e) {
+      throw new IllegalStateException("UCX progress failed: " + e, e);
+    }
+  }
+
+  @Override
+  public void cancel(Request r) {
+    Pending p = (Pending) r;
+    if (p.request != null && !p.done()) {
+      worker.cancelRequest(p.request);
+    }
+  }
+
+  @Override
+  public String peerFailure(int peer) {
+    return failures[peer];
+  }
+
+  @Override
+  public String describe() {
+    String tls = System.getenv("UCX_TLS");
+    return "UCX worker (JUCX, the system's libucp" + (tls == null ? "" : ", UCX_TLS=" + tls) + ")";
+  }
+
+  /**
+   * Closes every endpoint (forced: a peer may be gone), progressing each close for at most a
+   * second, then the worker. A worker destroyed with endpoints still closing aborts the process in
+   * UCX 1.13, so the endpoints go first.
+   */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    long deadline = System.nanoTime() + 1_000_000_000L;
+    UcpRequest[] closing = new UcpRequest[endpoints.length];
+    for (int p = 0; p < endpoints.length; p++) {
+      if (endpoints[p] != null) {
+        try {
+          closing[p] = endpoints[p].closeNonBlockingForce();
+        } catch (RuntimeException e) {
+          closing[p] = null;
+        }
+      }
+    }
+    while (System.nanoTime() < deadline
+        && Arrays.stream(closing).anyMatch(r -> r != null && !r.isCompleted())) {
+      progress();
+    }
+    Arrays.fill(endpoints, null);
+    worker.close();
+  }
+}

@@ -1,0 +1,310 @@
+package dev.gpucoll.core.host;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CollectiveMismatchException;
+import dev.gpucoll.api.CommBuffer;
+import dev.gpucoll.api.Communicator;
+import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.config.GpuCollConf;
+import dev.gpucoll.core.report.RankReport;
+import dev.gpucoll.core.report.ReportingCommunicator;
+import dev.gpucoll.core.rendezvous.LocalRendezvous;
+import dev.gpucoll.core.spi.GroupContext;
+import dev.gpucoll.core.spi.MemberInfo;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntFunction;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Groups across hosts on {@link HostUcxCommunicator}: the results equal the one-host shared-memory
+ * path bit for bit (reductions in rank order), bad input and mismatched calls fail every rank
+ * alike, a dead peer ends the waits. Ranks are threads; their "hosts" are names, each host's ranks
+ * share a segment, and the leaders talk over real UCX (loopback) or the in-process fake.
+ */
+class HostUcxTest {
+  private static final AtomicInteger GROUPS = new AtomicInteger();
+  /** 5 ranks on 3 hosts, interleaved: node-0 {0, 3}, node-1 {1, 4}, node-2 {2}. */
+  static final int N = 5;
+  static final IntFunction<String> INTERLEAVED = r -> "node-" + (r % 3);
+
+  private static GpuCollConf conf(String... kv) {
+    return Ranks.conf(kv);
+  }
+
+  /** Runs body on n rank threads, each forming a HostUcxCommunicator over {@code transports}. */
+  static <T> List<Ranks.Outcome<T>> run(int n, GpuCollConf conf, IntFunction<String> hostOf,
+      IntFunction<PeerTransport> transports, Ranks.Body<T> body) {
+    String group = "ucx-test-" + GROUPS.incrementAndGet();
+    ExecutorService pool = Executors.newFixedThreadPool(n);
+    try {
+      List<Future<T>> futures = new ArrayList<>();
+      for (int r = 0; r < n; r++) {
+        int rank = r;
+        futures.add(pool.submit(() -> {
+          try (LocalRendezvous rv = LocalRendezvous.join(group, rank, n)) {
+            List<MemberInfo> members = new ArrayList<>();
+            for (int q = 0; q < n; q++) {
+              members.add(new MemberInfo(q, hostOf.apply(q), "p" + q, Map.of()));
+            }
+            try (Communicator comm = HostUcxCommunicator.create(new GroupContext(rv, members, conf), transports)) {
+              return body.run(comm);
+            }
+          }
+        }));
+      }
+      List<Ranks.Outcome<T>> out = new ArrayList<>();
+      for (Future<T> f : futures) {
+        try {
+          out.add(new Ranks.Outcome<>(f.get(120, TimeUnit.SECONDS), null));
+        } catch (java.util.concurrent.ExecutionException e) {
+          out.add(new Ranks.Outcome<>(null, e.getCause()));
+        } catch (Exception e) {
+          throw new AssertionError("a rank hung", e);
+        }
+      }
+      return out;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  static boolean ucxUsable() {
+    return UcxTransport.unavailableReason().isEmpty();
+  }
+
+  @Test
+  void overUcxEveryCollectiveEqualsTheOneHostPathBitForBit() {
+    assumeTrue(ucxUsable(), () -> "UCX is not usable here: " + UcxTransport.unavailableReason().get());
+    List<List<Object>> shm = Ranks.values(Ranks.run(N, conf(), c -> everything(c, N)));
+    List<List<Object>> ucx = Ranks.values(run(N, conf(), INTERLEAVED, UcxTransport::open, comm -> {
+      assertEquals("host-ucx", comm.backend());
+      List<Object> out = everything(comm, N);
+      RankReport report = ((ReportingCommunicator) comm).report();
+      assertEquals("host-ucx", report.backend());
+      assertTrue(report.observed().get("allReduce/host-ucx-oneshot") > 0, report.observed().toString());
+      assertTrue(report.observed().get("allReduce/host-ucx-twoshot") > 0, report.observed().toString());
+      assertTrue(report.findings().get(0).contains("3 hosts"), report.findings().toString());
+      return out;
+    }));
+    for (int r = 0; r < N; r++) {
+      assertTrue(Objects.deepEquals(shm.get(r).toArray(), ucx.get(r).toArray()), "rank " + r);
+    }
+  }
+
+  @Test
+  void theFakeTransportGivesTheSameResults() {
+    List<List<Object>> shm = Ranks.values(Ranks.run(N, conf(), c -> everything(c, N)));
+    List<List<Object>> fake = Ranks.values(run(N, conf(), INTERLEAVED, LoopbackTransport::new, c -> everything(c, N)));
+    for (int r = 0; r < N; r++) {
+      assertTrue(Objects.deepEquals(shm.get(r).toArray(), fake.get(r).toArray()), "rank " + r);
+    }
+  }
+
+  @Test
+  void explainNamesTheHostsAndTheChoiceBySize() {
+    Ranks.values(run(N, conf("host.oneShotMaxBytes", "1k"), INTERLEAVED, LoopbackTransport::new, comm -> {
+      assertEquals("host-ucx-oneshot", comm.explain(Collective.ALL_REDUCE, 1024).algorithm());
+      assertEquals("host-ucx-twoshot", comm.explain(Collective.ALL_REDUCE, 1025).algorithm());
+      assertEquals("host-ucx", comm.explain(Collective.ALL_TO_ALL, 1 << 20).algorithm());
+      assertTrue(comm.explain(Collective.ALL_REDUCE, 8).reasons().get(0).contains("5 ranks on 3 hosts"));
+      return null;
+    }));
+  }
+
+  @Test
+  void badInputOnOneRankFailsEveryRankAlikeAndTheGroupGoesOn() {
+    List<Ranks.Outcome<String>> out = run(N, conf(), INTERLEAVED, LoopbackTransport::new, comm -> {
+      float[] a = new float[comm.rank() == 4 ? 3 : 8];
+      String msg;
+      try {
+        comm.allReduce(CommBuffer.of(a), CommBuffer.of(a), 8, DataType.FLOAT32, ReduceOp.SUM);
+        msg = "no error";
+      } catch (CollectiveException e) {
+        msg = e.getMessage();
+      }
+      // The group stays usable after an agreed failure.
+      long[] v = {comm.rank()};
+      comm.allReduce(v, ReduceOp.SUM);
+      assertEquals(10, v[0]);
+      return msg;
+    });
+    for (int r = 0; r < N; r++) {
+      String m = out.get(r).get();
+      assertTrue(m.contains(r == 4 ? "buffer holds 3" : "rank 4 rejected its call"), r + ": " + m);
+    }
+  }
+
+  @Test
+  void mismatchedCallsFailEveryRankWithOneMessage() {
+    List<Ranks.Outcome<String>> out = run(N, conf(), INTERLEAVED, LoopbackTransport::new, comm -> {
+      try {
+        if (comm.rank() == 2) {
+          comm.broadcast(CommBuffer.of(new int[4]), CommBuffer.of(new int[4]), 4, DataType.INT32, 0);
+        } else {
+          comm.allReduce(new int[4], ReduceOp.SUM);
+        }
+        return "no error";
+      } catch (CollectiveMismatchException e) {
+        return e.getMessage().substring(e.getMessage().indexOf("ranks called"));
+      }
+    });
+    String first = out.get(0).get();
+    assertTrue(first.contains("rank 2 called broadcast"), first);
+    for (int r = 1; r < N; r++) {
+      assertEquals(first, out.get(r).get());
+    }
+  }
+
+  @Test
+  void splitAcrossAndInsideHosts() {
+    Ranks.values(run(N, conf(), INTERLEAVED, LoopbackTransport::new, comm -> {
+      int r = comm.rank();
+      // Even ranks {0, 2, 4} span node-0, node-2, node-1; odd {1, 3} span node-1, node-0. Keys reverse.
+      try (Communicator sub = comm.split(r % 2, -r)) {
+        assertEquals("host-ucx", sub.backend());
+        int[] v = {r};
+        sub.allReduce(v, ReduceOp.SUM);
+        assertEquals(r % 2 == 0 ? 6 : 4, v[0]);
+        long[] who = new long[sub.size()];
+        sub.allGather(CommBuffer.of(new long[] {r}), CommBuffer.of(who), 1, DataType.INT64);
+        assertEquals(r % 2 == 0 ? "[4, 2, 0]" : "[3, 1]", Arrays.toString(who));
+      }
+      // By host: node-0 {0, 3} is one host's group: shared memory only.
+      try (Communicator byHost = comm.split(r % 3, r)) {
+        assertEquals("host-shm", byHost.backend());
+      }
+      // A color of one rank; the others join none.
+      Communicator solo = comm.split(r == 0 ? 0 : -1, 0);
+      if (r == 0) {
+        assertEquals(1, solo.size());
+        solo.close();
+      } else {
+        assertNull(solo);
+      }
+      return null;
+    }));
+  }
+
+  @Test
+  void aDeadLeaderEndsTheWaitsOfEveryRankWithinTheBounds() {
+    List<LoopbackTransport> made = new java.util.concurrent.CopyOnWriteArrayList<>();
+    long t0 = System.nanoTime();
+    List<Ranks.Outcome<Object>> out = run(N, conf("timeout", "30s"), INTERLEAVED, n -> {
+      LoopbackTransport t = new LoopbackTransport(n);
+      made.add(t);
+      return t;
+    }, comm -> {
+      comm.barrier();
+      if (comm.rank() == 1) {
+        // node-1's leader vanishes (its process "died"); it never calls again.
+        for (LoopbackTransport t : made) {
+          if (Arrays.equals(t.address(), addressOfRank(made, comm))) {
+            t.kill();
+          }
+        }
+        throw new IllegalStateException("rank 1 died");
+      }
+      comm.allReduce(new long[] {1}, ReduceOp.SUM);
+      return null;
+    });
+    double seconds = (System.nanoTime() - t0) / 1e9;
+    for (int r = 0; r < N; r++) {
+      assertNotNull(out.get(r).error(), "rank " + r + " completed without its peer");
+    }
+    assertTrue(seconds < 20, "took " + seconds + " s");
+    // Ranks waiting on node-1's leader name it or the rank that gave up because of it.
+    assertInstanceOf(CollectiveException.class, out.get(0).error());
+    assertTrue(out.get(0).error().getMessage().contains("rank 1"), out.get(0).error().getMessage());
+  }
+
+  /** The transport the rank's communicator uses (the one made for the group, by creation order). */
+  private static byte[] addressOfRank(List<LoopbackTransport> made, Communicator comm) {
+    return ((HostUcxCommunicator) comm).transportAddress();
+  }
+
+  /** Every collective, several types and sizes (one-shot and two-shot allReduce); returns the results. */
+  static List<Object> everything(Communicator comm, int n) {
+    List<Object> out = new ArrayList<>();
+    int me = comm.rank();
+    int seed = 5;
+    for (DataType t : DataType.values()) {
+      for (int count : new int[] {1, 997, 70_000}) {
+        seed++;
+        ReduceOp op = ReduceOp.values()[seed % ReduceOp.values().length];
+        Object a = TypedData.alloc(t, count);
+        TypedData.fill(t, op, seed, me, a, 0, count);
+        comm.allReduce(TypedData.buf(a), TypedData.buf(a), count, t, op);
+        TypedData.checkReduced(t, op, seed, n, a, 0, 0, count, "allReduce " + t + " " + op);
+        out.add(a);
+      }
+    }
+    float[] recv1 = new float[n];
+    comm.allGather(CommBuffer.of(new float[] {me}), CommBuffer.of(recv1), 1, DataType.FLOAT32);
+    for (int p = 0; p < n; p++) {
+      assertEquals(p, recv1[p]);
+    }
+    int count = 3000;
+    float[] send = new float[count * n];
+    for (int i = 0; i < send.length; i++) {
+      send[i] = me * 1e6f + i;
+    }
+    float[] recv = new float[count * n];
+    comm.allToAll(CommBuffer.of(send), CommBuffer.of(recv), count, DataType.FLOAT32);
+    for (int p = 0; p < n; p++) {
+      assertEquals(p * 1e6f + me * count + 7, recv[p * count + 7]);
+    }
+    out.add(recv.clone());
+    double[] rsIn = new double[count * n];
+    for (int i = 0; i < rsIn.length; i++) {
+      rsIn[i] = Math.sin(me * 31 + i) * 1e3;
+    }
+    double[] rs = new double[count];
+    comm.reduceScatter(CommBuffer.of(rsIn), CommBuffer.of(rs), count, DataType.FLOAT64, ReduceOp.SUM);
+    out.add(rs);
+    long[] b = {me == 3 ? 42 : 0, me};
+    comm.broadcast(CommBuffer.of(b), CommBuffer.of(b), 2, DataType.INT64, 3);
+    assertEquals("[42, 3]", Arrays.toString(b));
+    long[] sc = new long[n];
+    long[] rc = new long[n];
+    long[] sd = new long[n];
+    long[] rd = new long[n];
+    for (int q = 0; q < n; q++) {
+      sc[q] = (me + 2 * q) % 4; // some zero counts
+      rc[q] = (q + 2 * me) % 4;
+      sd[q] = q * 10L;
+      rd[q] = (n - 1 - q) * 10L;
+    }
+    int[] vs = new int[10 * n];
+    for (int i = 0; i < vs.length; i++) {
+      vs[i] = me * 100 + i;
+    }
+    int[] vr = new int[10 * n];
+    comm.allToAllv(CommBuffer.of(vs), sc, sd, CommBuffer.of(vr), rc, rd, DataType.INT32);
+    for (int p = 0; p < n; p++) {
+      for (int i = 0; i < rc[p]; i++) {
+        assertEquals(p * 100 + me * 10 + i, vr[(n - 1 - p) * 10 + i], "allToAllv from " + p);
+      }
+    }
+    out.add(vr);
+    comm.barrier();
+    return out;
+  }
+}
