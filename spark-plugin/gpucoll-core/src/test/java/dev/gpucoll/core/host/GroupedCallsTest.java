@@ -32,7 +32,11 @@ class GroupedCallsTest {
   static Stream<Arguments> backends() {
     IntFunction<String> oneHost = r -> "localhost";
     IntFunction<String> manyHosts = r -> "host" + r;
-    return Stream.of(Arguments.of("host-shm", oneHost), Arguments.of("host-relay", manyHosts));
+    Stream<Arguments> always = Stream.of(Arguments.of("host-shm", oneHost), Arguments.of("host-relay", manyHosts));
+    // Across hosts on UCX where the system has it (CI installs libucx0; HostUcxTest says why when not).
+    return UcxTransport.unavailableReason().isEmpty()
+        ? Stream.concat(always, Stream.of(Arguments.of("host-ucx", manyHosts)))
+        : always;
   }
 
   private static float[] input(int rank, int n, int call) {
@@ -48,7 +52,7 @@ class GroupedCallsTest {
   @MethodSource("backends")
   void groupedEqualsSeparateBitForBit(String backend, IntFunction<String> hosts) {
     int[] counts = {1, 7, 1009, 4096};
-    List<Ranks.Outcome<Void>> out = Ranks.run(N, Ranks.conf(), hosts, comm -> {
+    List<Ranks.Outcome<Void>> out = Ranks.run(N, Ranks.confFor(backend), hosts, comm -> {
       assertEquals(backend, comm.backend());
       int r = comm.rank();
       float[][] separate = new float[counts.length][];
@@ -88,7 +92,7 @@ class GroupedCallsTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("backends")
   void batchesThatDifferFailOnEveryRank(String backend, IntFunction<String> hosts) {
-    List<Ranks.Outcome<String>> out = Ranks.run(N, Ranks.conf(), hosts, comm -> {
+    List<Ranks.Outcome<String>> out = Ranks.run(N, Ranks.confFor(backend), hosts, comm -> {
       int r = comm.rank();
       float[] a = new float[8];
       float[] b = new float[8];
@@ -132,7 +136,7 @@ class GroupedCallsTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("backends")
   void theBodyRecordsOnlyOnTheBatch(String backend, IntFunction<String> hosts) {
-    List<Ranks.Outcome<Void>> out = Ranks.run(N, Ranks.conf(), hosts, comm -> {
+    List<Ranks.Outcome<Void>> out = Ranks.run(N, Ranks.confFor(backend), hosts, comm -> {
       float[] a = {1, 2};
       CollectiveException inside = assertThrows(CollectiveException.class, () -> comm.group(g ->
           comm.allReduce(a, ReduceOp.SUM)));
