@@ -9,6 +9,7 @@ import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.Algorithm;
+import dev.gpucoll.core.spi.AllToAllvLayout;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.report.ReportingCommunicator;
@@ -226,19 +227,23 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     ensureOpen(c);
     AllToAllvPlan.check(rank, size, sendCounts, sendDispls, recvCounts, recvDispls);
     long e = type.byteSize();
-    long sendBytes = AllToAllvPlan.extent(sendCounts, sendDispls) * e;
-    long recvBytes = AllToAllvPlan.extent(recvCounts, recvDispls) * e;
+    long sendBytes = AllToAllvLayout.extent(sendCounts, sendDispls) * e;
+    long recvBytes = AllToAllvLayout.extent(recvCounts, recvDispls) * e;
     requireCapacity(c, "send", send, sendBytes);
     requireCapacity(c, "recv", recv, recvBytes);
     long start = System.nanoTime();
     Route r = route.route(c, AllToAllvPlan.maxBlock(sendCounts, recvCounts) * e, type, ReduceOp.SUM,
         BufferRegistration.UNKNOWN);
-    switch (r.kind()) {
-      case STAGED -> staged.allToAllv(send, sendBytes, sendCounts, sendDispls, recv, recvBytes, recvCounts,
-          recvDispls, type);
-      case NCCL -> nccl.allToAllv(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type);
-      case KERNEL -> kernels.run(r.plan(), send, sendBytes, recv, recvBytes, 0, type, ReduceOp.SUM, 0,
-          new long[][] {sendCounts.clone(), sendDispls.clone(), recvCounts.clone(), recvDispls.clone()});
+    try {
+      switch (r.kind()) {
+        case STAGED -> staged.allToAllv(send, sendBytes, sendCounts, sendDispls, recv, recvBytes, recvCounts,
+            recvDispls, type);
+        case NCCL -> nccl.allToAllv(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type);
+        case KERNEL -> kernels.run(r.plan(), send, sendBytes, recv, recvBytes, 0, type, ReduceOp.SUM, 0,
+            new long[][] {sendCounts.clone(), sendDispls.clone(), recvCounts.clone(), recvDispls.clone()});
+      }
+    } catch (Throwable t) {
+      throw failure(c, t);
     }
     observed(c, r.algorithm(), r.kind() == GroupRoute.Kind.KERNEL ? r.plan().bytes() : Math.max(sendBytes, recvBytes),
         start);
@@ -284,13 +289,30 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     BufferRegistration registration = nccl == null ? BufferRegistration.UNKNOWN
         : nccl.registration(send, sendBytes, recv, recvBytes);
     Route r = route.route(c, count * type.byteSize(), type, op, registration);
-    switch (r.kind()) {
-      case STAGED -> staged.run(c, send, sendBytes, recv, recvBytes, count, type, op, root);
-      case NCCL -> nccl.run(c, send, sendBytes, recv, recvBytes, count, type, op, root);
-      case KERNEL -> kernels.run(r.plan(), send, sendBytes, recv, recvBytes, count, type, op, root, null);
+    try {
+      switch (r.kind()) {
+        case STAGED -> staged.run(c, send, sendBytes, recv, recvBytes, count, type, op, root);
+        case NCCL -> nccl.run(c, send, sendBytes, recv, recvBytes, count, type, op, root);
+        case KERNEL -> kernels.run(r.plan(), send, sendBytes, recv, recvBytes, count, type, op, root, null);
+      }
+    } catch (Throwable t) {
+      throw failure(c, t);
     }
     observed(c, r.algorithm(), r.kind() == GroupRoute.Kind.KERNEL ? r.plan().bytes() : Math.max(sendBytes, recvBytes),
         start);
+  }
+
+  /**
+   * A CollectiveException as it is; any other error (a CUDA error, an OutOfMemoryError, a bug)
+   * leaves the group's state unknown: the communicator refuses later calls and the caller gets a
+   * CollectiveException with the cause, never a raw Error (Spark ends the executor JVM on one).
+   */
+  private CollectiveException failure(Collective c, Throwable t) {
+    if (t instanceof CollectiveException e) {
+      return e;
+    }
+    stage.markBroken("unexpected " + t);
+    return new CollectiveException(rank, c, "unexpected " + t + "; the communicator is unusable", t);
   }
 
   private void observed(Collective c, Algorithm algorithm, long bytes, long startNanos) {

@@ -1,6 +1,7 @@
 package dev.gpucoll.spark;
 
 import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.core.CommunicatorFactory;
@@ -91,7 +92,11 @@ public final class GpuCollectives {
     Communicator c;
     try {
       c = form(barrier);
-    } catch (RuntimeException | Error e) {
+    } catch (Throwable t) {
+      // A raw Error (OutOfMemoryError, InternalError) escaping the task would end the executor
+      // JVM; as a CollectiveException it fails this task only.
+      RuntimeException e = t instanceof RuntimeException r ? r
+          : new CollectiveException(task.partitionId(), null, "forming the group failed: " + t, t);
       GpuCollExecutorPlugin.ExecutorState plugin = GpuCollExecutorPlugin.active;
       if (plugin != null) {
         plugin.metrics().failure(e);
@@ -200,7 +205,7 @@ public final class GpuCollectives {
       if (plugin != null) {
         try {
           plugin.context().send(RpcMessages.encode(reportOf(lent, stage, host, plugin)));
-        } catch (Exception e) {
+        } catch (Throwable e) { // a task listener: no error of ours may end the executor here
           LOG.warn("gpucoll: could not send the path report of {} to the driver", lent.id(), e);
         }
       }

@@ -10,6 +10,7 @@ import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
+import dev.gpucoll.core.spi.AllToAllvLayout;
 import dev.gpucoll.core.spi.SplitOrder;
 import dev.gpucoll.core.report.ReportingCommunicator;
 import dev.gpucoll.core.wait.CallBounds;
@@ -107,14 +108,17 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final void allReduce(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {
     Collective c = Collective.ALL_REDUCE;
     long t0 = begin(c);
+    String algo = null;
     try {
       Args a = new Args(type, count);
       a.op(op);
       Buffer s = a.buffer(send, "send", count);
       Buffer r = a.buffer(recv, "recv", count);
-      String algo = runAllReduce(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
+      algo = runAllReduce(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
           op);
       finish(c, algo, a.bytes(count), t0);
+    } catch (Throwable t) {
+      throw failure(c, t, algo != null);
     } finally {
       exit();
     }
@@ -124,12 +128,15 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final void allGather(CommBuffer send, CommBuffer recv, long count, DataType type) {
     Collective c = Collective.ALL_GATHER;
     long t0 = begin(c);
+    String algo = null;
     try {
       Args a = new Args(type, count);
       Buffer s = a.buffer(send, "send", count);
       Buffer r = a.buffer(recv, "recv", count * size);
-      String algo = runAllGather(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
+      algo = runAllGather(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
       finish(c, algo, a.bytes(count * size), t0);
+    } catch (Throwable t) {
+      throw failure(c, t, algo != null);
     } finally {
       exit();
     }
@@ -139,14 +146,17 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final void reduceScatter(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {
     Collective c = Collective.REDUCE_SCATTER;
     long t0 = begin(c);
+    String algo = null;
     try {
       Args a = new Args(type, count);
       a.op(op);
       Buffer s = a.buffer(send, "send", count * size);
       Buffer r = a.buffer(recv, "recv", count);
-      String algo = runReduceScatter(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
+      algo = runReduceScatter(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
           op);
       finish(c, algo, a.bytes(count * size), t0);
+    } catch (Throwable t) {
+      throw failure(c, t, algo != null);
     } finally {
       exit();
     }
@@ -156,12 +166,15 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final void allToAll(CommBuffer send, CommBuffer recv, long count, DataType type) {
     Collective c = Collective.ALL_TO_ALL;
     long t0 = begin(c);
+    String algo = null;
     try {
       Args a = new Args(type, count);
       Buffer s = a.buffer(send, "send", count * size);
       Buffer r = a.buffer(recv, "recv", count * size);
-      String algo = runAllToAll(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
+      algo = runAllToAll(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
       finish(c, algo, a.bytes(count * size), t0);
+    } catch (Throwable t) {
+      throw failure(c, t, algo != null);
     } finally {
       exit();
     }
@@ -172,23 +185,26 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       long[] recvCounts, long[] recvDispls, DataType type) {
     Collective c = Collective.ALL_TO_ALLV;
     long t0 = begin(c);
+    String algo = null;
     try {
       Args a = new Args(type, 0);
       int[] sc = a.counts(sendCounts, "sendCounts");
-      int[] sd = a.counts(sendDispls, "sendDispls");
+      int[] sd = a.displs(sendDispls, sc, "sendDispls");
       int[] rc = a.counts(recvCounts, "recvCounts");
-      int[] rd = a.counts(recvDispls, "recvDispls");
+      int[] rd = a.displs(recvDispls, rc, "recvDispls");
       a.disjoint(rc, rd);
-      Buffer s = a.buffer(send, "send", a.extent(sc, sd, "send"));
-      Buffer r = a.buffer(recv, "recv", a.extent(rc, rd, "recv"));
+      Buffer s = a.buffer(send, "send", a.extent(sendCounts, sendDispls));
+      Buffer r = a.buffer(recv, "recv", a.extent(recvCounts, recvDispls));
       long total = 0;
       if (sc != null) {
         for (int v : sc) {
           total += v;
         }
       }
-      String algo = runAllToAllv(Signature.of(c, 0, type, null, -1), a.problem, s, sc, sd, r, rc, rd, type);
+      algo = runAllToAllv(Signature.of(c, 0, type, null, -1), a.problem, s, sc, sd, r, rc, rd, type);
       finish(c, algo, a.bytes(total), t0);
+    } catch (Throwable t) {
+      throw failure(c, t, algo != null);
     } finally {
       exit();
     }
@@ -198,6 +214,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final void broadcast(CommBuffer send, CommBuffer recv, long count, DataType type, int root) {
     Collective c = Collective.BROADCAST;
     long t0 = begin(c);
+    String algo = null;
     try {
       Args a = new Args(type, count);
       if (root < 0 || root >= size) {
@@ -205,9 +222,11 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       }
       Buffer s = rank == root ? a.buffer(send, "send", count) : null;
       Buffer r = a.buffer(recv, "recv", count);
-      String algo = runBroadcast(Signature.of(c, count, type, null, root), a.problem, s, r, a.count(), type,
+      algo = runBroadcast(Signature.of(c, count, type, null, root), a.problem, s, r, a.count(), type,
           root);
       finish(c, algo, a.bytes(count), t0);
+    } catch (Throwable t) {
+      throw failure(c, t, algo != null);
     } finally {
       exit();
     }
@@ -217,9 +236,12 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final void barrier() {
     Collective c = Collective.BARRIER;
     long t0 = begin(c);
+    String algo = null;
     try {
-      String algo = runBarrier(Signature.of(c, 0, null, null, -1));
+      algo = runBarrier(Signature.of(c, 0, null, null, -1));
       finish(c, algo, 0, t0);
+    } catch (Throwable t) {
+      throw failure(c, t, algo != null);
     } finally {
       exit();
     }
@@ -363,6 +385,34 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     }
   }
 
+  /**
+   * What the caller of a collective gets for {@code t}: a CollectiveException as it is; anything
+   * else (an InternalError from a memory fault under the call, an OutOfMemoryError, a bug) leaves
+   * the group in an unknown state, so the group is marked failed for every rank before the caller
+   * gets a CollectiveException with the cause. No raw Error reaches the caller: Spark ends the
+   * executor JVM when one escapes a task. {@code completed}: the collective itself finished and
+   * only a listener failed, so the group stays usable.
+   */
+  final CollectiveException failure(Collective c, Throwable t, boolean completed) {
+    if (t instanceof CollectiveException e) {
+      return e;
+    }
+    if (completed) {
+      return new CollectiveException(rank, c, "the call completed, but a collective listener failed: " + t, t);
+    }
+    String why = "unexpected " + t;
+    markBroken(why);
+    try {
+      abandonGroup(why);
+    } catch (Throwable again) {
+      t.addSuppressed(again);
+    }
+    return new CollectiveException(rank, c, why + "; the group is marked failed on every rank", t);
+  }
+
+  /** Tells the peers that this rank gave up on the group, so they fail instead of waiting for it. */
+  abstract void abandonGroup(String reason);
+
   final void markBroken(String reason) {
     if (brokenReason == null) {
       brokenReason = reason;
@@ -474,16 +524,29 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       }
     }
 
-    /** Elements a buffer must hold for these counts and displacements. */
-    long extent(int[] counts, int[] displs, String role) {
+    /**
+     * Displacements for {@code counts} (checked already): a block of zero elements moves nothing,
+     * so its displacement may be anything but negative (and is taken as 0).
+     */
+    int[] displs(long[] values, int[] counts, String name) {
       if (problem != null) {
-        return 0;
+        return null;
       }
-      long max = 0;
+      if (values == null || values.length != size) {
+        return counts(values, name);
+      }
+      long[] used = values.clone();
       for (int i = 0; i < size; i++) {
-        max = Math.max(max, (long) displs[i] + counts[i]);
+        if (counts[i] == 0 && used[i] >= 0) {
+          used[i] = 0;
+        }
       }
-      return max;
+      return counts(used, name);
+    }
+
+    /** Elements a buffer must hold for these (checked) counts and displacements. */
+    long extent(long[] counts, long[] displs) {
+      return problem != null ? 0 : AllToAllvLayout.extent(counts, displs);
     }
   }
 }

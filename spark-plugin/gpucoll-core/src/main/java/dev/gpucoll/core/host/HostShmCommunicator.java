@@ -500,6 +500,8 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     begin(null);
     try {
       return splitGroup(color, key);
+    } catch (Throwable t) {
+      throw failure(null, t, false);
     } finally {
       exit();
     }
@@ -543,6 +545,12 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       result.add(b);
     }
     return result;
+  }
+
+  @Override
+  void abandonGroup(String reason) {
+    seg.setState(rank, ShmSegment.STATE_ABORTED, reason);
+    seg.abortGroup(rank);
   }
 
   @Override

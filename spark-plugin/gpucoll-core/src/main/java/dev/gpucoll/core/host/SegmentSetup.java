@@ -42,7 +42,7 @@ final class SegmentSetup {
       try {
         created = ShmSegment.create(dir, members.length, llBytes, bulkBytes);
         round1 = OK + created.path;
-      } catch (IOException | RuntimeException e) {
+      } catch (Throwable e) { // any failure reaches the peers, which would otherwise wait for round 1
         round1 = ERR + "cannot create a shared-memory segment in " + dir + ": " + e;
       }
     } else {
@@ -61,7 +61,7 @@ final class SegmentSetup {
             mine = ShmSegment.open(dir, named, members.length);
             known = named; // checked: a segment file in the shm directory, ours
             round2 = OK;
-          } catch (IOException | RuntimeException e) {
+          } catch (Throwable e) {
             round2 = ERR + "cannot map the segment " + fromLeader.substring(OK.length()) + ": " + e;
           }
         } else {

@@ -9,9 +9,15 @@ import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.wait.CallBounds;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Outcomes every rank agrees on: a late rank does not complete, overlapping receives are refused. */
 class GroupFailureTest {
@@ -43,6 +49,64 @@ class GroupFailureTest {
         && results.get(0).contains("rank 1 did not arrive"), results.get(0));
     assertTrue(results.get(1).contains("rank 0 gave up on the group") && results.get(1).contains("unusable"),
         results.get(1));
+  }
+
+  /**
+   * An error the library does not raise itself: rank 1's send buffer maps a file that was truncated
+   * under it, so reading it raises SIGBUS, which the JVM turns into an InternalError (as a tmpfs
+   * running out of pages did under a sparse segment). Rank 1 gets a CollectiveException with that
+   * cause, never the raw Error; the group is marked failed, so its peers fail at once naming rank
+   * 1 instead of waiting out the timeout; later calls refuse; a new group forms.
+   */
+  @Test
+  void anUnexpectedErrorInACallMarksTheGroupFailedOnEveryRank(@TempDir Path dir) throws Exception {
+    int n = 3;
+    int floats = 1 << 18; // 1 MiB: the bulk path copies the send buffer
+    Path file = dir.resolve("vanishing");
+    MappedByteBuffer vanishing;
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+        StandardOpenOption.WRITE)) {
+      ch.write(ByteBuffer.allocate(floats * 4));
+      vanishing = ch.map(FileChannel.MapMode.READ_WRITE, 0, floats * 4L);
+      ch.truncate(0); // every page of the mapping now faults
+    }
+    List<Ranks.Outcome<String>> out = Ranks.run(n, Ranks.conf(), comm -> {
+      CommBuffer send = comm.rank() == 1 ? CommBuffer.of(vanishing) : CommBuffer.of(new float[floats]);
+      long t0 = System.nanoTime();
+      try {
+        comm.allReduce(send, CommBuffer.of(new float[floats]), floats, DataType.FLOAT32, ReduceOp.SUM);
+        return "completed";
+      } catch (CollectiveException e) {
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertTrue(ms < 5_000, "failed after " + ms + " ms, not at once: " + e.getMessage());
+        String again;
+        try {
+          comm.barrier();
+          again = "later call ran";
+        } catch (CollectiveException later) {
+          again = later.getMessage();
+        }
+        String unusable = ((dev.gpucoll.core.report.ReportingCommunicator) comm).unusableReason();
+        return e.getMessage() + " | cause " + e.getCause() + " | later: " + again + " | unusable: " + unusable;
+      }
+    });
+    List<String> results = Ranks.values(out);
+    assertTrue(results.get(1).contains("unexpected java.lang.InternalError")
+        && results.get(1).contains("cause java.lang.InternalError"), results.get(1));
+    for (int r : new int[] {0, 2}) {
+      assertTrue(results.get(r).contains("rank 1 gave up") && results.get(r).contains("InternalError"),
+          results.get(r));
+    }
+    for (String r : results) {
+      assertTrue(r.contains("later: ") && r.contains("unusable after an earlier failure")
+          && !r.contains("unusable: null"), r);
+    }
+    List<Integer> sums = Ranks.values(Ranks.run(n, Ranks.conf(), comm -> {
+      int[] v = {1};
+      comm.allReduce(v, ReduceOp.SUM);
+      return v[0];
+    }));
+    assertEquals(List.of(n, n, n), sums, "a new group forms and works");
   }
 
   @Test
