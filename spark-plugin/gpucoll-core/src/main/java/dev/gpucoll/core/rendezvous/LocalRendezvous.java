@@ -1,6 +1,8 @@
 package dev.gpucoll.core.rendezvous;
 
+import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CollectiveTimeoutException;
+import dev.gpucoll.core.wait.CallBounds;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -70,6 +72,7 @@ public final class LocalRendezvous implements Rendezvous {
     RendezvousLimits.check(group.id, rank, payload);
     long n = round++;
     long deadline = System.nanoTime() + timeout.toNanos();
+    CallBounds bounds = CallBounds.current(timeout);
     Group g = group;
     synchronized (g) {
       if (closed) {
@@ -93,11 +96,21 @@ public final class LocalRendezvous implements Rendezvous {
           throw new CollectiveTimeoutException(rank, null, missing, "rendezvous " + g.id + " round " + n
               + ": ranks " + missing + " did not arrive within " + timeout);
         }
+        String cancelled = bounds.cancellation();
+        if (cancelled != null) {
+          g.failure = "rank " + rank + " was cancelled in round " + n + ": " + cancelled;
+          g.notifyAll();
+          throw new CollectiveException(rank, null, "rendezvous " + g.id + " round " + n + " cancelled: " + cancelled);
+        }
         try {
-          g.wait(Math.max(1, left / 1_000_000), 0);
+          // Short waits: the task's kill is a check to ask, it notifies nobody.
+          g.wait(Math.max(1, Math.min(left / 1_000_000, 50)), 0);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
-          throw new IllegalStateException("interrupted in rendezvous " + g.id, e);
+          g.failure = "rank " + rank + " was interrupted in round " + n;
+          g.notifyAll();
+          throw new CollectiveException(rank, null, "rendezvous " + g.id + " round " + n
+              + " cancelled: the calling thread was interrupted", e);
         }
       }
       if (r.arrived < g.size) {
