@@ -101,7 +101,8 @@ public final class CommunicatorFactory {
     } catch (CollectiveException e) {
       throw e;
     } catch (Throwable t) {
-      throw new CollectiveException(rendezvous.rank(), null, "forming the group failed: " + t, t);
+      throw new CollectiveException(rendezvous.rank(), null, "forming the group failed: " + t,
+          UnexpectedError.causeFor(t));
     }
   }
 

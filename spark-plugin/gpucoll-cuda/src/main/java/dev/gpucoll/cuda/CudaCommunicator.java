@@ -9,6 +9,7 @@ import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.Algorithm;
+import dev.gpucoll.core.UnexpectedError;
 import dev.gpucoll.core.spi.AllToAllvLayout;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
@@ -312,7 +313,8 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       return e;
     }
     stage.markBroken("unexpected " + t);
-    return new CollectiveException(rank, c, "unexpected " + t + "; the communicator is unusable", t);
+    return new CollectiveException(rank, c, "unexpected " + t + "; the communicator is unusable",
+        UnexpectedError.causeFor(t));
   }
 
   private void observed(Collective c, Algorithm algorithm, long bytes, long startNanos) {

@@ -5,6 +5,7 @@ import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.core.CommunicatorFactory;
+import dev.gpucoll.core.UnexpectedError;
 import dev.gpucoll.core.config.ConfigEntry;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.rendezvous.Rendezvous;
@@ -96,7 +97,8 @@ public final class GpuCollectives {
       // A raw Error (OutOfMemoryError, InternalError) escaping the task would end the executor
       // JVM; as a CollectiveException it fails this task only.
       RuntimeException e = t instanceof RuntimeException r ? r
-          : new CollectiveException(task.partitionId(), null, "forming the group failed: " + t, t);
+          : new CollectiveException(task.partitionId(), null, "forming the group failed: " + t,
+              UnexpectedError.causeFor(t));
       GpuCollExecutorPlugin.ExecutorState plugin = GpuCollExecutorPlugin.active;
       if (plugin != null) {
         plugin.metrics().failure(e);

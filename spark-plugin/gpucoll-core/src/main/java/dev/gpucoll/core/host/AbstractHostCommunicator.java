@@ -8,6 +8,7 @@ import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.UnexpectedError;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.spi.AllToAllvLayout;
@@ -398,7 +399,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       return e;
     }
     if (completed) {
-      return new CollectiveException(rank, c, "the call completed, but a collective listener failed: " + t, t);
+      return new CollectiveException(rank, c, "the call completed, but a collective listener failed: " + t,
+          UnexpectedError.causeFor(t));
     }
     String why = "unexpected " + t;
     markBroken(why);
@@ -407,7 +409,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     } catch (Throwable again) {
       t.addSuppressed(again);
     }
-    return new CollectiveException(rank, c, why + "; the group is marked failed on every rank", t);
+    return new CollectiveException(rank, c, why + "; the group is marked failed on every rank",
+        UnexpectedError.causeFor(t));
   }
 
   /** Tells the peers that this rank gave up on the group, so they fail instead of waiting for it. */

@@ -92,7 +92,7 @@ class GroupFailureTest {
     });
     List<String> results = Ranks.values(out);
     assertTrue(results.get(1).contains("unexpected java.lang.InternalError")
-        && results.get(1).contains("cause java.lang.InternalError"), results.get(1));
+        && results.get(1).contains("cause dev.gpucoll.core.UnexpectedError: java.lang.InternalError"), results.get(1));
     for (int r : new int[] {0, 2}) {
       assertTrue(results.get(r).contains("rank 1 gave up") && results.get(r).contains("InternalError"),
           results.get(r));
