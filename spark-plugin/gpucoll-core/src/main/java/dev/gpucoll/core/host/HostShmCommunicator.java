@@ -71,7 +71,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   private final long oneShotMax;
   /** spark.gpucoll.algorithm: host-oneshot or host-twoshot for every allReduce, or empty to choose by size. */
   private final Optional<Algorithm> forced;
-  private final Backoff backoff = new Backoff();
+  private final Backoff backoff;
   private long epoch;
   /** Peers' processes, looked up on the first wait for each; null: same process or not visible. */
   private final ProcessHandle[] peerProcess;
@@ -99,6 +99,8 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     this.bulk = seg.bulkBytes;
     this.oneShotMax = conf.get(GpuCollConf.HOST_ONE_SHOT_MAX_BYTES);
     this.forced = conf.get(GpuCollConf.ALGORITHM);
+    // Every rank of a segment is on this host.
+    this.backoff = new Backoff(seg.ranks, Runtime.getRuntime().availableProcessors());
     this.segViews = new HostBuffers.Views(buf.duplicate());
     this.stageOut = new HostBuffers.Views(ByteBuffer.allocateDirect(ll + 8));
     this.stageIn = new HostBuffers.Views[size];
@@ -207,7 +209,9 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     return List.of(
         "shm segment " + seg.path + " (" + seg.size() + " bytes, unlinked once every rank mapped it)",
         "LL limit " + ll + " bytes, bulk chunk " + bulk + " bytes, one-shot up to " + oneShotMax + " bytes",
-        "timeout " + timeout + " per wait without progress");
+        "timeout " + timeout + " per wait without progress",
+        "waits " + (backoff.oversubscribed() ? "yield from the first look (" + size + " ranks on "
+            + Runtime.getRuntime().availableProcessors() + " cores)" : "spin, then yield, then park"));
   }
 
   // ---- collectives ----
