@@ -5,6 +5,7 @@
 # installed); "work" is this checkout as it is.
 #   scripts/mpi-anchor/compare-commits.sh <ranks> <largest bytes> <rounds> <commit|work>...
 # e.g. scripts/mpi-anchor/compare-commits.sh 3 65536 2 0963fab 25ee732 work
+# With JSON=<file>, every row of every table also goes into that file (one JSON record).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 ranks="$1"; max_bytes="$2"; rounds="$3"; shift 3
@@ -26,6 +27,7 @@ for c in "$@"; do
     dependency:build-classpath -Dmdep.includeScope=runtime -Dmdep.outputFile="$work/$c.cp" >&2)
   cp[$c]="$src/examples/target/classes:$(cat "$work/$c.cp")"
 done
+run_all() {
 echo "## machine"
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)  commit: $(git -C "$root" rev-parse --short HEAD)  nproc: $(nproc)  ranks: $ranks"
 lscpu | grep -E '^(Model name|CPU\(s\)|Hypervisor)' || true
@@ -40,3 +42,17 @@ for i in $(seq 1 "$rounds"); do
     java -cp "${cp[$c]}" dev.gpucoll.examples.bench.HostCollectivesBenchmark "$ranks" "--sizes=$sizes"
   done
 done
+}
+log="$work/run.log"
+run_all | tee "$log"
+
+if [ -n "${JSON:-}" ]; then
+  awk -v date="$(date -u +%Y-%m-%dT%H:%M:%SZ)" -v commit="$(git -C "$root" rev-parse --short HEAD)" \
+      -v ranks="$ranks" -v nproc="$(nproc)" '
+    BEGIN { printf "{\"kind\": \"host-vs-mpi\", \"date\": \"%s\", \"commit\": \"%s\", \"ranks\": %s, \"nproc\": %s, \"rows\": [", date, commit, ranks, nproc; n = 0 }
+    /^## round / { round = $3 + 0; build = ($4 == "Open") ? "openmpi" : $8; sub(/ .*/, "", build)
+                   load = $0; sub(/.*load average: /, "", load); sub(/\)$/, "", load) }
+    /^(allReduce|allToAll) / { printf "%s\n  {\"round\": %d, \"build\": \"%s\", \"load\": \"%s\", \"collective\": \"%s\", \"bytes\": %s, \"iters\": %s, \"median_us\": %s, \"p99_us\": %s, \"algorithm\": \"%s\"}", (n++ ? "," : ""), round, build, load, $1, $2, $3, $4, $5, $7 }
+    END { print "\n]}" }' "$log" > "$JSON"
+  echo "wrote $JSON" >&2
+fi

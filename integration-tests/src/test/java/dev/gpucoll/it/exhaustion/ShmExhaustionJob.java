@@ -30,7 +30,7 @@ import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
  */
 public final class ShmExhaustionJob {
   static final int EXECUTORS = 3;
-  /** 16 MiB: the two-shot path moves it through every page of the segment. */
+  /** 16 MiB: the two-shot path moves it through most pages of the segment. */
   static final int FLOATS = 4 << 20;
 
   public static void main(String[] args) throws Exception {
@@ -53,6 +53,9 @@ public final class ShmExhaustionJob {
       report("tiny-shm", () -> GpuCollectives.barrierMapPartitions(ranks, (comm, rows) -> {
         comm.allReduce(CommBuffer.of(new float[FLOATS]), CommBuffer.of(new float[FLOATS]), FLOATS, DataType.FLOAT32,
             ReduceOp.SUM);
+        // 1 MiB per rank in 512 KiB chunks: every rank fills both halves of its bulk region.
+        comm.allGather(CommBuffer.of(new float[1 << 18]), CommBuffer.of(new float[EXECUTORS << 18]), 1 << 18,
+            DataType.FLOAT32);
         return List.of(pid()).iterator();
       }).collect(), null);
       // The next stage, pointed at a directory with room, forms a new group on the same executors.

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Executors whose /dev/shm is a 2 MiB tmpfs (a private mount namespace, so nothing else on the
+ * Executors whose /dev/shm is a 1 MiB tmpfs (a private mount namespace, so nothing else on the
  * machine sees it), smaller than the 3 MiB segment of a 3-rank group: forming the group fails
  * with an error naming the directory, the bytes needed and free and the setting; no executor
  * JVM exits; the next stage, pointed at a directory with room, forms a new group on the same
@@ -41,7 +41,7 @@ class ShmExhaustionTest {
       Assumptions.abort("skipped: a private tmpfs cannot be mounted here (" + missing + "); needs root and unshare");
     }
     List<String> command = new ArrayList<>(List.of("unshare", "-m", "--propagation", "private", "sh", "-c",
-        "mount -t tmpfs -o size=2m,mode=1777 tmpfs /dev/shm && exec \"$@\"", "sh"));
+        "mount -t tmpfs -o size=1m,mode=1777 tmpfs /dev/shm && exec \"$@\"", "sh"));
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.addAll(Arrays.stream(System.getProperty("gpucoll.jvm.flags", "").split("\\s+"))
         .filter(s -> !s.isBlank()).toList());

@@ -109,17 +109,16 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final void allReduce(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {
     Collective c = Collective.ALL_REDUCE;
     long t0 = begin(c);
-    String algo = null;
     try {
       Args a = new Args(type, count);
       a.op(op);
       Buffer s = a.buffer(send, "send", count);
       Buffer r = a.buffer(recv, "recv", count);
-      algo = runAllReduce(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
+      String algo = runAllReduce(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
           op);
       finish(c, algo, a.bytes(count), t0);
     } catch (Throwable t) {
-      throw failure(c, t, algo != null);
+      throw failure(c, t);
     } finally {
       exit();
     }
@@ -129,15 +128,14 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final void allGather(CommBuffer send, CommBuffer recv, long count, DataType type) {
     Collective c = Collective.ALL_GATHER;
     long t0 = begin(c);
-    String algo = null;
     try {
       Args a = new Args(type, count);
       Buffer s = a.buffer(send, "send", count);
       Buffer r = a.buffer(recv, "recv", count * size);
-      algo = runAllGather(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
+      String algo = runAllGather(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
       finish(c, algo, a.bytes(count * size), t0);
     } catch (Throwable t) {
-      throw failure(c, t, algo != null);
+      throw failure(c, t);
     } finally {
       exit();
     }
@@ -147,17 +145,16 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final void reduceScatter(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {
     Collective c = Collective.REDUCE_SCATTER;
     long t0 = begin(c);
-    String algo = null;
     try {
       Args a = new Args(type, count);
       a.op(op);
       Buffer s = a.buffer(send, "send", count * size);
       Buffer r = a.buffer(recv, "recv", count);
-      algo = runReduceScatter(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
+      String algo = runReduceScatter(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
           op);
       finish(c, algo, a.bytes(count * size), t0);
     } catch (Throwable t) {
-      throw failure(c, t, algo != null);
+      throw failure(c, t);
     } finally {
       exit();
     }
@@ -167,15 +164,14 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final void allToAll(CommBuffer send, CommBuffer recv, long count, DataType type) {
     Collective c = Collective.ALL_TO_ALL;
     long t0 = begin(c);
-    String algo = null;
     try {
       Args a = new Args(type, count);
       Buffer s = a.buffer(send, "send", count * size);
       Buffer r = a.buffer(recv, "recv", count * size);
-      algo = runAllToAll(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
+      String algo = runAllToAll(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
       finish(c, algo, a.bytes(count * size), t0);
     } catch (Throwable t) {
-      throw failure(c, t, algo != null);
+      throw failure(c, t);
     } finally {
       exit();
     }
@@ -186,7 +182,6 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       long[] recvCounts, long[] recvDispls, DataType type) {
     Collective c = Collective.ALL_TO_ALLV;
     long t0 = begin(c);
-    String algo = null;
     try {
       Args a = new Args(type, 0);
       int[] sc = a.counts(sendCounts, "sendCounts");
@@ -202,10 +197,10 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
           total += v;
         }
       }
-      algo = runAllToAllv(Signature.of(c, 0, type, null, -1), a.problem, s, sc, sd, r, rc, rd, type);
+      String algo = runAllToAllv(Signature.of(c, 0, type, null, -1), a.problem, s, sc, sd, r, rc, rd, type);
       finish(c, algo, a.bytes(total), t0);
     } catch (Throwable t) {
-      throw failure(c, t, algo != null);
+      throw failure(c, t);
     } finally {
       exit();
     }
@@ -215,7 +210,6 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final void broadcast(CommBuffer send, CommBuffer recv, long count, DataType type, int root) {
     Collective c = Collective.BROADCAST;
     long t0 = begin(c);
-    String algo = null;
     try {
       Args a = new Args(type, count);
       if (root < 0 || root >= size) {
@@ -223,11 +217,11 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       }
       Buffer s = rank == root ? a.buffer(send, "send", count) : null;
       Buffer r = a.buffer(recv, "recv", count);
-      algo = runBroadcast(Signature.of(c, count, type, null, root), a.problem, s, r, a.count(), type,
+      String algo = runBroadcast(Signature.of(c, count, type, null, root), a.problem, s, r, a.count(), type,
           root);
       finish(c, algo, a.bytes(count), t0);
     } catch (Throwable t) {
-      throw failure(c, t, algo != null);
+      throw failure(c, t);
     } finally {
       exit();
     }
@@ -237,12 +231,11 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final void barrier() {
     Collective c = Collective.BARRIER;
     long t0 = begin(c);
-    String algo = null;
     try {
-      algo = runBarrier(Signature.of(c, 0, null, null, -1));
+      String algo = runBarrier(Signature.of(c, 0, null, null, -1));
       finish(c, algo, 0, t0);
     } catch (Throwable t) {
-      throw failure(c, t, algo != null);
+      throw failure(c, t);
     } finally {
       exit();
     }
@@ -388,19 +381,16 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
 
   /**
    * What the caller of a collective gets for {@code t}: a CollectiveException as it is; anything
-   * else (an InternalError from a memory fault under the call, an OutOfMemoryError, a bug) leaves
-   * the group in an unknown state, so the group is marked failed for every rank before the caller
-   * gets a CollectiveException with the cause. No raw Error reaches the caller: Spark ends the
-   * executor JVM when one escapes a task. {@code completed}: the collective itself finished and
-   * only a listener failed, so the group stays usable.
+   * else (an InternalError from a memory fault under the call, an OutOfMemoryError, a bug, also in
+   * a listener) leaves the group in an unknown state, so the group is marked failed for every rank
+   * before the caller gets a CollectiveException with the cause. No raw Error reaches the caller:
+   * Spark ends the executor JVM when one escapes a task. (The JVM raises a memory fault in compiled
+   * code at its next safepoint, possibly after the faulting copy's call has returned: no point of
+   * a call is known to be past its risk.)
    */
-  final CollectiveException failure(Collective c, Throwable t, boolean completed) {
+  final CollectiveException failure(Collective c, Throwable t) {
     if (t instanceof CollectiveException e) {
       return e;
-    }
-    if (completed) {
-      return new CollectiveException(rank, c, "the call completed, but a collective listener failed: " + t,
-          UnexpectedError.causeFor(t));
     }
     String why = "unexpected " + t;
     markBroken(why);

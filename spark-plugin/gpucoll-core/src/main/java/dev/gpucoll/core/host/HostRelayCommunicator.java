@@ -189,7 +189,7 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
     try {
       return splitGroup(color, key);
     } catch (Throwable t) {
-      throw failure(null, t, false);
+      throw failure(null, t);
     } finally {
       exit();
     }

@@ -505,7 +505,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     try {
       return splitGroup(color, key);
     } catch (Throwable t) {
-      throw failure(null, t, false);
+      throw failure(null, t);
     } finally {
       exit();
     }
