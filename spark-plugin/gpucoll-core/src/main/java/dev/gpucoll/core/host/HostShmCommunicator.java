@@ -559,7 +559,9 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
 
   @Override
   void closeTransport() {
-    seg.setState(rank, ShmSegment.STATE_CLOSED, "rank " + rank + " closed its communicator");
+    if (seg.state(rank) != ShmSegment.STATE_ABORTED) { // peers still learn why this rank gave up
+      seg.setState(rank, ShmSegment.STATE_CLOSED, "rank " + rank + " closed its communicator");
+    }
     seg.close();
   }
 
