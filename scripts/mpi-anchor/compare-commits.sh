@@ -5,16 +5,23 @@
 # installed); "work" is this checkout as it is.
 #   scripts/mpi-anchor/compare-commits.sh <ranks> <largest bytes> <rounds> <commit|work>...
 # e.g. scripts/mpi-anchor/compare-commits.sh 3 65536 2 0963fab 25ee732 work
-# With JSON=<file>, every row of every table also goes into that file (one JSON record).
+# With JSON=<file>, every row of every table also goes into that file (one JSON record). With
+# CP_DIR=<dir>, a build whose <dir>/<commit>.fullcp exists runs from that class path unbuilt.
+# COLLECTIVES=allReduce runs the host benchmark on allReduce only.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 ranks="$1"; max_bytes="$2"; rounds="$3"; shift 3
+builds=("$@")
 sizes=$(echo 8,64,512,1024,4096,32768,65536,262144,1048576,4194304,16777216,67108864 | tr ',' '\n' \
   | awk -v m="$max_bytes" '$1 <= m' | paste -sd, -)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 declare -A cp
 for c in "$@"; do
+  if [ -n "${CP_DIR:-}" ] && [ -f "$CP_DIR/$c.fullcp" ]; then # class paths of an earlier build
+    cp[$c]="$(cat "$CP_DIR/$c.fullcp")"
+    continue
+  fi
   if [ "$c" = work ]; then
     src="$root"
   else
@@ -36,10 +43,11 @@ for i in $(seq 1 "$rounds"); do
   echo
   echo "## round $i: Open MPI   (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
   "$root/scripts/mpi-anchor/run.sh" "$ranks" "$max_bytes"
-  for c in "$@"; do
+  for c in "${builds[@]}"; do
     echo
     echo "## round $i: gpucoll host backend, build $c   (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
-    java -cp "${cp[$c]}" dev.gpucoll.examples.bench.HostCollectivesBenchmark "$ranks" "--sizes=$sizes"
+    java -cp "${cp[$c]}" dev.gpucoll.examples.bench.HostCollectivesBenchmark "$ranks" "--sizes=$sizes" \
+      "--collectives=${COLLECTIVES:-allReduce,allToAll}"
   done
 done
 }
