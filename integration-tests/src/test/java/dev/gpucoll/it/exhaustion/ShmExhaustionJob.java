@@ -5,12 +5,6 @@ import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.examples.LocalCluster;
 import dev.gpucoll.spark.GpuCollectives;
-import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.TreeSet;
@@ -68,11 +62,15 @@ public final class ShmExhaustionJob {
         }
         return List.of(pid()).iterator();
       }).collect(), roomy);
-      // An unexpected error inside a call (rank 1's send buffer maps a file truncated under it:
-      // SIGBUS, which the JVM raises as InternalError) fails the task, not the executor JVM.
+      // An unexpected error inside a call (an InternalError, what the JVM raises for SIGBUS, here
+      // from rank 1's own listener) fails the task, not the executor JVM.
       report("fault", () -> GpuCollectives.barrierMapPartitions(ranks, (comm, rows) -> {
-        CommBuffer send = comm.rank() == 1 ? CommBuffer.of(vanishing(1 << 20)) : CommBuffer.of(new float[1 << 18]);
-        comm.allReduce(send, CommBuffer.of(new float[1 << 18]), 1 << 18, DataType.FLOAT32, ReduceOp.SUM);
+        if (comm.rank() == 1) {
+          comm.addListener((c, algorithm, bytes, nanos) -> {
+            throw new InternalError("a fault occurred in an unsafe memory access operation");
+          });
+        }
+        comm.allReduce(new float[1 << 10], ReduceOp.SUM);
         return List.of(pid()).iterator();
       }).collect(), roomy);
       report("after-fault", () -> GpuCollectives.barrierMapPartitions(ranks, (comm, rows) -> {
@@ -91,19 +89,6 @@ public final class ShmExhaustionJob {
 
   private static String pid() {
     return Long.toString(ProcessHandle.current().pid());
-  }
-
-  /** A direct buffer over a file that is then truncated: every access to it faults. */
-  private static MappedByteBuffer vanishing(int bytes) throws java.io.IOException {
-    Path f = Files.createTempFile("gpucoll-vanishing", ".bin");
-    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-      ch.write(ByteBuffer.allocate(bytes));
-      MappedByteBuffer b = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes);
-      ch.truncate(0);
-      return b;
-    } finally {
-      Files.delete(f);
-    }
   }
 
   private interface Stage {

@@ -100,7 +100,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     this.oneShotMax = conf.get(GpuCollConf.HOST_ONE_SHOT_MAX_BYTES);
     this.forced = conf.get(GpuCollConf.ALGORITHM);
     // Every rank of a segment is on this host.
-    this.backoff = new Backoff(seg.ranks, Runtime.getRuntime().availableProcessors());
+    this.backoff = new Backoff(seg.ranks, Backoff.hostCores());
     this.segViews = new HostBuffers.Views(buf.duplicate());
     this.stageOut = new HostBuffers.Views(ByteBuffer.allocateDirect(ll + 8));
     this.stageIn = new HostBuffers.Views[size];
@@ -211,7 +211,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
         "LL limit " + ll + " bytes, bulk chunk " + bulk + " bytes, one-shot up to " + oneShotMax + " bytes",
         "timeout " + timeout + " per wait without progress",
         "waits " + (backoff.oversubscribed() ? "yield from the first look (" + size + " ranks on "
-            + Runtime.getRuntime().availableProcessors() + " cores)" : "spin, then yield, then park"));
+            + Backoff.hostCores() + " cores)" : "spin, then yield, then park"));
   }
 
   // ---- collectives ----

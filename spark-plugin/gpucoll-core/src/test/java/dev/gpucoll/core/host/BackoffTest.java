@@ -17,6 +17,12 @@ class BackoffTest {
     assertEquals(Step.PARK, b.step(Backoff.YIELD_NANOS));
   }
 
+  /** The host's cores, not this process's share: ranks bound one per core see one each. */
+  @Test
+  void coresAreTheHostsNotTheProcessShare() {
+    assertEquals(true, Backoff.hostCores() >= Runtime.getRuntime().availableProcessors());
+  }
+
   /** More ranks than cores: the peer may need this very core, so no wait spins. */
   @Test
   void moreRanksThanCoresYieldFromTheFirstLook() {
