@@ -24,6 +24,8 @@ static int cmp_double(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
+  /* Optional: the largest message size to run (bytes), e.g. for oversubscribed runs. */
+  long max_bytes = argc > 1 ? atol(argv[1]) : SIZES[sizeof(SIZES) / sizeof(SIZES[0]) - 1];
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -36,6 +38,7 @@ int main(int argc, char **argv) {
   for (int c = 0; c < 2; c++) {
     for (size_t s = 0; s < sizeof(SIZES) / sizeof(SIZES[0]); s++) {
       long bytes = SIZES[s];
+      if (bytes > max_bytes) continue;
       int count = (int)(bytes / 4);
       int per_peer = count / size > 0 ? count / size : 1;
       float *send = malloc((size_t)(count > per_peer * size ? count : per_peer * size) * sizeof(float));

@@ -64,6 +64,11 @@ public final class Demo {
       c.run.run();
       c.check.run(); // throws with the rank and the first wrong element
       checked++;
+      // Untimed calls first, the same number on every rank: the timings are of compiled code, not
+      // of the interpreter and the JIT compiling while the executors start.
+      for (int i = 0; i < warmUpCalls(c.bytes); i++) {
+        c.run.run();
+      }
       long[] nanos = new long[reps];
       for (int i = 0; i < reps; i++) {
         long t = System.nanoTime();
@@ -75,6 +80,11 @@ public final class Demo {
     }
     return new RankResult(comm.rank(), ProcessHandle.current().pid(), SparkEnv.get().executorId(),
         comm.backend(), checked, timings);
+  }
+
+  /** Untimed calls before a case is timed: many for small messages, a few for large ones. */
+  static int warmUpCalls(long bytes) {
+    return bytes <= (64 << 10) ? 2000 : 20;
   }
 
   private record Case(Collective collective, long bytes, Runnable run, Runnable check) {}
@@ -158,7 +168,7 @@ public final class Demo {
   private static void print(List<RankResult> ranks, long jobMillis, int reps) {
     System.out.println();
     System.out.println("Barrier job over " + ranks.size() + " executor JVMs took " + jobMillis
-        + " ms (communicator set-up, checks and " + reps + " timed repetitions per case)");
+        + " ms (communicator set-up, checks, warm-up calls and " + reps + " timed repetitions per case)");
     for (RankResult r : ranks) {
       System.out.println("  rank " + r.rank() + ": executor " + r.executorId() + ", pid " + r.pid()
           + ", backend " + r.backend() + ", " + r.checked() + " collectives checked OK");
@@ -169,7 +179,8 @@ public final class Demo {
     System.out.println(report == null ? "  (no report arrived within 10 s)"
         : "  " + report.summaryLine().replace(", paths ", ",\n  paths "));
     System.out.println();
-    System.out.println("Latency per call, " + reps + " repetitions per rank (slowest rank's median / p99, µs):");
+    System.out.println("Latency per call, " + reps + " repetitions per rank after " + warmUpCalls(1)
+        + " (up to 64 KiB) or " + warmUpCalls(1 << 20) + " untimed calls (slowest rank's median / p99, µs):");
     System.out.printf("  %-14s %9s  %-18s %10s %10s%n", "collective", "bytes", "algorithm", "median", "p99");
     Map<String, List<Timing>> byCase = new LinkedHashMap<>();
     for (RankResult r : ranks) {

@@ -129,8 +129,22 @@ public final class CommunicatorFactory {
     return form(rendezvous, conf, host).communicator();
   }
 
-  /** As {@link #create}, with the backend choice's findings. */
+  /**
+   * As {@link #create}, with the backend choice's findings. Whatever fails reaches the caller as a
+   * CollectiveException (with the cause), never as a raw Error: Spark ends the executor JVM on one.
+   */
   public static Formed form(Rendezvous rendezvous, GpuCollConf conf, String host) {
+    try {
+      return formGroup(rendezvous, conf, host);
+    } catch (CollectiveException e) {
+      throw e;
+    } catch (Throwable t) {
+      throw new CollectiveException(rendezvous.rank(), null, "forming the group failed: " + t,
+          UnexpectedError.causeFor(t));
+    }
+  }
+
+  private static Formed formGroup(Rendezvous rendezvous, GpuCollConf conf, String host) {
     Map<String, String> unusable = new LinkedHashMap<>();
     Map<String, CommunicatorBackend> usable = usableBackends(unusable);
     Map<String, String> facts = new HashMap<>();

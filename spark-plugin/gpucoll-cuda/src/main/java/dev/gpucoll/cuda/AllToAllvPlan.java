@@ -24,17 +24,6 @@ final class AllToAllvPlan {
     }
   }
 
-  /** Elements from the buffer start to the end of the last block. */
-  static long extent(long[] counts, long[] displs) {
-    long end = 0;
-    for (int r = 0; r < counts.length; r++) {
-      if (counts[r] > 0) {
-        end = Math.max(end, displs[r] + counts[r]);
-      }
-    }
-    return end;
-  }
-
   /** The largest block this rank sends or receives. */
   static long maxBlock(long[] sendCounts, long[] recvCounts) {
     long m = 0;

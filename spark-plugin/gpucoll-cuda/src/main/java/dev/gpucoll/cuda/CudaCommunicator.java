@@ -9,6 +9,8 @@ import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.Algorithm;
+import dev.gpucoll.core.UnexpectedError;
+import dev.gpucoll.core.spi.AllToAllvLayout;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.report.ReportingCommunicator;
@@ -226,27 +228,31 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     ensureOpen(c);
     AllToAllvPlan.check(rank, size, sendCounts, sendDispls, recvCounts, recvDispls);
     long e = type.byteSize();
-    long sendBytes = AllToAllvPlan.extent(sendCounts, sendDispls) * e;
-    long recvBytes = AllToAllvPlan.extent(recvCounts, recvDispls) * e;
+    long sendBytes = AllToAllvLayout.extent(sendCounts, sendDispls) * e;
+    long recvBytes = AllToAllvLayout.extent(recvCounts, recvDispls) * e;
     requireCapacity(c, "send", send, sendBytes);
     requireCapacity(c, "recv", recv, recvBytes);
     long start = System.nanoTime();
     Route r = route.route(c, AllToAllvPlan.maxBlock(sendCounts, recvCounts), type, ReduceOp.SUM,
         BufferRegistration.UNKNOWN);
     refuseUncapturable(c, send, recv, r);
-    switch (r.kind()) {
-      case ONE_RANK -> {
-        if (sendCounts[0] != recvCounts[0]) {
-          throw new CollectiveException(rank, c, "one rank sends " + sendCounts[0] + " elements to itself but expects "
-              + recvCounts[0]);
+    try {
+      switch (r.kind()) {
+        case ONE_RANK -> {
+          if (sendCounts[0] != recvCounts[0]) {
+            throw new CollectiveException(rank, c, "one rank sends " + sendCounts[0] + " elements to itself but expects "
+                + recvCounts[0]);
+          }
+          copyOneRank(c, send, recv, sendDispls[0] * e, recvDispls[0] * e, sendCounts[0] * e, recvBytes);
         }
-        copyOneRank(c, send, recv, sendDispls[0] * e, recvDispls[0] * e, sendCounts[0] * e, recvBytes);
+        case STAGED -> staged.allToAllv(send, sendBytes, sendCounts, sendDispls, recv, recvBytes, recvCounts,
+            recvDispls, type);
+        case NCCL -> nccl.allToAllv(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type);
+        case KERNEL -> kernels.run(r.plan(), send, sendBytes, recv, recvBytes, 0, type, ReduceOp.SUM, 0,
+            new long[][] {sendCounts.clone(), sendDispls.clone(), recvCounts.clone(), recvDispls.clone()});
       }
-      case STAGED -> staged.allToAllv(send, sendBytes, sendCounts, sendDispls, recv, recvBytes, recvCounts,
-          recvDispls, type);
-      case NCCL -> nccl.allToAllv(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type);
-      case KERNEL -> kernels.run(r.plan(), send, sendBytes, recv, recvBytes, 0, type, ReduceOp.SUM, 0,
-          new long[][] {sendCounts.clone(), sendDispls.clone(), recvCounts.clone(), recvDispls.clone()});
+    } catch (Throwable t) {
+      throw failure(c, t);
     }
     observed(c, r.algorithm(), r.kind() == GroupRoute.Kind.KERNEL ? r.plan().bytes() : Math.max(sendBytes, recvBytes),
         start);
@@ -297,11 +303,15 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
         : nccl.registration(send, sendBytes, recv, recvBytes);
     Route r = route.route(c, count, type, op, registration);
     refuseUncapturable(c, send, recv, r);
-    switch (r.kind()) {
-      case ONE_RANK -> copyOneRank(c, send, recv, 0, 0, count * type.byteSize(), recvBytes);
-      case STAGED -> staged.run(c, send, sendBytes, recv, recvBytes, count, type, op, root);
-      case NCCL -> nccl.run(c, send, sendBytes, recv, recvBytes, count, type, op, root);
-      case KERNEL -> kernels.run(r.plan(), send, sendBytes, recv, recvBytes, count, type, op, root, null);
+    try {
+      switch (r.kind()) {
+        case ONE_RANK -> copyOneRank(c, send, recv, 0, 0, count * type.byteSize(), recvBytes);
+        case STAGED -> staged.run(c, send, sendBytes, recv, recvBytes, count, type, op, root);
+        case NCCL -> nccl.run(c, send, sendBytes, recv, recvBytes, count, type, op, root);
+        case KERNEL -> kernels.run(r.plan(), send, sendBytes, recv, recvBytes, count, type, op, root, null);
+      }
+    } catch (Throwable t) {
+      throw failure(c, t);
     }
     observed(c, r.algorithm(), r.kind() == GroupRoute.Kind.KERNEL ? r.plan().bytes() : Math.max(sendBytes, recvBytes),
         start);
@@ -430,6 +440,20 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
         throw new CollectiveException(rank, c, CaptureRules.message(why));
       }
     }
+  }
+
+  /**
+   * A CollectiveException as it is; any other error (a CUDA error, an OutOfMemoryError, a bug)
+   * leaves the group's state unknown: the communicator refuses later calls and the caller gets a
+   * CollectiveException with the cause, never a raw Error (Spark ends the executor JVM on one).
+   */
+  private CollectiveException failure(Collective c, Throwable t) {
+    if (t instanceof CollectiveException e) {
+      return e;
+    }
+    stage.markBroken("unexpected " + t);
+    return new CollectiveException(rank, c, "unexpected " + t + "; the communicator is unusable",
+        UnexpectedError.causeFor(t));
   }
 
   private void observed(Collective c, Algorithm algorithm, long bytes, long startNanos) {

@@ -60,7 +60,7 @@ class HostBuffersTest {
     assertEquals(Collective.ALL_TO_ALLV, e.collective());
     e = assertThrows(CollectiveException.class, () -> AllToAllvPlan.check(1, 2, ok, ok, new long[] {3, -1}, ok));
     assertTrue(e.getMessage().contains("recvCounts[1] is negative"), e.getMessage());
-    assertEquals(7, AllToAllvPlan.extent(new long[] {2, 0, 3}, new long[] {0, 100, 4}));
+    assertEquals(7, dev.gpucoll.core.spi.AllToAllvLayout.extent(new long[] {2, 0, 3}, new long[] {0, 100, 4}));
     assertEquals(5, AllToAllvPlan.maxBlock(new long[] {1, 5}, new long[] {4, 2}));
   }
 }

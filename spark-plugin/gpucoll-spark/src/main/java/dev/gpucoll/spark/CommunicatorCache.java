@@ -157,7 +157,7 @@ final class CommunicatorCache {
     try {
       e.communicator.close();
       e.rendezvous.close();
-    } catch (RuntimeException ex) {
+    } catch (Throwable ex) { // runs in task listeners: an Error here must not end the executor
       LOG.warn("closing gpucoll communicator {} failed", e.id(), ex);
     }
   }

@@ -1,9 +1,11 @@
 package dev.gpucoll.spark;
 
 import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.core.CommunicatorFactory;
+import dev.gpucoll.core.UnexpectedError;
 import dev.gpucoll.core.config.ConfigEntry;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.rendezvous.Rendezvous;
@@ -91,7 +93,12 @@ public final class GpuCollectives {
     Communicator c;
     try {
       c = form(barrier);
-    } catch (RuntimeException | Error e) {
+    } catch (Throwable t) {
+      // A raw Error (OutOfMemoryError, InternalError) escaping the task would end the executor
+      // JVM; as a CollectiveException it fails this task only.
+      RuntimeException e = t instanceof RuntimeException r ? r
+          : new CollectiveException(task.partitionId(), null, "forming the group failed: " + t,
+              UnexpectedError.causeFor(t));
       GpuCollExecutorPlugin.ExecutorState plugin = GpuCollExecutorPlugin.active;
       if (plugin != null) {
         plugin.metrics().failure(e);
@@ -207,7 +214,7 @@ public final class GpuCollectives {
   private static void sendReport(GpuCollExecutorPlugin.ExecutorState plugin, RankReportMessage m, String what) {
     try {
       plugin.context().send(RpcMessages.encode(m));
-    } catch (Exception e) {
+    } catch (Throwable e) { // called from task listeners: no error of ours may end the executor here
       LOG.warn("gpucoll: could not send the path report of {} to the driver", what, e);
     }
   }

@@ -6,7 +6,6 @@ import dev.gpucoll.spark.RpcMessages.GiveUp;
 import dev.gpucoll.spark.RpcMessages.Poll;
 import dev.gpucoll.spark.RpcMessages.RoundState;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,7 +21,9 @@ import java.util.function.LongSupplier;
  *
  * <p>Requests come from executors and are checked before anything is allocated: group size,
  * rank, group id and payload are bounded, and so are the bytes one round carries and the bytes
- * all rounds retain, so no request can exhaust the driver's memory on Spark's RPC thread. Every
+ * all rounds retain, so no request can exhaust the driver's memory on Spark's RPC thread. The
+ * retained bytes are what the payloads cost on the heap ({@link HeldPayload}: small chunks, never
+ * the humongous objects a 1 MiB array is under G1, which take twice its size). Every
  * refusal is a failed {@link RoundState} naming the limit, which the asking rank raises.
  */
 final class RendezvousService {
@@ -87,7 +88,8 @@ final class RendezvousService {
     }
     // Charged before taking the round's lock: freeing space may evict other rounds, whose locks
     // must never be taken while holding this one.
-    String full = reserve(m.payload().length);
+    long charge = HeldPayload.heapBytes(m.payload().length);
+    String full = reserve(charge);
     boolean stored = false;
     try {
       synchronized (round) {
@@ -99,7 +101,7 @@ final class RendezvousService {
             fail(round, "rank " + m.rank() + " says group " + m.groupId() + " has " + m.size()
                 + " ranks, rank " + round.firstRank + " said " + round.size);
           } else if (round.payloads[m.rank()] != null) {
-            if (!Arrays.equals(round.payloads[m.rank()], m.payload())) {
+            if (!HeldPayload.equals(round.payloads[m.rank()], m.payload())) {
               fail(round, "rank " + m.rank() + " arrived twice at round " + m.round()
                   + " of group " + m.groupId() + " with different payloads");
             }
@@ -108,9 +110,9 @@ final class RendezvousService {
                 + (round.bytes + m.payload().length) + " bytes of payloads with rank "
                 + m.rank() + "'s; limit " + MAX_ROUND_BYTES + " bytes per round");
           } else if (!round.removed) {
-            round.payloads[m.rank()] = m.payload();
+            round.payloads[m.rank()] = HeldPayload.split(m.payload());
             round.bytes += m.payload().length;
-            round.charged += m.payload().length;
+            round.charged += charge;
             round.arrived++;
             stored = true;
             if (round.firstRank < 0) {
@@ -130,7 +132,7 @@ final class RendezvousService {
       }
     } finally {
       if (full == null && !stored) {
-        retainedBytes.addAndGet(-m.payload().length);
+        retainedBytes.addAndGet(-charge);
       }
     }
   }
@@ -241,7 +243,11 @@ final class RendezvousService {
       return new RoundState(null, round.missing(), null);
     }
     markFetched(round, rank);
-    return new RoundState(List.of(round.payloads), List.of(), null);
+    List<byte[]> payloads = new ArrayList<>(round.size);
+    for (byte[][] p : round.payloads) {
+      payloads.add(HeldPayload.join(p));
+    }
+    return new RoundState(payloads, List.of(), null);
   }
 
   /** Fails the round and frees its payloads; the failure itself lingers for late ranks. */
@@ -311,7 +317,7 @@ final class RendezvousService {
 
   private static final class Round {
     /** Stands for a payload freed after the round failed: the rank did arrive. */
-    static final byte[] RELEASED = new byte[0];
+    static final byte[][] RELEASED = new byte[0][];
 
     final String groupId;
     final long number;
@@ -319,7 +325,8 @@ final class RendezvousService {
     final long timeoutNanos;
     final long createdAt;
     final long overhead;
-    final byte[][] payloads;
+    /** Each rank's payload as {@link HeldPayload} chunks. */
+    final byte[][][] payloads;
     final boolean[] fetched;
     /** Bytes of this round counted in the service's retained total. */
     long charged;
@@ -341,7 +348,7 @@ final class RendezvousService {
       this.createdAt = now;
       this.overhead = overhead;
       this.charged = overhead;
-      this.payloads = new byte[size][];
+      this.payloads = new byte[size][][];
       this.fetched = new boolean[size];
     }
 

@@ -9,6 +9,8 @@ import dev.gpucoll.spark.RpcMessages.Arrive;
 import dev.gpucoll.spark.RpcMessages.GiveUp;
 import dev.gpucoll.spark.RpcMessages.Poll;
 import dev.gpucoll.spark.RpcMessages.RoundState;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -89,6 +91,33 @@ class RendezvousServiceTest {
     service.arrive(arrive("other", 0, 0, 1, 1));
     assertEquals(0, service.openRounds());
     assertEquals(0, service.retainedBytes());
+  }
+
+  /**
+   * The driver's budget (256 MiB) filled with 1 MiB payloads costs at most 300 MiB of heap, measured
+   * after a full GC in a JVM with a driver's small heap (G1 regions of 1 and 2 MiB). Held as one
+   * array each, 1 MiB payloads are humongous objects that take 2 MiB each, and the same budget cost
+   * over 500 MiB.
+   */
+  @Test
+  void theRetainedBudgetIsWhatThePayloadsCostOnTheHeap() throws Exception {
+    long mib = 1 << 20;
+    for (String region : List.of("1m", "2m")) {
+      Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+          "-Xmx1g", "-XX:+UseG1GC", "-XX:G1HeapRegionSize=" + region, "-cp", System.getProperty("java.class.path"),
+          RendezvousHeapProbe.class.getName()).redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes()).trim();
+      assertEquals(0, p.waitFor(), out);
+      String[] f = out.substring(out.lastIndexOf("HEAP ")).split(" ");
+      long used = Long.parseLong(f[1]);
+      long charged = Long.parseLong(f[2]);
+      System.out.println("driver rendezvous, G1 regions of " + region + ": " + f[3] + " payloads of 1 MiB, "
+          + charged / mib + " MiB charged of " + RendezvousService.MAX_RETAINED_BYTES / mib + " MiB, "
+          + used / mib + " MiB of heap");
+      assertTrue(charged > RendezvousService.MAX_RETAINED_BYTES - 2 * mib, "budget filled: " + out);
+      assertTrue(used <= 300 * mib, "regions of " + region + ": the 256 MiB budget holds " + used / mib
+          + " MiB of heap");
+    }
   }
 
   @Test

@@ -8,8 +8,10 @@ import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.UnexpectedError;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
+import dev.gpucoll.core.spi.AllToAllvLayout;
 import dev.gpucoll.core.spi.SplitOrder;
 import dev.gpucoll.core.report.ReportingCommunicator;
 import dev.gpucoll.core.wait.CallBounds;
@@ -122,6 +124,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       String algo = runAllReduce(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
           op);
       finish(c, algo, a.bytes(count), t0);
+    } catch (Throwable t) {
+      throw failure(c, t);
     } finally {
       exit();
     }
@@ -137,6 +141,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       Buffer r = a.buffer(recv, "recv", count * size);
       String algo = runAllGather(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
       finish(c, algo, a.bytes(count * size), t0);
+    } catch (Throwable t) {
+      throw failure(c, t);
     } finally {
       exit();
     }
@@ -154,6 +160,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       String algo = runReduceScatter(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
           op);
       finish(c, algo, a.bytes(count * size), t0);
+    } catch (Throwable t) {
+      throw failure(c, t);
     } finally {
       exit();
     }
@@ -169,6 +177,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       Buffer r = a.buffer(recv, "recv", count * size);
       String algo = runAllToAll(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
       finish(c, algo, a.bytes(count * size), t0);
+    } catch (Throwable t) {
+      throw failure(c, t);
     } finally {
       exit();
     }
@@ -182,12 +192,12 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     try {
       Args a = new Args(type, 0);
       int[] sc = a.counts(sendCounts, "sendCounts");
-      int[] sd = a.counts(sendDispls, "sendDispls");
+      int[] sd = a.displs(sendDispls, sc, "sendDispls");
       int[] rc = a.counts(recvCounts, "recvCounts");
-      int[] rd = a.counts(recvDispls, "recvDispls");
+      int[] rd = a.displs(recvDispls, rc, "recvDispls");
       a.disjoint(rc, rd);
-      Buffer s = a.buffer(send, "send", a.extent(sc, sd, "send"));
-      Buffer r = a.buffer(recv, "recv", a.extent(rc, rd, "recv"));
+      Buffer s = a.buffer(send, "send", a.extent(sendCounts, sendDispls));
+      Buffer r = a.buffer(recv, "recv", a.extent(recvCounts, recvDispls));
       long total = 0;
       if (sc != null) {
         for (int v : sc) {
@@ -196,6 +206,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       }
       String algo = runAllToAllv(Signature.of(c, 0, type, null, -1), a.problem, s, sc, sd, r, rc, rd, type);
       finish(c, algo, a.bytes(total), t0);
+    } catch (Throwable t) {
+      throw failure(c, t);
     } finally {
       exit();
     }
@@ -215,6 +227,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       String algo = runBroadcast(Signature.of(c, count, type, null, root), a.problem, s, r, a.count(), type,
           root);
       finish(c, algo, a.bytes(count), t0);
+    } catch (Throwable t) {
+      throw failure(c, t);
     } finally {
       exit();
     }
@@ -256,6 +270,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     try {
       String algo = runBarrier(Signature.of(c, 0, null, null, -1));
       finish(c, algo, 0, t0);
+    } catch (Throwable t) {
+      throw failure(c, t);
     } finally {
       exit();
     }
@@ -403,6 +419,33 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     }
   }
 
+  /**
+   * What the caller of a collective gets for {@code t}: a CollectiveException as it is; anything
+   * else (an InternalError from a memory fault under the call, an OutOfMemoryError, a bug, also in
+   * a listener) leaves the group in an unknown state, so the group is marked failed for every rank
+   * before the caller gets a CollectiveException with the cause. No raw Error reaches the caller:
+   * Spark ends the executor JVM when one escapes a task. (The JVM raises a memory fault in compiled
+   * code at its next safepoint, possibly after the faulting copy's call has returned: no point of
+   * a call is known to be past its risk.)
+   */
+  final CollectiveException failure(Collective c, Throwable t) {
+    if (t instanceof CollectiveException e) {
+      return e;
+    }
+    String why = "unexpected " + t;
+    markBroken(why);
+    try {
+      abandonGroup(why);
+    } catch (Throwable again) {
+      t.addSuppressed(again);
+    }
+    return new CollectiveException(rank, c, why + "; the group is marked failed on every rank",
+        UnexpectedError.causeFor(t));
+  }
+
+  /** Tells the peers that this rank gave up on the group, so they fail instead of waiting for it. */
+  abstract void abandonGroup(String reason);
+
   final void markBroken(String reason) {
     if (brokenReason == null) {
       brokenReason = reason;
@@ -514,16 +557,29 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       }
     }
 
-    /** Elements a buffer must hold for these counts and displacements. */
-    long extent(int[] counts, int[] displs, String role) {
+    /**
+     * Displacements for {@code counts} (checked already): a block of zero elements moves nothing,
+     * so its displacement may be anything but negative (and is taken as 0).
+     */
+    int[] displs(long[] values, int[] counts, String name) {
       if (problem != null) {
-        return 0;
+        return null;
       }
-      long max = 0;
+      if (values == null || values.length != size) {
+        return counts(values, name);
+      }
+      long[] used = values.clone();
       for (int i = 0; i < size; i++) {
-        max = Math.max(max, (long) displs[i] + counts[i]);
+        if (counts[i] == 0 && used[i] >= 0) {
+          used[i] = 0;
+        }
       }
-      return max;
+      return counts(used, name);
+    }
+
+    /** Elements a buffer must hold for these (checked) counts and displacements. */
+    long extent(long[] counts, long[] displs) {
+      return problem != null ? 0 : AllToAllvLayout.extent(counts, displs);
     }
   }
 }

@@ -4,8 +4,11 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * How a rank waits for a peer's flag: spin (Thread.onSpinWait) for a short budget, then yield,
- * then park with a doubling sleep. Spinning wins when every rank has its own core; yielding and
- * parking let several ranks share 2 cores without starving the rank they wait for.
+ * then park with a doubling sleep. Spinning wins when every rank has its own core. When the host's
+ * ranks outnumber its cores, the peer a rank waits for is often ready to run on this very core:
+ * then the rank does not spin at all and yields at every look (sched_yield hands the core to the
+ * peer at once, and returns at once when nobody else wants it), as Open MPI does when
+ * oversubscribed; a park, by contrast, sleeps a timer slice (50 us and more) after the peer is done.
  */
 final class Backoff {
   /**
@@ -20,18 +23,60 @@ final class Backoff {
    * slice on a loaded machine.
    */
   static final long MAX_SPIN_NANOS = 200_000;
-  static final long YIELD_NANOS = 1_000_000;
+  /**
+   * How long a wait yields before it parks: long enough that a peer delayed by the scheduler (a
+   * few time slices) is met by a yield, short enough that a rank whose peer is busy elsewhere for
+   * seconds soon stops asking for the core.
+   */
+  static final long YIELD_NANOS = 20_000_000;
   /** Longest sleep between checks: a chunked large message waits many times per call. */
   private static final long MAX_PARK_NANOS = 100_000;
 
+  /** More ranks on this host than cores: waits never spin, they yield from the first look. */
+  private final boolean oversubscribed;
   private long start;
-  private long spinNanos = SPIN_NANOS;
+  private long spinNanos;
   private long parkNanos;
   private int calls;
 
+  /** How a wait that has gone on for a while looks next. */
+  enum Step { SPIN, YIELD, PARK }
+
+  /**
+   * @param ranksOnHost ranks of the group on this host, each a thread that waits
+   * @param cores the host's cores ({@link #hostCores})
+   */
+  Backoff(int ranksOnHost, int cores) {
+    this.oversubscribed = ranksOnHost > cores;
+    this.spinNanos = oversubscribed ? 0 : SPIN_NANOS;
+  }
+
+  /**
+   * The host's online CPUs (/sys/devices/system/cpu/online), not this process's share of them:
+   * ranks bound one per core each see one available processor, yet they do not share a core.
+   * Runtime.availableProcessors where the file is missing.
+   */
+  static int hostCores() {
+    try {
+      int n = 0;
+      for (String range : java.nio.file.Files.readString(java.nio.file.Path.of("/sys/devices/system/cpu/online"))
+          .trim().split(",")) {
+        String[] ends = range.split("-");
+        n += ends.length == 1 ? 1 : Integer.parseInt(ends[1]) - Integer.parseInt(ends[0]) + 1;
+      }
+      return Math.max(1, n);
+    } catch (java.io.IOException | RuntimeException e) {
+      return Runtime.getRuntime().availableProcessors();
+    }
+  }
+
   /** Sets the spin budget for the next waits from the bytes a step moves (about 2 bytes / ns). */
   void expectBytes(long bytes) {
-    spinNanos = Math.min(MAX_SPIN_NANOS, SPIN_NANOS + bytes / 2);
+    spinNanos = oversubscribed ? 0 : Math.min(MAX_SPIN_NANOS, SPIN_NANOS + bytes / 2);
+  }
+
+  boolean oversubscribed() {
+    return oversubscribed;
   }
 
   /** Starts a wait. */
@@ -59,16 +104,23 @@ final class Backoff {
     if (now - deadline > 0) {
       return false;
     }
-    long waited = now - start;
-    if (waited < spinNanos) {
-      Thread.onSpinWait();
-    } else if (waited < YIELD_NANOS) {
-      Thread.yield();
-    } else {
-      LockSupport.parkNanos(parkNanos);
-      parkNanos = Math.min(parkNanos * 2, MAX_PARK_NANOS);
+    switch (step(now - start)) {
+      case SPIN -> Thread.onSpinWait();
+      case YIELD -> Thread.yield();
+      case PARK -> {
+        LockSupport.parkNanos(parkNanos);
+        parkNanos = Math.min(parkNanos * 2, MAX_PARK_NANOS);
+      }
     }
     return true;
+  }
+
+  /** What a wait does after {@code waitedNanos}: the policy, apart from the clock. */
+  Step step(long waitedNanos) {
+    if (waitedNanos < spinNanos) {
+      return Step.SPIN;
+    }
+    return waitedNanos < YIELD_NANOS ? Step.YIELD : Step.PARK;
   }
 
   boolean slowCheckDue() {

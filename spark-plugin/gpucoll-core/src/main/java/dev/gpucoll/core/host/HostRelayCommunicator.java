@@ -189,6 +189,8 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
     begin(null);
     try {
       return splitGroup(color, key);
+    } catch (Throwable t) {
+      throw failure(null, t);
     } finally {
       exit();
     }
@@ -228,6 +230,11 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
       newRank++;
     }
     return new HostShmCommunicator(child, newRank, groupId + "/split(" + color + ")", host, rendezvousKind, conf);
+  }
+
+  @Override
+  void abandonGroup(String reason) {
+    // The rendezvous has no group-wide mark: the peers fail at their next round's timeout.
   }
 
   @Override

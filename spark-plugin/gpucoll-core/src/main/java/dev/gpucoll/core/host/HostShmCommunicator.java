@@ -72,7 +72,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   private final long oneShotMax;
   /** spark.gpucoll.algorithm: host-oneshot or host-twoshot for every allReduce, or empty to choose by size. */
   private final Optional<Algorithm> forced;
-  private final Backoff backoff = new Backoff();
+  private final Backoff backoff;
   private long epoch;
   /** Peers' processes, looked up on the first wait for each; null: same process or not visible. */
   private final ProcessHandle[] peerProcess;
@@ -100,6 +100,8 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     this.bulk = seg.bulkBytes;
     this.oneShotMax = conf.get(GpuCollConf.HOST_ONE_SHOT_MAX_BYTES);
     this.forced = conf.get(GpuCollConf.ALGORITHM);
+    // Every rank of a segment is on this host.
+    this.backoff = new Backoff(seg.ranks, Backoff.hostCores());
     this.segViews = new HostBuffers.Views(buf.duplicate());
     this.stageOut = new HostBuffers.Views(ByteBuffer.allocateDirect(ll + 8));
     this.stageIn = new HostBuffers.Views[size];
@@ -208,7 +210,9 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     return List.of(
         "shm segment " + seg.path + " (" + seg.size() + " bytes, unlinked once every rank mapped it)",
         "LL limit " + ll + " bytes, bulk chunk " + bulk + " bytes, one-shot up to " + oneShotMax + " bytes",
-        "timeout " + Durations.format(timeout) + " per wait without progress");
+        "timeout " + Durations.format(timeout) + " per wait without progress",
+        "waits " + (backoff.oversubscribed() ? "yield from the first look (" + size + " ranks on "
+            + Backoff.hostCores() + " cores)" : "spin, then yield, then park"));
   }
 
   // ---- collectives ----
@@ -501,6 +505,8 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     begin(null);
     try {
       return splitGroup(color, key);
+    } catch (Throwable t) {
+      throw failure(null, t);
     } finally {
       exit();
     }
@@ -547,8 +553,16 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   }
 
   @Override
+  void abandonGroup(String reason) {
+    seg.setState(rank, ShmSegment.STATE_ABORTED, reason);
+    seg.abortGroup(rank);
+  }
+
+  @Override
   void closeTransport() {
-    seg.setState(rank, ShmSegment.STATE_CLOSED, "rank " + rank + " closed its communicator");
+    if (seg.state(rank) != ShmSegment.STATE_ABORTED) { // peers still learn why this rank gave up
+      seg.setState(rank, ShmSegment.STATE_CLOSED, "rank " + rank + " closed its communicator");
+    }
     seg.close();
   }
 

@@ -24,6 +24,7 @@ final class SegmentSetup {
 
   private static final String OK = "OK ";
   private static final String ERR = "ERR ";
+  private static final String LEADER_FAILED = "the group leader failed";
 
   private SegmentSetup() {}
 
@@ -42,7 +43,7 @@ final class SegmentSetup {
       try {
         created = ShmSegment.create(dir, members.length, llBytes, bulkBytes);
         round1 = OK + created.path;
-      } catch (IOException | RuntimeException e) {
+      } catch (Throwable e) { // any failure reaches the peers, which would otherwise wait for round 1
         round1 = ERR + "cannot create a shared-memory segment in " + dir + ": " + e;
       }
     } else {
@@ -61,23 +62,28 @@ final class SegmentSetup {
             mine = ShmSegment.open(dir, named, members.length);
             known = named; // checked: a segment file in the shm directory, ours
             round2 = OK;
-          } catch (IOException | RuntimeException e) {
+          } catch (Throwable e) {
             round2 = ERR + "cannot map the segment " + fromLeader.substring(OK.length()) + ": " + e;
           }
         } else {
-          round2 = ERR + "group leader (parent rank " + members[0] + ") failed: "
-              + fromLeader.substring(Math.min(fromLeader.length(), ERR.length()));
+          round2 = ERR + LEADER_FAILED + " (parent rank " + members[0] + ")";
         }
       } else if (leader) {
         round2 = round1.startsWith(OK) ? OK : round1;
       }
       List<byte[]> statuses = exchange.allGather(round2.getBytes(StandardCharsets.UTF_8));
       List<String> failures = new ArrayList<>();
+      List<Integer> followers = new ArrayList<>(); // failed only because the leader did
       for (int m : members) {
         String s = new String(statuses.get(m), StandardCharsets.UTF_8);
-        if (!s.startsWith(OK)) {
+        if (s.startsWith(ERR + LEADER_FAILED)) {
+          followers.add(m);
+        } else if (!s.startsWith(OK)) {
           failures.add("rank " + m + ": " + s.substring(Math.min(s.length(), ERR.length())));
         }
+      }
+      if (!followers.isEmpty()) {
+        failures.add((followers.size() == 1 ? "rank " : "ranks ") + followers + " cannot go on without it");
       }
       if (!failures.isEmpty()) {
         throw new CollectiveException(parentRank, null,

@@ -1,5 +1,6 @@
 package dev.gpucoll.core.host;
 
+import dev.gpucoll.core.config.GpuCollConf;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -35,7 +36,8 @@ import java.security.SecureRandom;
  *       LL slots (2 * llBytes): 16-byte slots, 8 B data then an 8 B epoch flag
  *       bulk region (bulkBytes): plain data, published by the header's flag
  * </pre>
- * A fresh file is zero-filled: that is the sentinel prefill, since no flag ever holds epoch 0 and
+ * Every page is written (zeros) at creation, so a file system short of space fails the formation,
+ * never a later call. A fresh file is zero-filled: that is the sentinel prefill, since no flag ever holds epoch 0 and
  * epochs only grow, so a stale slot can never look current and slots need no re-prefill.
  */
 final class ShmSegment implements AutoCloseable {
@@ -93,13 +95,13 @@ final class ShmSegment implements AutoCloseable {
           + " bytes; limit 2 GiB");
     }
     sweepStale(dir);
+    requireSpace(dir, total, ranks);
     Path path = newPath(dir);
     try (FileChannel ch = FileChannel.open(path, java.util.Set.of(StandardOpenOption.CREATE_NEW,
             StandardOpenOption.READ, StandardOpenOption.WRITE),
         PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
       ch.truncate(0);
-      // Sparse on tmpfs: pages appear, zero-filled, when first touched.
-      ch.write(ByteBuffer.allocate(1), total - 1);
+      reserve(ch, dir, total, ranks);
       MappedByteBuffer b = ch.map(FileChannel.MapMode.READ_WRITE, 0, total);
       b.order(ByteOrder.nativeOrder());
       b.putLong(0, MAGIC);
@@ -113,6 +115,50 @@ final class ShmSegment implements AutoCloseable {
       throw e;
     }
   }
+
+  /**
+   * Fails before creating anything when {@code dir} has less room than a segment needs, naming
+   * what is needed, what is free and the setting that moves the segments.
+   */
+  private static void requireSpace(Path dir, long total, int ranks) throws IOException {
+    long free = Files.getFileStore(dir).getUsableSpace();
+    if (free < total) {
+      throw new IOException(noRoom(dir, total, ranks, free + " bytes are free"));
+    }
+  }
+
+  private static String noRoom(Path dir, long total, int ranks, String free) {
+    return "the shared-memory directory " + dir.toAbsolutePath().normalize() + " has no room for a segment of "
+        + ranks + " ranks: it needs " + total + " bytes, " + free + " (give it more space, e.g. a larger"
+        + " /dev/shm, or point " + GpuCollConf.SHM_DIR.key() + " at a directory with room)";
+  }
+
+  /**
+   * Writes every page of the file, so the file system allocates them now. A sparse segment would
+   * take its pages when a collective first touches them, and a file system that runs out then
+   * raises SIGBUS in the middle of a call; here running out is an IOException at formation.
+   */
+  private static void reserve(FileChannel ch, Path dir, long total, int ranks) throws IOException {
+    ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(total, RESERVE_CHUNK));
+    long pos = 0;
+    try {
+      while (pos < total) {
+        zeros.clear().limit((int) Math.min(zeros.capacity(), total - pos));
+        pos += ch.write(zeros, pos);
+      }
+    } catch (IOException e) {
+      long free;
+      try {
+        free = Files.getFileStore(dir).getUsableSpace();
+      } catch (IOException | RuntimeException again) {
+        free = -1;
+      }
+      throw new IOException(noRoom(dir, total, ranks, "writing it failed after " + pos + " bytes ("
+          + e.getMessage() + "; " + (free < 0 ? "free space unknown" : free + " bytes free now") + ")"), e);
+    }
+  }
+
+  private static final int RESERVE_CHUNK = 1 << 20;
 
   /**
    * Maps a segment another rank created and checks it is one of ours, for {@code ranks} ranks. The

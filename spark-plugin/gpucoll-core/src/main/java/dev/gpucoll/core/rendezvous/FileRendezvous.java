@@ -1,7 +1,9 @@
 package dev.gpucoll.core.rendezvous;
 
+import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.core.config.Durations;
 import dev.gpucoll.api.CollectiveTimeoutException;
+import dev.gpucoll.core.wait.CallBounds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -14,6 +16,9 @@ import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.channels.SeekableByteChannel;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
@@ -51,6 +56,8 @@ public final class FileRendezvous implements Rendezvous {
   private static final FileAttribute<Set<PosixFilePermission>> FILE_0600 =
       PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
   private static final Set<PosixFilePermission> DIR_0700 = PosixFilePermissions.fromString("rwx------");
+  /** Longest sleep between looks at the folder. */
+  private static final long MAX_PARK_NANOS = 2_000_000;
   /** Longest folder name; longer encodings keep a prefix and add a hash. */
   private static final int MAX_NAME = 160;
 
@@ -205,7 +212,7 @@ public final class FileRendezvous implements Rendezvous {
   /** {nonce, pid} of a claim file, or null when there is none. */
   private long[] readClaim(Path f) {
     try {
-      byte[] all = Files.readAllBytes(f);
+      byte[] all = readRegular(f, 16);
       if (all.length != 16) {
         return null;
       }
@@ -271,6 +278,8 @@ public final class FileRendezvous implements Rendezvous {
     long n = round++;
     lastTimeout = timeout;
     long deadline = System.nanoTime() + timeout.toNanos();
+    // The thread's interrupt and the task's kill (bound by the caller) end the wait too.
+    CallBounds bounds = CallBounds.current(timeout);
     write(n, payload);
     byte[][] got = new byte[size][];
     int have = 0;
@@ -299,17 +308,17 @@ public final class FileRendezvous implements Rendezvous {
         }
       }
       if (System.nanoTime() - deadline > 0) {
-        List<Integer> missing = new ArrayList<>();
-        for (int r = 0; r < size; r++) {
-          if (got[r] == null) {
-            missing.add(r);
-          }
-        }
+        List<Integer> missing = missing(got);
         throw new CollectiveTimeoutException(rank, null, missing, "rendezvous " + groupId + " round " + n
             + ": ranks " + missing + " did not arrive within " + Durations.format(timeout) + " (folder " + folder + ")");
       }
+      String cancelled = bounds.cancellation();
+      if (cancelled != null) {
+        throw new CollectiveException(rank, null, "rendezvous " + groupId + " round " + n + " cancelled (" + cancelled
+            + ") while waiting for ranks " + missing(got) + " (folder " + folder + ")");
+      }
       LockSupport.parkNanos(park);
-      park = Math.min(park * 2, 2_000_000);
+      park = Math.min(park * 2, MAX_PARK_NANOS);
     }
     if (n > 0) {
       try {
@@ -323,6 +332,16 @@ public final class FileRendezvous implements Rendezvous {
       out.add(b);
     }
     return out;
+  }
+
+  private List<Integer> missing(byte[][] got) {
+    List<Integer> missing = new ArrayList<>();
+    for (int r = 0; r < size; r++) {
+      if (got[r] == null) {
+        missing.add(r);
+      }
+    }
+    return missing;
   }
 
   private void write(long n, byte[] payload) {
@@ -346,6 +365,31 @@ public final class FileRendezvous implements Rendezvous {
     }
   }
 
+  /**
+   * The bytes of {@code f}, which must be a regular file: anything else planted under one of our
+   * names (a FIFO, whose open would block until a writer comes; a device; a symbolic link) is
+   * refused with an error naming it, never opened. The type is checked without following links and
+   * the open refuses links, so nothing but a regular file is ever opened. Reads at most
+   * {@code max} + 1 bytes, so a larger file shows as too long without being read whole.
+   */
+  private byte[] readRegular(Path f, int max) throws IOException {
+    BasicFileAttributes a = Files.readAttributes(f, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+    if (!a.isRegularFile()) {
+      String kind = a.isSymbolicLink() ? "a symbolic link" : a.isDirectory() ? "a directory"
+          : "a FIFO, socket or device";
+      throw new IllegalStateException("rendezvous " + groupId + ", rank " + rank + ": " + f + " is " + kind
+          + ", not a regular file; refusing to open it (someone else writes into the rendezvous folder " + folder
+          + ")");
+    }
+    try (SeekableByteChannel ch = Files.newByteChannel(f, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+      ByteBuffer b = ByteBuffer.allocate((int) Math.min(a.size(), (long) max + 1));
+      while (b.hasRemaining() && ch.read(b) >= 0) {
+        // a file renamed over this one is read from the inode opened
+      }
+      return java.util.Arrays.copyOf(b.array(), b.position());
+    }
+  }
+
   /** Rank r's round-n payload, or null when it has not arrived (or only a stale file is there). */
   private byte[] read(long n, int r) {
     long expected = nonceOf(r);
@@ -354,7 +398,7 @@ public final class FileRendezvous implements Rendezvous {
     }
     byte[] all;
     try {
-      all = Files.readAllBytes(file(n, r));
+      all = readRegular(file(n, r), HEADER + RendezvousLimits.MAX_PAYLOAD_BYTES);
     } catch (NoSuchFileException e) {
       return null;
     } catch (IOException e) {
@@ -414,10 +458,12 @@ public final class FileRendezvous implements Rendezvous {
         Files.write(bye, ByteBuffer.allocate(8).putLong(nonce).array());
         long deadline = System.nanoTime() + lastTimeout.toNanos();
         long park = 20_000;
+        CallBounds bounds = CallBounds.current(lastTimeout);
         for (int r = 0; r < size; r++) {
-          while (!finished(r) && System.nanoTime() - deadline < 0) {
+          // A cancelled caller stops waiting: the peers then read a missing claim as "gone".
+          while (!finished(r) && System.nanoTime() - deadline < 0 && bounds.cancellation() == null) {
             LockSupport.parkNanos(park);
-            park = Math.min(park * 2, 2_000_000);
+            park = Math.min(park * 2, MAX_PARK_NANOS);
           }
         }
       }
@@ -444,7 +490,7 @@ public final class FileRendezvous implements Rendezvous {
       return true;
     }
     try {
-      byte[] b = Files.readAllBytes(byeFile(r));
+      byte[] b = readRegular(byeFile(r), 8);
       return b.length == 8 && ByteBuffer.wrap(b).getLong() == peerNonce[r];
     } catch (NoSuchFileException e) {
       return false;

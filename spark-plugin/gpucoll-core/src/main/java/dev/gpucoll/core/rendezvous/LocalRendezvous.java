@@ -1,7 +1,9 @@
 package dev.gpucoll.core.rendezvous;
 
+import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.core.config.Durations;
 import dev.gpucoll.api.CollectiveTimeoutException;
+import dev.gpucoll.core.wait.CallBounds;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -71,6 +73,7 @@ public final class LocalRendezvous implements Rendezvous {
     RendezvousLimits.check(group.id, rank, payload);
     long n = round++;
     long deadline = System.nanoTime() + timeout.toNanos();
+    CallBounds bounds = CallBounds.current(timeout);
     Group g = group;
     synchronized (g) {
       if (closed) {
@@ -94,11 +97,21 @@ public final class LocalRendezvous implements Rendezvous {
           throw new CollectiveTimeoutException(rank, null, missing, "rendezvous " + g.id + " round " + n
               + ": ranks " + missing + " did not arrive within " + Durations.format(timeout));
         }
+        String cancelled = bounds.cancellation();
+        if (cancelled != null) {
+          g.failure = "rank " + rank + " was cancelled in round " + n + ": " + cancelled;
+          g.notifyAll();
+          throw new CollectiveException(rank, null, "rendezvous " + g.id + " round " + n + " cancelled: " + cancelled);
+        }
         try {
-          g.wait(Math.max(1, left / 1_000_000), 0);
+          // Short waits: the task's kill is a check to ask, it notifies nobody.
+          g.wait(Math.max(1, Math.min(left / 1_000_000, 50)), 0);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
-          throw new IllegalStateException("interrupted in rendezvous " + g.id, e);
+          g.failure = "rank " + rank + " was interrupted in round " + n;
+          g.notifyAll();
+          throw new CollectiveException(rank, null, "rendezvous " + g.id + " round " + n
+              + " cancelled: the calling thread was interrupted", e);
         }
       }
       if (r.arrived < g.size) {

@@ -204,6 +204,39 @@ class BadInputTest {
     }
   }
 
+  /**
+   * A zero count reads and writes nothing, so its displacement may point past the end of the
+   * buffer (as in MPI): one extent rule on every backend and path.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("backends")
+  void allToAllvZeroCountTakesAnyDisplacement(String backend, IntFunction<String> hosts) {
+    Ranks.values(Ranks.run(N, Ranks.conf(), hosts, comm -> {
+      int me = comm.rank();
+      int skipTo = (me + 1) % N; // sends nothing to the next rank
+      int skipFrom = (me + N - 1) % N; // so gets nothing from the previous one
+      long[] sc = new long[N];
+      long[] sd = new long[N];
+      long[] rc = new long[N];
+      long[] rd = new long[N];
+      int[] send = new int[N];
+      for (int q = 0; q < N; q++) {
+        sc[q] = q == skipTo ? 0 : 1;
+        sd[q] = q == skipTo ? (q % 2 == 0 ? 5_000_000_000L : N + 7) : q;
+        send[q] = me * 100 + q;
+        rc[q] = q == skipFrom ? 0 : 1;
+        rd[q] = q == skipFrom ? N : q;
+      }
+      int[] recv = new int[N];
+      java.util.Arrays.fill(recv, -1);
+      comm.allToAllv(CommBuffer.of(send), sc, sd, CommBuffer.of(recv), rc, rd, DataType.INT32);
+      for (int p = 0; p < N; p++) {
+        assertEquals(p == skipFrom ? -1 : p * 100 + me, recv[p], "rank " + me + " from " + p);
+      }
+      return null;
+    }));
+  }
+
   @ParameterizedTest(name = "{0}")
   @MethodSource("backends")
   void avgOnIntegersTruncatesTowardZero(String backend, IntFunction<String> hosts) {

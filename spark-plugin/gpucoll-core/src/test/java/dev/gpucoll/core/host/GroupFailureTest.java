@@ -45,6 +45,65 @@ class GroupFailureTest {
         results.get(1));
   }
 
+  /**
+   * An error the library does not raise itself: an InternalError (what the JVM raises for SIGBUS,
+   * as when a tmpfs ran out of pages under a sparse segment) thrown inside rank 1's call, here by
+   * a listener of its own. Rank 1 gets a CollectiveException whose causes hold no Error; the group
+   * is marked failed, so the peers fail at once naming rank 1 and the error instead of waiting out
+   * the timeout; later calls refuse; a new group forms.
+   */
+  @Test
+  void anUnexpectedErrorInACallMarksTheGroupFailedOnEveryRank() {
+    int n = 3;
+    List<Ranks.Outcome<String>> out = Ranks.run(n, Ranks.conf(), comm -> {
+      if (comm.rank() == 1) {
+        comm.addListener((c, algorithm, bytes, nanos) -> {
+          throw new InternalError("a fault occurred in an unsafe memory access operation");
+        });
+      }
+      String first;
+      try {
+        comm.allReduce(new float[1 << 10], ReduceOp.SUM);
+        first = "completed";
+      } catch (CollectiveException e) {
+        first = e.getMessage() + " | cause " + e.getCause();
+        for (Throwable c = e; c != null; c = c.getCause()) {
+          assertTrue(!(c instanceof Error), "an Error among the causes: " + c);
+        }
+      }
+      long t0 = System.nanoTime();
+      String next;
+      try {
+        comm.barrier();
+        next = "later call ran";
+      } catch (CollectiveException later) {
+        next = later.getMessage();
+      }
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      assertTrue(ms < 5_000, "the next call failed after " + ms + " ms, not at once: " + next);
+      String unusable = ((dev.gpucoll.core.report.ReportingCommunicator) comm).unusableReason();
+      return first + " | next: " + next + " | unusable: " + unusable;
+    });
+    List<String> results = Ranks.values(out);
+    assertTrue(results.get(1).startsWith("rank 1, allReduce: unexpected java.lang.InternalError")
+        && results.get(1).contains("cause dev.gpucoll.core.UnexpectedError: java.lang.InternalError"), results.get(1));
+    // A peer completes the call (rank 1 failed after the data moved) or, arriving after rank 1
+    // marked the group, fails it; either way its next call fails naming rank 1 and the error.
+    for (int r : new int[] {0, 2}) {
+      String next = results.get(r).substring(results.get(r).indexOf(" | next: "));
+      assertTrue(next.contains("rank 1 gave up") && next.contains("InternalError"), results.get(r));
+    }
+    for (String r : results) {
+      assertTrue(!r.contains("later call ran") && !r.contains("unusable: null"), r);
+    }
+    List<Integer> sums = Ranks.values(Ranks.run(n, Ranks.conf(), comm -> {
+      int[] v = {1};
+      comm.allReduce(v, ReduceOp.SUM);
+      return v[0];
+    }));
+    assertEquals(List.of(n, n, n), sums, "a new group forms and works");
+  }
+
   @Test
   void overlappingAllToAllvReceiveRangesFailOnEveryRank() {
     int n = 3;

@@ -50,6 +50,25 @@ class ShmSegmentTest {
     assertFalse(Files.exists(a.path));
   }
 
+  /**
+   * Every page of a new segment is allocated when it is created (no sparse file), so a file
+   * system short of space fails the formation, never a collective touching a page later.
+   */
+  @Test
+  void segmentPagesAreAllocatedAtCreation() throws Exception {
+    ShmSegment a = ShmSegment.create(dir, 3, 16, 512 << 10);
+    try {
+      Process stat = new ProcessBuilder("stat", "-c", "%b %B", a.path.toString()).redirectErrorStream(true).start();
+      String[] blocks = new String(stat.getInputStream().readAllBytes()).trim().split(" ");
+      assertEquals(0, stat.waitFor(), String.join(" ", blocks));
+      long allocated = Long.parseLong(blocks[0]) * Long.parseLong(blocks[1]);
+      assertTrue(allocated >= a.size(), "allocated " + allocated + " of " + a.size() + " bytes");
+    } finally {
+      Files.deleteIfExists(a.path);
+      a.close();
+    }
+  }
+
   /** A peer names the path to map: only a 0600 segment file of ours, directly in the shm directory. */
   @Test
   void openRefusesSymlinksForeignPathsAndLooseModes() throws IOException {

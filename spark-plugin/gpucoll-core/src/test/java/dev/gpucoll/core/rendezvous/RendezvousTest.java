@@ -124,6 +124,100 @@ class RendezvousTest {
     }
   }
 
+  /**
+   * A FIFO, or a link, planted under a claim or payload name is refused at once: opening a FIFO
+   * for reading would block both ranks until a writer came, past every timeout.
+   */
+  @Test
+  void plantedFifosAndLinksAreRefusedNotOpened() throws Exception {
+    Path folder = tmp.resolve(FileRendezvous.folderName("planted"));
+    FileRendezvous peer = new FileRendezvous(tmp, "planted", 1, 3); // claims rank 1, never calls
+    try (FileRendezvous r0 = new FileRendezvous(tmp, "planted", 0, 3)) {
+      mkfifo(folder.resolve("r0-1")); // rank 1's round-0 payload
+      Files.createSymbolicLink(folder.resolve("claim-2"), Files.writeString(tmp.resolve("elsewhere"), "x"));
+      String fifo = failureWithin(() -> r0.allGather(new byte[] {1}, Duration.ofSeconds(3)));
+      assertTrue(fifo.contains("r0-1 is a FIFO, socket or device, not a regular file; refusing to open it"), fifo);
+      Files.delete(folder.resolve("r0-1"));
+      String link = failureWithin(() -> r0.allGather(new byte[] {1}, Duration.ofSeconds(3)));
+      assertTrue(link.contains("claim-2 is a symbolic link, not a regular file"), link);
+      Files.delete(folder.resolve("claim-2"));
+      mkfifo(folder.resolve("claim-2"));
+      String claim = failureWithin(() -> r0.allGather(new byte[] {1}, Duration.ofSeconds(3)));
+      assertTrue(claim.contains("claim-2 is a FIFO"), claim);
+      Files.delete(folder.resolve("claim-2"));
+    } finally {
+      peer.close();
+    }
+  }
+
+  private static void mkfifo(Path p) throws Exception {
+    assertEquals(0, new ProcessBuilder("mkfifo", p.toString()).inheritIO().start().waitFor());
+  }
+
+  /** The message of what {@code call} throws, which must come within 2 s (not after a timeout). */
+  private static String failureWithin(java.util.concurrent.Callable<?> call) throws Exception {
+    ExecutorService one = Executors.newSingleThreadExecutor();
+    try {
+      Future<?> f = one.submit(call);
+      try {
+        f.get(2, java.util.concurrent.TimeUnit.SECONDS);
+        throw new AssertionError("no error");
+      } catch (java.util.concurrent.ExecutionException e) {
+        return e.getCause().getMessage();
+      }
+    } finally {
+      one.shutdownNow();
+    }
+  }
+
+  /**
+   * A rank waiting for a missing peer sleeps between looks (little CPU), and its wait ends
+   * within a fraction of a second when its thread is interrupted or its task is killed (the
+   * bound check), not at the timeout.
+   */
+  @Test
+  void fileWaitsParkAndHonourInterruptAndTheTaskKill() throws Exception {
+    java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
+    java.util.concurrent.atomic.AtomicBoolean killed = new java.util.concurrent.atomic.AtomicBoolean();
+    for (String how : List.of("interrupt", "kill")) {
+      java.util.concurrent.atomic.AtomicReference<String> outcome = new java.util.concurrent.atomic.AtomicReference<>();
+      java.util.concurrent.atomic.AtomicLong endedAt = new java.util.concurrent.atomic.AtomicLong();
+      Thread waiter = new Thread(() -> {
+        if (how.equals("kill")) {
+          dev.gpucoll.core.wait.CallBounds.bind(null, () -> killed.get() ? "the task was killed" : null);
+        }
+        try (FileRendezvous r0 = new FileRendezvous(tmp, "alone-" + how, 0, 2)) {
+          r0.allGather(new byte[] {1}, Duration.ofSeconds(60));
+          outcome.set("returned");
+        } catch (RuntimeException e) {
+          outcome.set(e.getMessage());
+        } finally {
+          endedAt.set(System.nanoTime());
+        }
+      });
+      waiter.start();
+      Thread.sleep(300); // formed, inside the wait
+      long cpu0 = cpu.getThreadCpuTime(waiter.getId());
+      long t0 = System.nanoTime();
+      Thread.sleep(1500);
+      long usedMs = (cpu.getThreadCpuTime(waiter.getId()) - cpu0) / 1_000_000;
+      long wallMs = (System.nanoTime() - t0) / 1_000_000;
+      assertTrue(usedMs < wallMs / 10, "the waiting rank used " + usedMs + " ms of CPU in " + wallMs + " ms");
+      long cancelled = System.nanoTime();
+      if (how.equals("interrupt")) {
+        waiter.interrupt();
+      } else {
+        killed.set(true);
+      }
+      waiter.join(10_000);
+      long tookMs = (endedAt.get() - cancelled) / 1_000_000;
+      assertTrue(endedAt.get() != 0 && tookMs < 500, how + ": the wait ended " + tookMs + " ms later: " + outcome.get());
+      String expected = how.equals("interrupt") ? "was interrupted" : "the task was killed";
+      assertTrue(outcome.get() != null && outcome.get().contains("cancelled") && outcome.get().contains(expected),
+          outcome.get());
+    }
+  }
+
   @Test
   void localTimeoutNamesMissingRanks() {
     String id = "rv-timeout-" + (++groups);
