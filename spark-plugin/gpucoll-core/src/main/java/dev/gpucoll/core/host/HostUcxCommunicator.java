@@ -1184,6 +1184,12 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
    * The group cannot go on: the other leaders get an abort message, the ranks of this host see
    * the segment marked failed, the call throws.
    */
+  /** An unexpected error on this rank: the other hosts' leaders and this host's ranks fail too. */
+  @Override
+  void abandonGroup(String reason) {
+    fail(null, new CollectiveException(rank, null, reason));
+  }
+
   private CollectiveException fail(Collective c, CollectiveException e) {
     markBroken(e.getMessage());
     try {
