@@ -10,6 +10,7 @@ import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.Algorithm;
+import dev.gpucoll.core.config.Durations;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.spi.GroupContext;
 import dev.gpucoll.core.spi.MemberInfo;
@@ -271,7 +272,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
         + transport.describe());
     out.add("inside host " + host + ": shared memory with " + hostRanks[myHost].length + " ranks ("
         + local.findings().get(0) + ")");
-    out.add("one-shot up to " + oneShotMax + " bytes, two-shot above; timeout " + timeout + " per wait without progress");
+    out.add("one-shot up to " + oneShotMax + " bytes, two-shot above; timeout " + Durations.format(timeout) + " per wait without progress");
     return out;
   }
 
