@@ -21,14 +21,21 @@ class WaitBoundsTest {
   /** A call much longer than the timeout completes while every rank keeps making progress. */
   @Test
   void timeoutBoundsProgressNotTheWholeCall() {
-    int count = 96 << 20; // 384 MB of floats per rank: hundreds of chunk steps, well over the timeout
-    long timeoutMs = 150;
-    List<Ranks.Outcome<Long>> out = Ranks.run(2, Ranks.conf(), comm -> {
+    int count = 128 << 20; // 512 MB of floats per rank: about a thousand chunk steps
+    List<Ranks.Outcome<long[]>> out = Ranks.run(2, Ranks.conf(), comm -> {
       float[] v = new float[count];
+      comm.allReduce(v, ReduceOp.SUM); // warm-up
+      comm.barrier();
+      long t0 = System.nanoTime();
+      comm.allReduce(v, ReduceOp.SUM); // how long this machine takes for the whole call
+      long wholeMs = (System.nanoTime() - t0) / 1_000_000;
+      // A third of the whole call, so the bounded call must outlast its own timeout; at least 25 ms
+      // so one chunk step (well under a millisecond) never comes near it.
+      long timeoutMs = Math.max(25, wholeMs / 3);
       java.util.Arrays.fill(v, comm.rank() + 1);
       comm.barrier();
       CallBounds.bind(Duration.ofMillis(timeoutMs), null); // forming the group took longer
-      long t0 = System.nanoTime();
+      t0 = System.nanoTime();
       try {
         comm.allReduce(v, ReduceOp.SUM);
       } finally {
@@ -36,10 +43,10 @@ class WaitBoundsTest {
       }
       long ms = (System.nanoTime() - t0) / 1_000_000;
       assertTrue(IntStream.range(0, count).allMatch(i -> v[i] == 3f), "wrong result");
-      return ms;
+      return new long[] {ms, timeoutMs};
     });
-    for (long ms : Ranks.values(out)) {
-      assertTrue(ms > timeoutMs, "the call took " + ms + " ms, no longer than the " + timeoutMs
+    for (long[] r : Ranks.values(out)) {
+      assertTrue(r[0] > r[1], "the call took " + r[0] + " ms, no longer than the " + r[1]
           + " ms timeout: make the buffer bigger so this test shows something");
     }
   }
