@@ -66,7 +66,7 @@ class FencesTest {
       .layer("examples").definedBy("dev.gpucoll.examples..")
       .whereLayer("examples").mayNotBeAccessedByAnyLayer()
       .whereLayer("gpuChecks").mayNotBeAccessedByAnyLayer()
-      .whereLayer("cudf").mayNotBeAccessedByAnyLayer()
+      .whereLayer("cudf").mayOnlyBeAccessedByLayers("examples") // the cuDF job uses it as a user would
       .whereLayer("checkSupport").mayOnlyBeAccessedByLayers("gpuChecks", "examples")
       .whereLayer("spark").mayOnlyBeAccessedByLayers("examples")
       .whereLayer("cuda").mayOnlyBeAccessedByLayers("gpuChecks", "examples")
