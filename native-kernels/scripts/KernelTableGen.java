@@ -219,6 +219,11 @@ public final class KernelTableGen {
     return new Kernel(c, p, f[3], f[4].equals("shipped"), ts, any, os, f[7], f[8]);
   }
 
+  /** A table comment as javadoc text: HTML's special characters escaped, no comment end inside. */
+  static String javadoc(String comment) {
+    return comment.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("*/", "* /");
+  }
+
   /** Integer expression: + - * / ( ), decimal or hex literals, constants defined above. */
   long eval(String s) {
     Matcher t = Pattern.compile("0[xX][0-9a-fA-F]+|\\d+|\\w+|[-+*/()]").matcher(s);
@@ -479,7 +484,7 @@ public final class KernelTableGen {
     j.append("  // ---- limits, geometry, capacities\n");
     for (Const c : consts.values()) {
       if (!c.comment.isEmpty()) {
-        j.append("  /** ").append(c.comment.replace("*/", "* /")).append(". */\n");
+        j.append("  /** ").append(javadoc(c.comment)).append(". */\n");
       }
       j.append("  public static final ").append(javaType(c.value, c.hexBits, false)).append(' ').append(c.name).append(" = ")
           .append(javaLiteral(c.value, c.hexBits, false)).append(";\n");
@@ -488,7 +493,7 @@ public final class KernelTableGen {
       String pfx = s.name.equals("GcArgs") ? "ARGS_" : "ERR_";
       j.append("\n  // ---- ").append(s.name).append(" (byte offsets, little-endian)\n");
       for (Field f : s.fields) {
-        j.append("  /** ").append(f.type).append(f.dims.isEmpty() ? "" : f.dims.toString()).append(f.comment.isEmpty() ? "" : ": " + f.comment.replace("*/", "* /"))
+        j.append("  /** ").append(f.type).append(f.dims.isEmpty() ? "" : f.dims.toString()).append(f.comment.isEmpty() ? "" : ": " + javadoc(f.comment))
             .append(". */\n  public static final int ").append(pfx).append("OFFSET_").append(upper(f.name)).append(" = ")
             .append(f.offset).append(";\n");
       }
@@ -498,7 +503,7 @@ public final class KernelTableGen {
     long total = 0;
     for (Region r : regions) {
       if (!r.comment.isEmpty()) {
-        j.append("  /** ").append(r.comment).append(". */\n");
+        j.append("  /** ").append(javadoc(r.comment)).append(". */\n");
       }
       j.append("  public static final long WS_").append(r.name).append("_OFFSET = ").append(r.offset).append("L;\n");
       j.append("  public static final long WS_").append(r.name).append("_BYTES = ").append(r.bytes).append("L;\n");
@@ -512,7 +517,7 @@ public final class KernelTableGen {
     List<Proto> ps = new ArrayList<>(protos.values());
     for (int i = 0; i < ps.size(); i++) {
       Proto p = ps.get(i);
-      j.append("    /** ").append(p.comment.isEmpty() ? p.name : p.comment).append(". */\n    ").append(p.name).append('(')
+      j.append("    /** ").append(p.comment.isEmpty() ? p.name : javadoc(p.comment)).append(". */\n    ").append(p.name).append('(')
           .append(p.id).append(", \"").append(p.part.equals("-") ? "" : p.part).append("\")").append(i + 1 < ps.size() ? ",\n" : ";\n");
     }
     j.append("\n    private final int id;\n    private final String abiName;\n\n")

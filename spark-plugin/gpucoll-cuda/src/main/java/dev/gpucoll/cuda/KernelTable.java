@@ -49,7 +49,7 @@ public final class KernelTable {
   public static final int LL_MAX_BYTES = 65536;
   /** 8 data bytes per 16-byte slot. */
   public static final int LL_SLOTS = 8192;
-  /** message bytes of gc_allreduce_sentinel_<t>. */
+  /** message bytes of gc_allreduce_sentinel_&lt;t&gt;. */
   public static final int SENT_MAX_BYTES = 1048576;
   /** per (half, phase, src): the n=2 chunk. */
   public static final int SENT_PEER_BYTES = 524288;
@@ -88,7 +88,7 @@ public final class KernelTable {
   public static final int ARGS_OFFSET_RECV = 16;
   /** u64: elements (ignored by allToAllv and barrier). */
   public static final int ARGS_OFFSET_COUNT = 24;
-  /** u32: this rank, < nranks. */
+  /** u32: this rank, &lt; nranks. */
   public static final int ARGS_OFFSET_RANK = 32;
   /** u32: 1 .. MAX_RANKS. */
   public static final int ARGS_OFFSET_NRANKS = 36;
