@@ -75,3 +75,64 @@ __device__ __forceinline__ void floorTwoBarrier(const GcArgs& a, uint64_t epoch)
     out[u] = acc;
   }
 }
+
+// The floor study: the floor with one piece of our kernels' per-call work added at a time, to measure
+// what each costs (gc_bench --floor-study). Flags of floorStudy<F>; kWide is a launch geometry (512
+// threads with __launch_bounds__(512, 2), our grid rule) chosen by the kernel, not by the body.
+namespace study {
+constexpr uint32_t kSkipSelf = 1;   // the own part read from the input, not sent through the own inbox
+constexpr uint32_t kSpin = 2;       // every wait bounded by gc::Spinner (poll counter, clock, abort word)
+constexpr uint32_t kValidate = 4;   // gc::validate() of the arguments each call
+constexpr uint32_t kAnnounce = 8;   // the arrival word stored to every peer each call
+constexpr uint32_t kCodec = 16;     // any-size byte codecs (loadBytes8/storeBytes8) and Lanes accumulation
+constexpr uint32_t kCtx = 32;       // peer addresses through gc::Ctx (a pointer to the parameter block)
+}  // namespace study
+
+template <uint32_t F> __device__ __forceinline__ void floorStudy(const GcArgs& a, uint64_t epoch) {
+  using namespace study;
+  const gc::Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_LL), epoch);
+  if ((F & kValidate) && !gc::validate(c, GC_DT_FLOAT32, true)) return;
+  const uint32_t n = a.nranks, rank = a.rank, half = (uint32_t)(epoch & 1), e = (uint32_t)epoch | 1u;
+  const uint64_t packets = a.count / 2, srcBytes = (uint64_t)GC_LL_SLOTS * 16u, bytes = a.count * 4;
+  const char* in = reinterpret_cast<const char*>(a.send);
+  char* out = reinterpret_cast<char*>(a.recv);
+  auto ws = [&](uint32_t p) { return (F & kCtx) ? c.ws(p) : reinterpret_cast<char*>(a.peers[p]); };
+  const uint64_t mine = ((uint64_t)half * GC_MAX_RANKS + rank) * srcBytes;
+  const uint64_t t0 = gc::tid(), stride = gc::nthreads();
+  for (uint64_t s = t0; s < packets; s += stride) {
+    const uint64_t v = (F & kCodec) ? gc::loadBytes8(in + 8 * s, gc::min32(bytes - 8 * s, 8))
+                                    : *reinterpret_cast<const uint64_t*>(in + 8 * s);
+    for (uint32_t p = 0; p < n; ++p)
+      if (!(F & kSkipSelf) || p != rank)
+        gc::stVolatile4(ws(p) + GC_WS_LL_OFFSET + mine + s * 16u, (uint32_t)v, e, (uint32_t)(v >> 32), e);
+  }
+  if (F & kAnnounce) gc::announce(c);
+  const char* inbox = ws(rank) + GC_WS_LL_OFFSET + (uint64_t)half * GC_MAX_RANKS * srcBytes;
+  for (uint64_t s = t0; s < packets; s += stride) {
+    gc::Lanes<float, 8> acc;
+    float2 sum = make_float2(0.f, 0.f);
+    for (uint32_t r = 0; r < n; ++r) {
+      uint64_t v;
+      if ((F & kSkipSelf) && r == rank) {
+        v = (F & kCodec) ? gc::loadBytes8(in + 8 * s, gc::min32(bytes - 8 * s, 8)) : *reinterpret_cast<const uint64_t*>(in + 8 * s);
+      } else {
+        gc::Spinner sp;
+        uint4 u;
+        for (;;) {
+          u = gc::ldVolatile4(inbox + r * srcBytes + s * 16u);
+          if (u.y == e && u.w == e) break;
+          if ((F & kSpin) && !sp.keepWaiting(c, r, e, u.y)) return;
+        }
+        v = (uint64_t)u.x | ((uint64_t)u.z << 32);
+      }
+      if (F & kCodec) {
+        if (r == 0) acc.load(gc::U16{v, 0}); else acc.add(gc::U16{v, 0}, GC_OP_SUM);
+      } else {
+        const float x = __uint_as_float((uint32_t)v), y = __uint_as_float((uint32_t)(v >> 32));
+        sum = r == 0 ? make_float2(x, y) : make_float2(sum.x + x, sum.y + y);
+      }
+    }
+    if (F & kCodec) gc::storeBytes8(out + 8 * s, acc.store(GC_OP_SUM, n).lo, gc::min32(bytes - 8 * s, 8));
+    else *reinterpret_cast<float2*>(out + 8 * s) = sum;
+  }
+}

@@ -9,7 +9,9 @@
 //     a CUDA graph (one fork, one join), replayed; time / K; median of repetitions. Grids from the
 //     kernel table's rules (kernel_table.h).
 //  3. Host cost per launch of the same kernel: <<<>>> and cuLaunchKernel on this build's fatbin.
-//   usage: gc_bench [--floor-only] [--fatbin PATH] [--before PATH]
+//  --floor-study: instead, the floor with one piece of our per-call work added at a time (floor.cuh),
+//     in-kernel loops as in 1, so the cost of each piece is measured rather than guessed.
+//   usage: gc_bench [--floor-only | --floor-study] [--fatbin PATH] [--before PATH]
 //          (defaults: gpucoll_kernels.fatbin; no --before: part 2 is skipped)
 #include "kernels.h"  // every kernel (all_kernels.cu)
 #include "harness.cuh"
@@ -185,18 +187,83 @@ struct Variant {
   std::vector<uint64_t> sizes;
 };
 
+// The floor study: every study loop of kernels.h's GC_STUDY_LIST next to the floor and ours, per ranks
+// and size; us per collective (in-kernel loop, K = 2000, median), and the ratio to the floor.
+int runFloorStudy(int reps) {
+  struct Loop {
+    const char* name;
+    void (*k)(const GcArgs, int);
+    unsigned threads;
+  };
+  std::vector<Loop> loops = {{"floor", gc_floor_ll_loop, kFloorThreads}};
+#define GC_STUDY_ROW(name, threads, minBlocks, flags) loops.push_back({#name, name, threads});
+  GC_STUDY_LIST(GC_STUDY_ROW)
+#undef GC_STUDY_ROW
+  loops.push_back({"ours (gc_allreduce_ll_f32 body)", gc_allreduce_ll_f32_loop, GC_BLOCK_THREADS});
+  const std::vector<uint64_t> sizes = {8, 64, 512, 1024, 4096};
+  std::string rows;
+  for (int n : {2, 4, 8}) {
+    Comm c(n);
+    Bufs b(n, 1 << 16);
+    std::printf("\n## floor study, %d ranks: us per allReduce (fp32 sum), K=2000 in one launch, median of %d (x floor)\n\n| loop |", n, reps);
+    for (uint64_t bytes : sizes) std::printf(" %llu B |", (unsigned long long)bytes);
+    std::printf("\n|---|");
+    for (size_t i = 0; i < sizes.size(); ++i) std::printf("---|");
+    std::printf("\n");
+    std::vector<std::vector<double>> med(loops.size(), std::vector<double>(sizes.size()));
+    for (size_t z = 0; z < sizes.size(); ++z) {
+      const uint64_t bytes = sizes[z], count = bytes / 4;
+      std::vector<std::vector<double>> t(loops.size());
+      for (int i = 0; i < reps + 1; ++i)  // interleaved; round 0 warms up and checks every sum
+        for (size_t v = 0; v < loops.size(); ++v) {
+          const bool wide = loops[v].threads == GC_BLOCK_THREADS;
+          if (i == 0) {
+            for (int r = 0; r < n; ++r) CK(cudaMemset(b.recv[r], 0xA7, bytes));
+            CK(cudaDeviceSynchronize());
+          }
+          const double x = timeLoop(c, b, loops[v].k, wide ? GC_GRID_FOR_BYTES(bytes) : floorGrid(count), loops[v].threads, count, 2000);
+          if (i == 0) checkSum(b, n, count, loops[v].name, bytes);
+          else t[v].push_back(x);
+        }
+      for (size_t v = 0; v < loops.size(); ++v) med[v][z] = median(t[v]);
+    }
+    for (size_t v = 0; v < loops.size(); ++v) {
+      std::printf("| %s |", loops[v].name);
+      for (size_t z = 0; z < sizes.size(); ++z) {
+        std::printf(" %.3f (%.2f) |", med[v][z], med[v][z] / med[0][z]);
+        char row[300];
+        std::snprintf(row, sizeof row, "%s{\"loop\":\"%s\",\"ranks\":%d,\"bytes\":%llu,\"us\":%.3f,\"floor_us\":%.3f}",
+                      rows.empty() ? "" : ",", loops[v].name, n, (unsigned long long)sizes[z], med[v][z], med[0][z]);
+        rows += row;
+      }
+      std::printf("\n");
+    }
+    std::fflush(stdout);
+  }
+  const char* outDir = std::getenv("OUT");
+  std::string path = std::string(outDir ? outDir : ".") + "/gpu-floor-study.json";
+  if (FILE* f = std::fopen(path.c_str(), "w")) {
+    std::fprintf(f, "{\"kind\":\"gpu-floor-study\",\"date\":\"%s\",\"commit\":\"%s\",\"rows\":[%s]}\n",
+                 std::getenv("GC_DATE") ? std::getenv("GC_DATE") : "", std::getenv("GC_COMMIT") ? std::getenv("GC_COMMIT") : "", rows.c_str());
+    std::fclose(f);
+    std::printf("\nwrote %s\n", path.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool floorOnly = false;
+  bool floorOnly = false, floorStudy = false;
   const char* fatbinPath = "gpucoll_kernels.fatbin";
   const char* beforePath = nullptr;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--floor-only") floorOnly = true;
+    else if (a == "--floor-study") floorStudy = true;
     else if (a == "--fatbin" && i + 1 < argc) fatbinPath = argv[++i];
     else if (a == "--before" && i + 1 < argc) beforePath = argv[++i];
-    else { std::fprintf(stderr, "usage: gc_bench [--floor-only] [--fatbin PATH] [--before PATH]\n"); return 2; }
+    else { std::fprintf(stderr, "usage: gc_bench [--floor-only | --floor-study] [--fatbin PATH] [--before PATH]\n"); return 2; }
   }
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
@@ -204,6 +271,7 @@ int main(int argc, char** argv) {
   CK(cudaDriverGetVersion(&driver));
   std::printf("gc_bench on %s (%d SMs), driver API %d\n", prop.name, prop.multiProcessorCount, driver);
   const int reps = 7;
+  if (floorStudy) return runFloorStudy(reps);
 
   // ---- 1. the floor
   std::printf("\n## allReduce fp32 sum against the floor (minimal LL kernel) and a minimal two-barrier kernel,\n");

@@ -70,3 +70,12 @@ extern "C" __global__ void __launch_bounds__(GC_BLOCK_THREADS, 2) gc_allreduce_l
   for (int i = 0; i < k; ++i) gc::allReduceOneShot<gc::ProtoLL, float, GC_OP_SUM>(a, e0 + i);
   gc::recordLastEpoch(a, e0 + k - 1);
 }
+
+// The floor study (floor.cuh): the floor plus one piece of our per-call work at a time. Narrow = the
+// floor's geometry (256 threads); wide = ours (512 threads, two blocks per SM, our grid rule).
+#define GC_STUDY_LOOP(name, threads, minBlocks, flags)                                                \
+  extern "C" __global__ void __launch_bounds__(threads, minBlocks) name(const __grid_constant__ GcArgs a, int k) { \
+    for (int i = 0; i < k; ++i) floorStudy<flags>(a, a.epoch + i);                                    \
+  }
+GC_STUDY_LIST(GC_STUDY_LOOP)
+#undef GC_STUDY_LOOP

@@ -19,6 +19,27 @@ extern "C" __global__ void gc_floor_ll_loop(const __grid_constant__ GcArgs a, in
 extern "C" __global__ void gc_floor_two_barrier_loop(const __grid_constant__ GcArgs a, int k);
 extern "C" __global__ void gc_allreduce_ll_f32_loop(const __grid_constant__ GcArgs a, int k);
 
+// The floor study's in-kernel loops (floor.cuh, gpucoll_bench.cu): name, threads, min blocks per SM,
+// floorStudy flags. Each row adds one piece of our per-call work to the previous "wide" row; the
+// "narrow" rows add one piece alone to the floor itself.
+#define GC_STUDY_LIST(X)                                                                 \
+  X(gc_study_n_skipself, 256, 1, study::kSkipSelf)                                       \
+  X(gc_study_n_spin, 256, 1, study::kSpin)                                               \
+  X(gc_study_n_validate, 256, 1, study::kValidate)                                       \
+  X(gc_study_n_announce, 256, 1, study::kAnnounce)                                       \
+  X(gc_study_n_codec, 256, 1, study::kCodec)                                             \
+  X(gc_study_n_ctx, 256, 1, study::kCtx)                                                 \
+  X(gc_study_w_floor, 512, 2, 0)                                                         \
+  X(gc_study_w_skipself, 512, 2, study::kSkipSelf)                                       \
+  X(gc_study_w_ctx, 512, 2, study::kSkipSelf | study::kCtx)                              \
+  X(gc_study_w_spin, 512, 2, study::kSkipSelf | study::kCtx | study::kSpin)              \
+  X(gc_study_w_validate, 512, 2, study::kSkipSelf | study::kCtx | study::kSpin | study::kValidate) \
+  X(gc_study_w_announce, 512, 2, study::kSkipSelf | study::kCtx | study::kSpin | study::kValidate | study::kAnnounce) \
+  X(gc_study_w_codec, 512, 2, study::kSkipSelf | study::kCtx | study::kSpin | study::kValidate | study::kAnnounce | study::kCodec)
+#define GC_STUDY_DECLARE(name, ...) extern "C" __global__ void name(const __grid_constant__ GcArgs a, int k);
+GC_STUDY_LIST(GC_STUDY_DECLARE)
+#undef GC_STUDY_DECLARE
+
 // The floor kernels' geometry (floor.cuh): 256 threads, min(8, ceil(count / 2 / 256)) blocks.
 constexpr unsigned kFloorThreads = 256;
 inline unsigned floorGrid(uint64_t count) {
