@@ -86,11 +86,17 @@ constexpr uint32_t kValidate = 4;   // gc::validate() of the arguments each call
 constexpr uint32_t kAnnounce = 8;   // the arrival word stored to every peer each call
 constexpr uint32_t kCodec = 16;     // any-size byte codecs (loadBytes8/storeBytes8) and Lanes accumulation
 constexpr uint32_t kCtx = 32;       // peer addresses through gc::Ctx (a pointer to the parameter block)
+constexpr uint32_t kLanes = 64;     // Lanes accumulation alone (no byte codecs)
+constexpr uint32_t kBytes = 128;    // byte codecs alone (float2 sums)
+constexpr uint32_t kHoist = 256;    // this thread's first input word loaded before the argument checks
 }  // namespace study
 
 template <uint32_t F> __device__ __forceinline__ void floorStudy(const GcArgs& a, uint64_t epoch) {
   using namespace study;
   const gc::Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_LL), epoch);
+  constexpr bool bytesCodec = (F & kCodec) || (F & kBytes), lanes = (F & kCodec) || (F & kLanes);
+  uint64_t first = 0;
+  if ((F & kHoist) && gc::tid() < a.count / 2) first = *reinterpret_cast<const uint64_t*>(a.send + 8 * gc::tid());
   if ((F & kValidate) && !gc::validate(c, GC_DT_FLOAT32, true)) return;
   const uint32_t n = a.nranks, rank = a.rank, half = (uint32_t)(epoch & 1), e = (uint32_t)epoch | 1u;
   const uint64_t packets = a.count / 2, srcBytes = (uint64_t)GC_LL_SLOTS * 16u, bytes = a.count * 4;
@@ -100,8 +106,9 @@ template <uint32_t F> __device__ __forceinline__ void floorStudy(const GcArgs& a
   const uint64_t mine = ((uint64_t)half * GC_MAX_RANKS + rank) * srcBytes;
   const uint64_t t0 = gc::tid(), stride = gc::nthreads();
   for (uint64_t s = t0; s < packets; s += stride) {
-    const uint64_t v = (F & kCodec) ? gc::loadBytes8(in + 8 * s, gc::min32(bytes - 8 * s, 8))
-                                    : *reinterpret_cast<const uint64_t*>(in + 8 * s);
+    const uint64_t v = (F & kHoist) && s == t0 ? first
+                     : bytesCodec ? gc::loadBytes8(in + 8 * s, gc::min32(bytes - 8 * s, 8))
+                                  : *reinterpret_cast<const uint64_t*>(in + 8 * s);
     for (uint32_t p = 0; p < n; ++p)
       if (!(F & kSkipSelf) || p != rank)
         gc::stVolatile4(ws(p) + GC_WS_LL_OFFSET + mine + s * 16u, (uint32_t)v, e, (uint32_t)(v >> 32), e);
@@ -114,7 +121,7 @@ template <uint32_t F> __device__ __forceinline__ void floorStudy(const GcArgs& a
     for (uint32_t r = 0; r < n; ++r) {
       uint64_t v;
       if ((F & kSkipSelf) && r == rank) {
-        v = (F & kCodec) ? gc::loadBytes8(in + 8 * s, gc::min32(bytes - 8 * s, 8)) : *reinterpret_cast<const uint64_t*>(in + 8 * s);
+        v = bytesCodec ? gc::loadBytes8(in + 8 * s, gc::min32(bytes - 8 * s, 8)) : *reinterpret_cast<const uint64_t*>(in + 8 * s);
       } else {
         gc::Spinner sp;
         uint4 u;
@@ -125,14 +132,16 @@ template <uint32_t F> __device__ __forceinline__ void floorStudy(const GcArgs& a
         }
         v = (uint64_t)u.x | ((uint64_t)u.z << 32);
       }
-      if (F & kCodec) {
+      if (lanes) {
         if (r == 0) acc.load(gc::U16{v, 0}); else acc.add(gc::U16{v, 0}, GC_OP_SUM);
       } else {
         const float x = __uint_as_float((uint32_t)v), y = __uint_as_float((uint32_t)(v >> 32));
         sum = r == 0 ? make_float2(x, y) : make_float2(sum.x + x, sum.y + y);
       }
     }
-    if (F & kCodec) gc::storeBytes8(out + 8 * s, acc.store(GC_OP_SUM, n).lo, gc::min32(bytes - 8 * s, 8));
-    else *reinterpret_cast<float2*>(out + 8 * s) = sum;
+    const uint64_t y = lanes ? acc.store(GC_OP_SUM, n).lo
+                             : (uint64_t)__float_as_uint(sum.x) | ((uint64_t)__float_as_uint(sum.y) << 32);
+    if (bytesCodec) gc::storeBytes8(out + 8 * s, y, gc::min32(bytes - 8 * s, 8));
+    else *reinterpret_cast<uint64_t*>(out + 8 * s) = y;
   }
 }

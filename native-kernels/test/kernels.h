@@ -25,10 +25,13 @@ extern "C" __global__ void gc_allreduce_ll_f32_loop(const __grid_constant__ GcAr
 #define GC_STUDY_LIST(X)                                                                 \
   X(gc_study_n_skipself, 256, 1, study::kSkipSelf)                                       \
   X(gc_study_n_spin, 256, 1, study::kSpin)                                               \
-  X(gc_study_n_validate, 256, 1, study::kValidate)                                       \
   X(gc_study_n_announce, 256, 1, study::kAnnounce)                                       \
   X(gc_study_n_codec, 256, 1, study::kCodec)                                             \
+  X(gc_study_n_lanes, 256, 1, study::kLanes)                                             \
+  X(gc_study_n_bytes, 256, 1, study::kBytes)                                             \
   X(gc_study_n_ctx, 256, 1, study::kCtx)                                                 \
+  X(gc_study_w_validate_only, 512, 2, study::kValidate)                                  \
+  X(gc_study_w_validate_hoist, 512, 2, study::kValidate | study::kHoist)                 \
   X(gc_study_w_floor, 512, 2, 0)                                                         \
   X(gc_study_w_skipself, 512, 2, study::kSkipSelf)                                       \
   X(gc_study_w_ctx, 512, 2, study::kSkipSelf | study::kCtx)                              \

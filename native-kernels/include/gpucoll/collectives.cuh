@@ -101,6 +101,13 @@ __device__ bool epochFitsShiftedFlags(const Ctx& c) {
   return false;
 }
 
+// Warps that hold no unit of the call and keep no books (block 0's first warp records argument errors,
+// its last warp the arrival words) leave at once: in a small call most of the 512 threads are idle,
+// and their argument checks would take issue slots from the warps that move the data.
+template <class P> __device__ __forceinline__ bool idleWarp(uint64_t bytes) {
+  return !P::warpHasWork(bytes) && !(blockIdx.x == 0 && (threadIdx.x < 32 || inLastWarp()));
+}
+
 __device__ bool prologue(const Ctx& c, uint32_t dtype, bool reduction) {
   if (!validate(c, dtype, reduction)) return false;
   announce(c);
@@ -138,6 +145,7 @@ template <class P, typename T> __device__ bool reductionArgsOk(const Ctx& c, con
 template <class P, typename T, uint32_t OP> __device__ void allReduceOneShot(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, ProtoId<P>::value), epoch);
   const uint64_t bytes = a.count * sizeof(T);
+  if (idleWarp<P>(bytes)) return;
   P p(c, 0);
   if (!reductionArgsOk<P, T>(c, p, bytes)) return;
   if (!P::kAnnounceAfterSends) announce(c);
@@ -160,6 +168,7 @@ template <class P, typename T, uint32_t OP> __device__ void allReduceOneShot(con
 template <class P, typename T, uint32_t OP> __device__ void allReduceTwoShot(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, ProtoId<P>::value), epoch);
   const uint64_t bytes = a.count * sizeof(T);
+  if (idleWarp<P>(bytes)) return;
   const uint64_t seg = a.nranks > 0 && a.nranks <= GC_MAX_RANKS ? P::template segmentBytes<T>(a.count, a.nranks) : 0;
   P p(c, seg);
   if (!reductionArgsOk<P, T>(c, p, bytes) || (P::kShiftsEpoch && !epochFitsShiftedFlags(c))) return;
@@ -185,6 +194,7 @@ template <class P, typename T, uint32_t OP> __device__ void allReduceTwoShot(con
 template <class P, typename T, uint32_t OP> __device__ void reduceScatter(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_REDUCESCATTER, ProtoId<P>::value), epoch);
   const uint64_t seg = a.count * sizeof(T);
+  if (idleWarp<P>(seg)) return;
   P p(c, seg);
   if (!reductionArgsOk<P, T>(c, p, seg) || (P::kShiftsEpoch && !epochFitsShiftedFlags(c))) return;
   if (!P::kAnnounceAfterSends) announce(c);
@@ -209,6 +219,8 @@ template <class P, typename T, uint32_t OP> __device__ void reduceScatter(const 
 // own part is a local copy.
 template <class P> __device__ void movement(const GcArgs& a, uint32_t coll, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(coll, ProtoId<P>::value), epoch);
+  // allToAllv's per-peer sizes are known only after its offsets are read; the others move count elements per peer.
+  if (coll != GC_COLL_ALLTOALLV && gc_dtype_size(a.dtype) != 0 && idleWarp<P>(a.count * gc_dtype_size(a.dtype))) return;
   if (!validate(c, GC_DT_COUNT, false) || (P::kShiftsEpoch && !epochFitsShiftedFlags(c))) return;
   Layout L(a, coll);
   if (!L.validOffsets()) {

@@ -433,6 +433,19 @@ __device__ __forceinline__ uint64_t nthreads() { return (uint64_t)gridDim.x * bl
 __device__ __forceinline__ uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 __device__ __forceinline__ uint32_t min32(uint64_t a, uint32_t b) { return a < b ? (uint32_t)a : b; }
 
+// loadBytes8/storeBytes8 for the i-th 8-byte word of a call whose buffers and length are all 8-byte multiples
+// (`whole`, decided once per call): then one plain access, without the per-word size and alignment tests.
+__device__ __forceinline__ bool whole8(const void* a, const void* b, uint64_t len) {
+  return ((reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b) | len) & 7) == 0;
+}
+__device__ __forceinline__ uint64_t loadWord8(const char* base, uint64_t i, uint64_t len, bool whole) {
+  return whole ? reinterpret_cast<const uint64_t*>(base)[i] : loadBytes8(base + 8 * i, min32(len - 8 * i, 8));
+}
+__device__ __forceinline__ void storeWord8(char* base, uint64_t i, uint64_t v, uint64_t len, bool whole) {
+  if (whole) reinterpret_cast<uint64_t*>(base)[i] = v;
+  else storeBytes8(base + 8 * i, v, min32(len - 8 * i, 8));
+}
+
 // A reduction's op: a compile-time GC_OP_* (the body is compiled per op), or kRuntimeOp = GcArgs.op.
 constexpr uint32_t kRuntimeOp = 0xFFu;
 template <uint32_t OP> __device__ __forceinline__ uint32_t opOf(const Ctx& c) { return OP == kRuntimeOp ? c.a->op : OP; }

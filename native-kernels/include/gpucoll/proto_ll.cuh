@@ -27,6 +27,8 @@ struct ProtoLL : WholeCallSteps {
         inbox(ctx.own() + GC_WS_LL_OFFSET + (uint64_t)ctx.half() * GC_MAX_RANKS * kSrcBytes) {}
 
   template <typename T> __device__ bool fits(uint64_t perPeerBytes) const { return perPeerBytes <= GC_LL_MAX_BYTES; }
+  // Whether this warp holds a slot of a call moving `bytes` per peer (one 8-byte slot per thread).
+  static __device__ bool warpHasWork(uint64_t bytes) { return (tid() & ~31ull) * 8 < bytes; }
 
   __device__ __forceinline__ char* slotAt(uint32_t peer, uint64_t s) const {
     return c.ws(peer) + GC_WS_LL_OFFSET + halfOff + c.rank * kSrcBytes + s * 16u;
@@ -48,8 +50,9 @@ struct ProtoLL : WholeCallSteps {
     return true;
   }
   template <typename T> __device__ bool copySend(const char* src, uint64_t len, const Step& st, uint32_t) const {
+    const bool whole = whole8(src, src, len);
     for (uint64_t s = tid(); s * 8 < len; s += nthreads()) {
-      const uint64_t v = loadBytes8(src + 8 * s, min32(len - 8 * s, 8));
+      const uint64_t v = loadWord8(src, s, len, whole);
       for (uint32_t p = 0; p < c.n; ++p)
         if (p != c.rank) put(p, st.off / 8 + s, v);
     }
@@ -74,14 +77,14 @@ struct ProtoLL : WholeCallSteps {
   template <typename T, uint32_t OP>
   __device__ bool recvReduceCopy(const char* own, char* dst, uint64_t len, const Step& st, uint32_t) const {
     const uint32_t n = c.n, op = opOf<OP>(c);
+    const bool whole = whole8(own, dst, len);
     for (uint64_t s = tid(); s * 8 < len; s += nthreads()) {
-      const uint32_t nb = min32(len - 8 * s, 8);
       const char* at = inbox + (st.off / 8 + s) * 16u;
       Lanes<T, 8> acc;
       for (uint32_t r = 0; r < n; ++r) {
         uint64_t v;
         if (r == c.rank) {
-          v = loadBytes8(own + 8 * s, nb);
+          v = loadWord8(own, s, len, whole);
         } else {
           Spinner sp;
           uint32_t seen;
@@ -90,7 +93,7 @@ struct ProtoLL : WholeCallSteps {
         }
         if (r == 0) acc.load(U16{v, 0}); else acc.add(U16{v, 0}, op);
       }
-      storeBytes8(dst + 8 * s, acc.store(op, n).lo, nb);
+      storeWord8(dst, s, acc.store(op, n).lo, len, whole);
     }
     return true;
   }

@@ -36,6 +36,7 @@ struct ProtoLL128 : WholeCallSteps {
   template <typename T> __device__ bool fits(uint64_t bytes) const {
     return ceilDiv(bytes / sizeof(T), elemsPerLine<T>()) <= GC_LL128_MAX_LINES;
   }
+  static __device__ bool warpHasWork(uint64_t) { return true; }  // lines map to warps round-robin
 
   __device__ char* scatterLine(uint32_t owner, uint64_t local) const {
     return c.ws(owner) + GC_WS_LL128_OFFSET + ((uint64_t)half * GC_LL128_LINES_PER_HALF + local) * GC_LL128_LINE_BYTES;

@@ -18,6 +18,7 @@ struct ProtoPipe {
   __device__ ProtoPipe(const Ctx& ctx, uint64_t /*segmentBytes*/) : c(ctx) {}
 
   template <typename T> __device__ bool fits(uint64_t) const { return true; }
+  static __device__ bool warpHasWork(uint64_t) { return true; }  // verbs are block-collective
   template <typename T> static __device__ uint64_t segmentBytes(uint64_t count, uint32_t n) { return ceilDiv(count, n) * sizeof(T); }
 
   // Step k of this block: chunk k * gridDim.x + blockIdx.x; rounds continue across a call's phases.

@@ -21,6 +21,8 @@ struct ProtoSentinel : WholeCallSteps {
   __device__ ProtoSentinel(const Ctx& ctx, uint64_t /*segmentBytes*/) : c(ctx), half(ctx.half()) {}
 
   template <typename T> __device__ bool fits(uint64_t bytes) const { return bytes <= GC_SENT_MAX_BYTES; }
+  // Whether this warp holds a unit of a `bytes` call (one 16-byte unit per thread and loop).
+  static __device__ bool warpHasWork(uint64_t bytes) { return (tid() & ~31ull) * 16 < bytes; }
   // Two-shot owners' stride: whole 16-byte units, so every unit has one owner.
   template <typename T> static __device__ uint64_t segmentBytes(uint64_t count, uint32_t n) {
     return ceilDiv(ceilDiv(count * sizeof(T), 16), n) * 16;
