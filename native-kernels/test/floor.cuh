@@ -89,6 +89,8 @@ constexpr uint32_t kCtx = 32;       // peer addresses through gc::Ctx (a pointer
 constexpr uint32_t kLanes = 64;     // Lanes accumulation alone (no byte codecs)
 constexpr uint32_t kBytes = 128;    // byte codecs alone (float2 sums)
 constexpr uint32_t kHoist = 256;    // this thread's first input word loaded before the argument checks
+constexpr uint32_t kCheckRanks = 512;   // only nranks, rank and the launch geometry checked
+constexpr uint32_t kCheckPeers = 1024;  // only the 16 peer workspace pointers checked
 }  // namespace study
 
 template <uint32_t F> __device__ __forceinline__ void floorStudy(const GcArgs& a, uint64_t epoch) {
@@ -98,6 +100,22 @@ template <uint32_t F> __device__ __forceinline__ void floorStudy(const GcArgs& a
   uint64_t first = 0;
   if ((F & kHoist) && gc::tid() < a.count / 2) first = *reinterpret_cast<const uint64_t*>(a.send + 8 * gc::tid());
   if ((F & kValidate) && !gc::validate(c, GC_DT_FLOAT32, true)) return;
+  if (F & kCheckRanks) {
+    const bool bad = a.nranks - 1u >= GC_MAX_RANKS || a.rank >= a.nranks || blockDim.x != GC_BLOCK_THREADS || gridDim.x > GC_MAX_BLOCKS;
+    if (bad) {
+      if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, 0, 1);
+      return;
+    }
+  }
+  if (F & kCheckPeers) {
+    bool bad = false;
+#pragma unroll
+    for (uint32_t r = 0; r < GC_MAX_RANKS; ++r) bad |= r < a.nranks && a.peers[r] == 0;
+    if (bad) {
+      if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, 0, 5);
+      return;
+    }
+  }
   const uint32_t n = a.nranks, rank = a.rank, half = (uint32_t)(epoch & 1), e = (uint32_t)epoch | 1u;
   const uint64_t packets = a.count / 2, srcBytes = (uint64_t)GC_LL_SLOTS * 16u, bytes = a.count * 4;
   const char* in = reinterpret_cast<const char*>(a.send);

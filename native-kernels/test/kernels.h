@@ -32,6 +32,9 @@ extern "C" __global__ void gc_allreduce_ll_f32_loop(const __grid_constant__ GcAr
   X(gc_study_n_ctx, 256, 1, study::kCtx)                                                 \
   X(gc_study_w_validate_only, 512, 2, study::kValidate)                                  \
   X(gc_study_w_validate_hoist, 512, 2, study::kValidate | study::kHoist)                 \
+  X(gc_study_w_check_ranks, 512, 2, study::kSkipSelf | study::kSpin | study::kCheckRanks) \
+  X(gc_study_w_check_peers, 512, 2, study::kSkipSelf | study::kSpin | study::kCheckPeers) \
+  X(gc_study_w_check_none_err, 512, 2, study::kSkipSelf | study::kSpin | study::kCheckRanks | study::kCheckPeers) \
   X(gc_study_w_floor, 512, 2, 0)                                                         \
   X(gc_study_w_skipself, 512, 2, study::kSkipSelf)                                       \
   X(gc_study_w_ctx, 512, 2, study::kSkipSelf | study::kCtx)                              \

@@ -219,8 +219,9 @@ template <class P, typename T, uint32_t OP> __device__ void reduceScatter(const 
 // own part is a local copy.
 template <class P> __device__ void movement(const GcArgs& a, uint32_t coll, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(coll, ProtoId<P>::value), epoch);
-  // allToAllv's per-peer sizes are known only after its offsets are read; the others move count elements per peer.
-  if (coll != GC_COLL_ALLTOALLV && gc_dtype_size(a.dtype) != 0 && idleWarp<P>(a.count * gc_dtype_size(a.dtype))) return;
+  // allToAllv's per-peer sizes are known only after its offsets are read; the others move count
+  // elements per peer, at most 8 bytes each (an upper bound needs no type lookup).
+  if (coll != GC_COLL_ALLTOALLV && a.count < (1ull << 40) && idleWarp<P>(a.count * 8)) return;
   if (!validate(c, GC_DT_COUNT, false) || (P::kShiftsEpoch && !epochFitsShiftedFlags(c))) return;
   Layout L(a, coll);
   if (!L.validOffsets()) {
