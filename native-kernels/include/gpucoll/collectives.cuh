@@ -26,11 +26,14 @@ template <> struct DtypeOf<int8_t> { static constexpr uint32_t value = GC_DT_INT
 template <> struct DtypeOf<uint8_t> { static constexpr uint32_t value = GC_DT_UINT8; };
 
 
-// Argument checks shared by every kernel; the first failing block records GC_ERR_BAD_ARGS. The epoch is
-// not checked here: reading it would wait for the epoch word's load before the first data load is
-// issued. Epochs are >= 1 by construction; kernels whose flags shift the epoch check its range.
-// dtype == GC_DT_COUNT means "any known type" (data movement).
-__device__ bool validate(const Ctx& c, uint32_t dtype, bool reduction) {
+// Argument checks shared by every kernel; the first failing block records GC_ERR_BAD_ARGS. Of the
+// peer table only the own entry is checked: the host writes the table once per group and refuses a
+// null entry there (KernelAbi.writeGroup); checking all 16 entries here cost ~0.3 us per call (one
+// parameter load each, on the path to the first data store; measured by gc_bench --floor-study).
+// The epoch is not checked here: reading it would wait for the epoch word's load before the first
+// data load is issued. Epochs are >= 1 by construction; kernels whose flags shift the epoch check
+// its range. dtype == GC_DT_COUNT means "any known type" (data movement).
+__device__ __forceinline__ bool validate(const Ctx& c, uint32_t dtype, bool reduction) {
   const GcArgs& a = *c.a;
   uint32_t bad = 0;
   if (a.nranks == 0 || a.nranks > GC_MAX_RANKS) bad = kBadNranks;
@@ -38,10 +41,7 @@ __device__ bool validate(const Ctx& c, uint32_t dtype, bool reduction) {
   else if (blockDim.x != GC_BLOCK_THREADS || gridDim.x > GC_MAX_BLOCKS) bad = kBadGeometry;
   else if (dtype == GC_DT_COUNT ? gc_dtype_size(a.dtype) == 0 : a.dtype != dtype) bad = kBadDtype;
   else if (reduction && a.op > GC_OP_AVG) bad = kBadOp;
-  else
-#pragma unroll
-    for (uint32_t r = 0; r < GC_MAX_RANKS; ++r)
-      if (r < a.nranks && a.peers[r] == 0) bad = kBadPeers;
+  else if (a.peers[a.rank] == 0) bad = kBadPeers;
   if (bad && threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, 0, bad);
   return bad == 0;
 }
@@ -141,24 +141,24 @@ template <class P, typename T> __device__ bool reductionArgsOk(const Ctx& c, con
 }
 
 // One-shot allReduce: my bytes to every peer, then every peer's bytes reduced with mine in rank
-// order. No arrival wait: it receives from every peer. (Protocol LL.)
+// order. No arrival wait and no arrival word: it receives from every peer, and a rank that never
+// started is the first one its peers wait for in rank order, so a timeout names it without the
+// word. (Protocol LL.)
 template <class P, typename T, uint32_t OP> __device__ void allReduceOneShot(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, ProtoId<P>::value), epoch);
   const uint64_t bytes = a.count * sizeof(T);
   if (idleWarp<P>(bytes)) return;
   P p(c, 0);
   if (!reductionArgsOk<P, T>(c, p, bytes)) return;
-  if (!P::kAnnounceAfterSends) announce(c);
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
   if (c.n == 1) return copyBytes(out, in, bytes);
   for (Step s = p.first(); s.off < bytes; s = p.next(s)) {
     if (!p.template copySend<T>(in + s.off, s.len(bytes), s, kPhaseScatter)) return;
-    if (P::kAnnounceAfterSends && s.off == 0) announce(c);
     if (!p.template recvReduceCopy<T, OP>(in + s.off, out + s.off, s.len(bytes), s, kPhaseScatter)) return;
   }
   if (bytes == 0) {  // nothing heard from the peers
-    if (P::kAnnounceAfterSends) announce(c);
+    announce(c);
     finishArrivals(c);
   }
 }

@@ -1,6 +1,7 @@
 package dev.gpucoll.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpucoll.api.DataType;
@@ -213,6 +214,14 @@ class KernelAbiHeaderTest {
     assertEquals(16, KernelTable.gridForBytes(131072));
     assertEquals(16, KernelTable.gridForBytes(64L << 20));
     assertTrue(macros.get("GC_MAX_GRID_RULE") <= macros.get("GC_MAX_BLOCKS"));
+  }
+
+  @Test
+  void writeGroupRefusesAnUnmappedPeer() {
+    BytePointer b = new BytePointer(KernelTable.ARGS_SIZE);
+    IllegalStateException e = assertThrows(IllegalStateException.class,
+        () -> KernelAbi.writeGroup(b.asByteBuffer(), 0, 3, 7, 0x11, 0x22, new long[] {0x1000, 0, 0x3000}));
+    assertTrue(e.getMessage().contains("rank 1"), e.getMessage());
   }
 
   @Test
