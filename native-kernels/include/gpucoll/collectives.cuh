@@ -148,6 +148,7 @@ template <class P, typename T, uint32_t OP> __device__ void allReduceOneShot(con
   Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, ProtoId<P>::value), epoch);
   const uint64_t bytes = a.count * sizeof(T);
   if (idleWarp<P>(bytes)) return;
+  c.arrivals = bytes == 0;
   P p(c, 0);
   if (!reductionArgsOk<P, T>(c, p, bytes)) return;
   const char* in = reinterpret_cast<const char*>(a.send);
