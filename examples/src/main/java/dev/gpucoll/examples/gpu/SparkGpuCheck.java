@@ -176,13 +176,13 @@ public final class SparkGpuCheck {
     out.add(describeRank(comm));
     FIRST_COMMUNICATOR.put(comm.rank(), System.identityHashCode(comm));
     RankChecks host = new RankChecks(comm, Memory.host(), "check");
-    out.addAll(host.runAll(o.maxBytes(), !o.quick()));
+    out.addAll(host.runAll(o.maxBytes(), o.quick()));
     closeIfBroken(comm, host.broken(), out);
     if (comm instanceof GpuCommunicator gpu && !comm.isClosed()) {
       Cuda.setDevice(gpu.device());
       try (Memory device = Memory.devicePooled(gpu, o.maxBytes())) {
         RankChecks c = new RankChecks(comm, device, "check");
-        out.addAll(c.runAll(o.maxBytes(), !o.quick()));
+        out.addAll(c.runAll(o.maxBytes(), o.quick()));
         closeIfBroken(comm, c.broken(), out);
       } catch (RuntimeException e) {
         out.add("FAIL stage=check memory=device rank=" + comm.rank() + " " + e);
@@ -241,7 +241,7 @@ public final class SparkGpuCheck {
           c.allToAll(DataType.FLOAT32, Math.max(1, bytes / (4L * n)));
         }
       }
-      c.allReduce(DataType.FLOAT32, ReduceOp.SUM, Math.min(capacity, 16 << 20) / 4);
+      c.allReduce(DataType.FLOAT32, ReduceOp.SUM, Math.min(capacity, 16 << 20) / 4, false);
       out.addAll(c.finish());
       closeIfBroken(comm, c.broken(), out);
     } catch (RuntimeException e) {
@@ -259,7 +259,7 @@ public final class SparkGpuCheck {
     out.addAll(new RankChecks(comm, Memory.host(), "fractional").runSmall());
     if (comm instanceof GpuCommunicator gpu) {
       Cuda.setDevice(gpu.device());
-      out.addAll(new RankChecks(comm, Memory.deviceFresh(gpu), "fractional").runAll(o.maxBytes(), false));
+      out.addAll(new RankChecks(comm, Memory.deviceFresh(gpu), "fractional").runAll(o.maxBytes(), o.quick()));
     } else {
       out.add("SKIP stage=fractional memory=device-fresh rank=" + comm.rank() + " backend " + comm.backend()
           + ": no device buffers without the gpu backend");
