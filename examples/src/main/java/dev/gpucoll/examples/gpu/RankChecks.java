@@ -8,7 +8,6 @@ import dev.gpucoll.check.Elements;
 import dev.gpucoll.check.Reduction;
 import dev.gpucoll.check.Reduction.Accumulation;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -31,9 +30,7 @@ final class RankChecks {
   private final String stage;
   private final int rank;
   private final int n;
-  private final List<String> lines = new ArrayList<>();
-  private int cases;
-  private int failures;
+  private final CaseTally tally;
   private int consecutiveErrors;
   private long seed;
 
@@ -43,6 +40,7 @@ final class RankChecks {
     this.stage = stage;
     this.rank = comm.rank();
     this.n = comm.size();
+    this.tally = new CaseTally(stage, mem.name(), rank, MAX_FAIL_LINES);
   }
 
   /**
@@ -72,7 +70,7 @@ final class RankChecks {
       }
     }
     if (beyond > 0) {
-      lines.add("NOTE stage=" + stage + " memory=" + mem.name() + " rank=" + rank + " " + beyond
+      tally.add("NOTE stage=" + stage + " memory=" + mem.name() + " rank=" + rank + " " + beyond
           + " matrix cases need buffers above " + maxBytes + " bytes (--max-bytes): not run");
     }
     split();
@@ -93,9 +91,7 @@ final class RankChecks {
   }
 
   List<String> finish() {
-    lines.add(0, "CHECKS stage=" + stage + " memory=" + mem.name() + " rank=" + rank + " cases=" + cases
-        + " failures=" + failures);
-    return lines;
+    return tally.finish(true);
   }
 
   /** True when errors in a row stopped the matrix: the communicator is not to be trusted further. */
@@ -112,18 +108,8 @@ final class RankChecks {
       Memory.Buf recv = inPlace ? send : mem.recv(count * t.byteSize());
       comm.allReduce(send.comm(), recv.comm(), count, t, op);
       ByteBuffer out = mem.read(recv);
-      ByteBuffer[] in = inputs(s, t, op, count);
-      long[] terms = new long[n];
-      for (long i = 0; i < count; i++) {
-        for (int r = 0; r < n; r++) {
-          terms[r] = Elements.bits(in[r], t, i);
-        }
-        String bad = Reduction.check(t, op, terms, Elements.bits(out, t, i), Accumulation.ELEMENT_TYPE);
-        if (bad != null) {
-          return "element " + i + ": " + bad;
-        }
-      }
-      return null;
+      String bad = Reduction.firstWrong(t, op, inputs(s, t, op, count), 0, out, count, Accumulation.ELEMENT_TYPE);
+      return bad == null ? null : "element " + bad;
     });
   }
 
@@ -134,18 +120,9 @@ final class RankChecks {
       Memory.Buf recv = mem.recv(count * t.byteSize());
       comm.reduceScatter(send.comm(), recv.comm(), count, t, op);
       ByteBuffer out = mem.read(recv);
-      ByteBuffer[] in = inputs(s, t, op, count * n);
-      long[] terms = new long[n];
-      for (long i = 0; i < count; i++) {
-        for (int r = 0; r < n; r++) {
-          terms[r] = Elements.bits(in[r], t, rank * count + i);
-        }
-        String bad = Reduction.check(t, op, terms, Elements.bits(out, t, i), Accumulation.ELEMENT_TYPE);
-        if (bad != null) {
-          return "element " + i + ": " + bad;
-        }
-      }
-      return null;
+      String bad = Reduction.firstWrong(t, op, inputs(s, t, op, count * n), rank * count, out, count,
+          Accumulation.ELEMENT_TYPE);
+      return bad == null ? null : "element " + bad;
     });
   }
 
@@ -269,14 +246,7 @@ final class RankChecks {
   }
 
   private static String sameBytes(ByteBuffer expect, int expectAt, ByteBuffer got, int gotAt, int len) {
-    for (int i = 0; i < len; i++) {
-      byte e = expect.get(expectAt + i);
-      byte g = got.get(gotAt + i);
-      if (e != g) {
-        return "byte " + i + " expected 0x" + Integer.toHexString(e & 0xFF) + ", got 0x" + Integer.toHexString(g & 0xFF);
-      }
-    }
-    return null;
+    return CaseTally.sameBytes(expect, expectAt, got, gotAt, len);
   }
 
   private interface Case {
@@ -288,7 +258,6 @@ final class RankChecks {
     if (consecutiveErrors >= MAX_CONSECUTIVE_ERRORS) {
       return; // the communicator is broken: the first errors say why
     }
-    cases++;
     String bad;
     try {
       bad = c.run();
@@ -297,21 +266,15 @@ final class RankChecks {
       bad = "error: " + e;
       consecutiveErrors++;
       if (consecutiveErrors == MAX_CONSECUTIVE_ERRORS) {
-        lines.add("FAIL stage=" + stage + " memory=" + mem.name() + " rank=" + rank + " " + MAX_CONSECUTIVE_ERRORS
-            + " errors in a row: the remaining cases of this stage are skipped");
+        tally.fail(MAX_CONSECUTIVE_ERRORS + " errors in a row: the remaining cases of this stage are skipped");
       }
     } finally {
       try {
         mem.caseDone();
       } catch (RuntimeException e) {
-        lines.add("FAIL stage=" + stage + " memory=" + mem.name() + " rank=" + rank + " releasing buffers: " + e);
+        tally.fail("releasing buffers: " + e);
       }
     }
-    if (bad != null) {
-      failures++;
-      if (failures <= MAX_FAIL_LINES) {
-        lines.add("FAIL stage=" + stage + " memory=" + mem.name() + " rank=" + rank + " " + what + ": " + bad);
-      }
-    }
+    tally.ran(what, bad);
   }
 }
