@@ -463,7 +463,7 @@ public final class KernelTableGen {
     j.append("// ").append(GENERATED).append("\n");
     j.append("package dev.gpucoll.cuda;\n\n")
         .append("import dev.gpucoll.api.Collective;\nimport dev.gpucoll.api.DataType;\nimport dev.gpucoll.api.ReduceOp;\n")
-        .append("import dev.gpucoll.core.Algorithm;\nimport java.util.List;\n\n");
+        .append("import dev.gpucoll.core.Algorithm;\nimport java.util.EnumSet;\nimport java.util.List;\nimport java.util.Set;\n\n");
     j.append("/**\n")
         .append(" * The kernel table (native-kernels/kernel-table.txt) in Java: which kernels exist in the shipped fatbin\n")
         .append(" * (and in the benchmark one), the types, ops and sizes each takes, the grid each is launched with,\n")
@@ -565,37 +565,47 @@ public final class KernelTableGen {
         .append("        case BYTES, SAME_BYTES -> gridForBytes(perPeerBytes);\n        case FIXED -> fixedGrid;\n        case ONE -> 1;\n      };\n    }\n\n")
         .append("    @Override\n    public String toString() {\n      return collective.apiName() + \"/\" + protocol.name().toLowerCase(java.util.Locale.ROOT);\n    }\n  }\n\n");
 
-    // the table itself
+    // the table itself: one row per kernel, as in kernel-table.txt; kernel() expands a row per type
+    j.append("  /** How a kernel's capacity is given: bytes per peer (a constant), LL128 lines, or none. */\n")
+        .append("  private enum Capacity { BYTES, LINES, UNBOUNDED }\n\n");
+    j.append("  private static final Set<DataType> ALL_TYPES = EnumSet.allOf(DataType.class);\n")
+        .append("  private static final Set<ReduceOp> ALL_OPS = EnumSet.allOf(ReduceOp.class);\n")
+        .append("  private static final Set<ReduceOp> NO_OPS = EnumSet.noneOf(ReduceOp.class);\n\n");
+    j.append("  // collective, protocol, algorithm, shipped, name (the type suffix follows for reductions), types,\n")
+        .append("  // ops, capacity (with its bytes), grid rule (with its fixed grid)\n");
     j.append("  private static final List<Kernel> KERNELS = List.of(\n");
     for (int i = 0; i < kernels.size(); i++) {
       Kernel k = kernels.get(i);
-      StringBuilder names = new StringBuilder(), caps = new StringBuilder(), os = new StringBuilder();
-      for (Type t : types) {
-        boolean takes = k.anyType || k.types.contains(t) || k.coll.kind.equals("none");
-        String n = takes ? k.name(k.coll.kind.equals("reduction") ? t : null) : null;
-        names.append(names.length() > 0 ? ", " : "").append(n == null ? "null" : "\"" + n + "\"");
-        long cap;
-        if (!takes) {
-          cap = 0;
-        } else if (k.capacity.equals("unbounded")) {
-          cap = Long.MAX_VALUE;
-        } else if (k.capacity.equals("lines")) {
-          cap = consts.get("LL128_MAX_LINES").value * (consts.get("LL128_DATA_BYTES").value / t.accSize);
-        } else {
-          cap = consts.get(k.capacity.substring(6)).value / t.size;
-        }
-        caps.append(caps.length() > 0 ? ", " : "").append(cap == Long.MAX_VALUE ? "Long.MAX_VALUE" : cap + "L");
-      }
-      for (String o : ops) {
-        os.append(os.length() > 0 ? ", " : "").append(k.ops.contains(o));
-      }
+      boolean reduction = k.coll.kind.equals("reduction");
+      boolean everyType = k.anyType || k.coll.kind.equals("none") || k.types.size() == types.size();
+      String typeList = everyType ? "ALL_TYPES" : "EnumSet.of(" + String.join(", ",
+          k.types.stream().map(t -> "DataType." + t.name).toList()) + ")";
+      String opList = k.ops.isEmpty() ? "NO_OPS" : k.ops.size() == ops.size() ? "ALL_OPS"
+          : "EnumSet.of(" + String.join(", ", k.ops.stream().map(o -> "ReduceOp." + o).toList()) + ")";
+      String cap = k.capacity.equals("unbounded") ? "Capacity.UNBOUNDED, 0" : k.capacity.equals("lines") ? "Capacity.LINES, 0"
+          : "Capacity.BYTES, " + k.capacity.substring(6);
       String rule = k.grid.startsWith("fixed:") ? "FIXED" : upper(k.grid.replace('-', '_'));
       String fixed = k.grid.startsWith("fixed:") ? k.grid.substring(6) : "0";
-      j.append("      new Kernel(Collective.").append(k.coll.name).append(", Protocol.").append(k.proto.name).append(", Algorithm.")
-          .append(k.algorithm).append(", ").append(k.shipped).append(",\n          new String[] {").append(names)
-          .append("},\n          new long[] {").append(caps).append("},\n          new boolean[] {").append(os)
-          .append("}, GridRule.").append(rule).append(", ").append(fixed).append(')').append(i + 1 < kernels.size() ? ",\n" : ");\n\n");
+      j.append("      kernel(Collective.").append(k.coll.name).append(", Protocol.").append(k.proto.name).append(", Algorithm.")
+          .append(k.algorithm).append(", ").append(k.shipped).append(", \"").append(k.name(null)).append("\", ")
+          .append(reduction).append(", ").append(typeList).append(", ").append(opList).append(", ").append(cap)
+          .append(", GridRule.").append(rule).append(", ").append(fixed).append(')').append(i + 1 < kernels.size() ? ",\n" : ");\n\n");
     }
+    j.append("  /** One row of the table, its names and capacities per element type (0 and no name for a type it does not take). */\n")
+        .append("  private static Kernel kernel(Collective c, Protocol p, Algorithm a, boolean shipped, String name, boolean perType,\n")
+        .append("      Set<DataType> types, Set<ReduceOp> ops, Capacity capacity, long capacityBytes, GridRule rule, int fixedGrid) {\n")
+        .append("    String[] names = new String[DataType.values().length];\n")
+        .append("    long[] elements = new long[names.length];\n")
+        .append("    for (DataType t : types) {\n")
+        .append("      names[t.ordinal()] = perType ? name + \"_\" + typeSuffix(t) : name;\n")
+        .append("      elements[t.ordinal()] = switch (capacity) {\n")
+        .append("        case BYTES -> capacityBytes / t.byteSize();\n")
+        .append("        case LINES -> (long) LL128_MAX_LINES * (LL128_DATA_BYTES / accumulationBytes(t));\n")
+        .append("        case UNBOUNDED -> Long.MAX_VALUE;\n")
+        .append("      };\n    }\n")
+        .append("    boolean[] takes = new boolean[ReduceOp.values().length];\n")
+        .append("    ops.forEach(op -> takes[op.ordinal()] = true);\n")
+        .append("    return new Kernel(c, p, a, shipped, names, elements, takes, rule, fixedGrid);\n  }\n\n");
     j.append("  private static final Kernel[][] BY_COLLECTIVE = new Kernel[Collective.values().length][Protocol.values().length];\n\n");
     j.append("  static {\n    for (Kernel k : KERNELS) {\n      BY_COLLECTIVE[k.collective().ordinal()][k.protocol().ordinal()] = k;\n    }\n");
     j.append("    // The C codes are the API ordinals: a reordered enum must fail here, not launch the wrong type.\n");

@@ -1,17 +1,23 @@
 // GPU test program for the gpucoll kernels (run on a GPU machine; not part of CI).
-// Ranks are streams of this one process on one GPU. For every collective x variant x type x op x size:
-// fresh random inputs, poisoned outputs, every rank's output compared bit-for-bit with the other ranks
-// and with a host emulation of the kernel's fixed reduction order, and (floats) with a float64
-// reference within a rounding bound. Then 1000 back-to-back mixed calls (epoch parity reuse), a planted
-// missing rank (must end in the timeout record), the host abort word, and a capacity error.
-//   usage: gc_test [--quick]
+// Ranks are streams of this one process on one GPU. First the robustness checks: graphs replayed 1000
+// times, 1000 back-to-back mixed calls (epoch parity reuse), a planted missing rank (must end in the
+// timeout record), the host abort word, a capacity error. Then every case of the correctness matrix
+// (correctness-matrix.txt, the Java GPU suite's too) whose block names a kernel variant, on that
+// variant's kernel: fresh random inputs, poisoned outputs, every rank's output compared bit-for-bit
+// with the other ranks and with a host emulation of the kernel's fixed reduction order, and (floats)
+// with a float64 reference within a rounding bound.
+//   usage: gc_test [--quick] [--matrix FILE] [--list-cases]
+//   FILE: default $GC_MATRIX, else correctness-matrix.txt beside this binary; --list-cases prints the
+//   matrix's expansion and exits without touching a GPU.
 #include "kernels.h"  // every kernel, the two-barrier comparison ones too (all_kernels.cu)
 #include "harness.cuh"
+#include "correctness_matrix.h"
 
 #include <chrono>
 #include <cmath>
 #include <functional>
 #include <thread>
+#include <unistd.h>
 
 namespace {
 
@@ -26,8 +32,8 @@ struct Rng {
 };
 Rng rng{0x5eed1234abcdull};
 
-const char* kDtName[] = {"f32", "f64", "f16", "bf16", "i32", "i64", "i8", "u8"};
-const char* kOpName[] = {"sum", "prod", "min", "max", "avg"};
+using gcm::kOpName;
+using gcm::kTypeName;
 enum Variant { kLL, kSentinel, kLL128, kPipe, kBarrier2, kVariants };
 const char* kVarName[] = {"ll", "sentinel", "ll128", "pipe", "barrier2"};
 
@@ -222,7 +228,7 @@ bool runAndCheckErrors(Comm& c, const std::string& what) {
 
 std::string describe(const char* coll, const char* var, int n, int dt, int op, uint64_t count, bool inPlace = false) {
   char buf[200];
-  std::snprintf(buf, sizeof buf, "%s/%s n=%d %s %s count=%llu%s", coll, var, n, kDtName[dt], op >= 0 ? kOpName[op] : "-",
+  std::snprintf(buf, sizeof buf, "%s/%s n=%d %s %s count=%llu%s", coll, var, n, kTypeName[dt], op >= 0 ? kOpName[op] : "-",
                 (unsigned long long)count, inPlace ? " in-place" : "");
   return buf;
 }
@@ -304,17 +310,18 @@ const char* kMoveName[] = {"allGather", "allToAll", "allToAllv", "broadcast"};
 Kernel kMove[4][2] = {{gc_allgather_ll, gc_allgather_pipe}, {gc_alltoall_ll, gc_alltoall_pipe},
                       {gc_alltoallv_ll, gc_alltoallv_pipe}, {gc_broadcast_ll, gc_broadcast_pipe}};
 
-void testMove(Comm& c, Buffers& b, int m, int v, int dt, uint64_t count, int root = 0) {
+// inPlace: broadcast only (the send buffer is the receive buffer).
+void testMove(Comm& c, Buffers& b, int m, int v, int dt, uint64_t count, int root, bool inPlace) {
   const int n = c.n;
   const uint32_t esz = gc_dtype_size(dt);
-  std::string what = describe(kMoveName[m], v == 0 ? "ll" : "pipe", n, dt, -1, count);
+  std::string what = describe(kMoveName[m], v == 0 ? "ll" : "pipe", n, dt, -1, count, inPlace);
   if (m == kBroadcast) what += " root=" + std::to_string(root);
-  // allToAllv: random per-pair counts in [0, 2*count], packed with gaps.
+  // allToAllv: random per-pair counts in [0, count] (the matrix's count is the largest), packed with gaps.
   std::vector<std::vector<int64_t>> sc(n, std::vector<int64_t>(n)), sd = sc, rc = sc, rd = sc;
   size_t inBytes = 0, outBytes = 0;
   if (m == kAllToAllv) {
     for (int s = 0; s < n; ++s)
-      for (int d = 0; d < n; ++d) sc[s][d] = rc[d][s] = (int64_t)(rng.next() % (2 * count + 1));
+      for (int d = 0; d < n; ++d) sc[s][d] = rc[d][s] = (int64_t)(rng.next() % (count + 1));
     for (int r = 0; r < n; ++r) {
       int64_t so = 0, ro = 0;
       for (int p = 0; p < n; ++p) {
@@ -330,13 +337,13 @@ void testMove(Comm& c, Buffers& b, int m, int v, int dt, uint64_t count, int roo
   }
   if (inBytes > b.cap || outBytes > b.cap) { std::printf("SKIP %s (buffers)\n", what.c_str()); return; }
   b.randomInputs(dt, inBytes, /*raw=*/true);
-  b.poison(outBytes);
+  if (!inPlace) b.poison(outBytes);
   uint64_t perPeer = m == kAllToAllv ? 0 : count * esz;
   if (m == kAllToAllv)
     for (int s = 0; s < n; ++s) for (int d = 0; d < n; ++d) perPeer = std::max<uint64_t>(perPeer, sc[s][d] * esz);
   c.launch(kMove[m][v], v == 1 ? GC_PIPE_BLOCKS : GC_GRID_FOR_BYTES(perPeer), [&](GcArgs& a, int r) {
     a.send = (uint64_t)b.send[r];
-    a.recv = (uint64_t)b.recv[r];
+    a.recv = (uint64_t)(inPlace ? b.send[r] : b.recv[r]);
     a.count = count;
     a.dtype = dt;
     a.root = root;
@@ -348,7 +355,7 @@ void testMove(Comm& c, Buffers& b, int m, int v, int dt, uint64_t count, int roo
     }
   });
   if (!runAndCheckErrors(c, what)) return;
-  b.fetch(outBytes);
+  b.fetch(outBytes, inPlace);
   for (int r = 0; r < n; ++r) {
     std::vector<uint8_t> want(b.hout[r].begin(), b.hout[r].begin() + outBytes);  // gaps keep the poison
     for (int p = 0; p < n; ++p) {
@@ -682,10 +689,145 @@ void testCapacity(int n) {
   tally.record(ok, "allReduce/ll over capacity -> GC_ERR_CAPACITY on every rank" + (ok ? std::string() : c.errors()));
 }
 
+// ---- the correctness matrix: every case of a block naming a kernel variant, on that variant's kernel
+
+int variantNamed(const std::string& name) {
+  for (int v = 0; v < kVariants; ++v)
+    if (name == kVarName[v]) return v;
+  return -1;
+}
+
+// Whether variant v takes the case (the kernel table's capacities; the API count is per peer for every
+// collective); the route refuses the rest before any launch, so gc_test does not launch them either.
+bool withinCapacity(int v, int dt, uint64_t count) {
+  const uint64_t bytes = count * gc_dtype_size(dt);
+  switch (v) {
+    case kLL: return bytes <= GC_LL_MAX_BYTES;
+    case kSentinel: return bytes <= GC_SENT_MAX_BYTES;
+    case kLL128: return count <= GC_LL128_MAX_COUNT(dt);
+    default: return true;
+  }
+}
+
+// Bytes of each rank's buffers: the largest send or receive extent of the group's cases, at least 1 MB.
+size_t groupBytes(const gcm::Group& g) {
+  size_t cap = 1 << 20;
+  for (const gcm::Case& k : g.cases) {
+    const size_t n = g.ranks;
+    const size_t elems = k.coll == gcm::kAllReduce || k.coll == gcm::kBroadcast ? k.count
+                       : k.coll == gcm::kAllToAllv ? n * (k.count + 2)  // testMove's gaps
+                       : k.coll == gcm::kBarrier ? 0 : n * k.count;
+    cap = std::max(cap, elems * gcm::kTypeBytes[k.type]);
+  }
+  return cap + 4096;
+}
+
+void testBarrier(Comm& c, const char* var) {
+  const std::string what = std::string("barrier/") + var + " n=" + std::to_string(c.n);
+  c.launch(gc_barrier, 1, [](GcArgs&, int) {});
+  if (runAndCheckErrors(c, what)) tally.record(true, what);
+}
+
+void runMatrix(const std::vector<gcm::Group>& groups) {
+  long autoCases = 0, beyond = 0;
+  for (const gcm::Group& g : groups) {
+    if (g.variant == "auto") {
+      autoCases += (long)g.cases.size();
+      continue;
+    }
+    const int v = variantNamed(g.variant);
+    if (v < 0) {
+      tally.record(false, "correctness matrix: variant " + g.variant + " names no kernel variant of gc_test");
+      continue;
+    }
+    const int n = g.ranks;
+    Comm c(n);
+    Buffers b(n, groupBytes(g));
+    const auto t0 = std::chrono::steady_clock::now();
+    const long before = tally.pass + tally.fail;
+    for (const gcm::Case& k : g.cases) {
+      if (!withinCapacity(v, k.type, k.count)) {
+        ++beyond;
+        continue;
+      }
+      const int root = k.root == gcm::kRootLast ? n - 1 : k.root == gcm::kRootMiddle ? n / 2 : (int)(rng.next() % n);
+      const bool movementKernel = v == kLL || v == kPipe;
+      bool ran = true;
+      switch (k.coll) {
+        case gcm::kAllReduce:
+          ran = kAllReduce[v][k.type] != nullptr && (v != kLL128 || GC_KERNEL_TAKES_OP(GC_COLL_ALLREDUCE, GC_PROTO_LL128, k.op));
+          if (ran) testAllReduce(c, b, v, k.type, k.op, k.count, k.inPlace);
+          break;
+        case gcm::kReduceScatter:
+          ran = movementKernel && !k.inPlace;
+          if (ran) testReduceScatter(c, b, v == kLL ? 0 : 1, k.type, k.op, k.count);
+          break;
+        case gcm::kBarrier:
+          testBarrier(c, kVarName[v]);
+          break;
+        default: {
+          const int m = k.coll == gcm::kAllGather ? kAllGather : k.coll == gcm::kAllToAll ? kAllToAll
+                      : k.coll == gcm::kAllToAllv ? kAllToAllv : kBroadcast;
+          ran = movementKernel && (!k.inPlace || m == kBroadcast);
+          if (ran) testMove(c, b, m, v == kLL ? 0 : 1, k.type, k.count, m == kBroadcast ? root : 0, k.inPlace);
+        }
+      }
+      if (!ran)
+        tally.record(false, describe(gcm::kCollName[k.coll], kVarName[v], n, k.type, gcm::isReduction(k.coll) ? k.op : -1,
+                                     k.count, k.inPlace) + ": no such kernel or mode (correctness matrix line?)");
+    }
+    if (v == kSentinel) testSentinelPayload(c, b);
+    std::printf("%s n=%d: %ld checks in %.1f s (failures so far: %ld)\n", kVarName[v], n, tally.pass + tally.fail - before,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), tally.fail);
+    std::fflush(stdout);
+  }
+  std::printf("correctness matrix: %ld auto cases left to the Java suite (the route chooses), %ld beyond a forced"
+              " variant's capacity (the route refuses them)\n", autoCases, beyond);
+}
+
+// correctness-matrix.txt beside this binary (run-gpu.sh, the GPU bundle put it there).
+std::string matrixBesideBinary() {
+  char exe[4096];
+  const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  std::string dir = len > 0 ? std::string(exe, (size_t)len) : std::string(".");
+  const size_t slash = dir.rfind('/');
+  dir = slash == std::string::npos ? "." : dir.substr(0, slash);
+  return dir + "/correctness-matrix.txt";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  bool quick = false, listOnly = false;
+  std::string matrixPath;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--quick") quick = true;
+    else if (a == "--list-cases") listOnly = true;
+    else if (a == "--matrix" && i + 1 < argc) matrixPath = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: gc_test [--quick] [--matrix correctness-matrix.txt] [--list-cases]\n");
+      return 2;
+    }
+  }
+  if (matrixPath.empty()) matrixPath = std::getenv("GC_MATRIX") ? std::getenv("GC_MATRIX") : matrixBesideBinary();
+  std::vector<gcm::Group> groups;
+  try {
+    groups = gcm::expand(gcm::load(matrixPath), quick);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gc_test: %s\n", e.what());
+    return 2;
+  }
+  if (listOnly) {
+    gcm::list(groups, stdout);
+    return 0;
+  }
+  for (int dt = 0; dt < GC_DT_COUNT; ++dt)
+    if (gcm::kTypeBytes[dt] != gc_dtype_size(dt) || GC_DT_COUNT != gcm::kTypes) {
+      std::fprintf(stderr, "gc_test: correctness_matrix.h's types differ from the kernel table's\n");
+      return 2;
+    }
+  std::printf("correctness matrix %s%s\n", matrixPath.c_str(), quick ? " (--quick)" : "");
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   int driver = 0, runtime = 0;
@@ -717,55 +859,7 @@ int main(int argc, char** argv) {
   testCapacity(3);
   std::printf("robustness checks: %ld passed, %ld failed\n", tally.pass, tally.fail);
   std::fflush(stdout);
-  const int rankCounts[] = {2, 3, 4, 5, 8};
-  for (int n : rankCounts) {
-    Comm c(n);
-    Buffers b(n, 72u << 20);
-    const auto t0 = std::chrono::steady_clock::now();
-    const long before = tally.pass + tally.fail;
-    for (int dt = 0; dt < GC_DT_COUNT; ++dt) {
-      const uint32_t esz = gc_dtype_size(dt);
-      std::vector<uint64_t> counts = {1, 3, 1021, 4096 / esz, 65536 / esz, (1u << 20) / esz};
-      if (quick) counts = {1, 1021, 65536 / esz};
-      for (uint64_t count : counts) {
-        const uint64_t bytes = count * esz;
-        for (int v = 0; v < kVariants; ++v) {
-          if (v == kLL && bytes > GC_LL_MAX_BYTES) continue;
-          if (v == kSentinel && bytes > GC_SENT_MAX_BYTES) continue;
-          if (v == kLL128 && (kAllReduce[v][dt] == nullptr || count > GC_LL128_MAX_COUNT(dt))) continue;
-          for (int op = 0; op < 5; ++op) {
-            if (v == kLL128 && op != GC_OP_SUM && op != GC_OP_AVG) continue;
-            if (bytes >= (1u << 20) && op != GC_OP_SUM && op != GC_OP_MAX) continue;  // 1 MB: two ops
-            testAllReduce(c, b, v, dt, op, count, /*inPlace=*/count == 1021 && op == GC_OP_SUM);
-          }
-        }
-        for (int v = 0; v < 2; ++v) {
-          if (v == 0 && bytes > GC_LL_MAX_BYTES) continue;
-          for (int op = 0; op < 5; ++op) {
-            if (bytes >= (1u << 20) && op != GC_OP_SUM) continue;
-            testReduceScatter(c, b, v, dt, op, count);
-          }
-        }
-      }
-    }
-    for (int m = 0; m < 4; ++m)
-      for (int v = 0; v < 2; ++v)
-        for (int dt : {GC_DT_FLOAT32, GC_DT_INT8}) {
-          const uint32_t esz = gc_dtype_size(dt);
-          std::vector<uint64_t> counts = {1, 3, 1021, 4096 / esz, 65536 / esz, (1u << 20) / esz};
-          if (v == 1 && dt == GC_DT_FLOAT32 && (n == 2 || n == 8)) counts.push_back((64u << 20) / esz / (m == kBroadcast ? 1 : n));
-          if (quick) counts = {1, 1021};
-          for (uint64_t count : counts) {
-            const uint64_t peerBytes = count * esz * (m == kAllToAllv ? 2 : 1);
-            if (v == 0 && peerBytes > GC_LL_MAX_BYTES) continue;
-            testMove(c, b, m, v, dt, count, m == kBroadcast ? (int)(count % n) : 0);
-          }
-        }
-    testSentinelPayload(c, b);
-    std::printf("n=%d: %ld checks in %.1f s (failures so far: %ld)\n", n, tally.pass + tally.fail - before,
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), tally.fail);
-    std::fflush(stdout);
-  }
+  runMatrix(groups);
   for (const std::string& f : tally.firstFailures) std::printf("  failure: %s\n", f.c_str());
   std::printf("\ngc_test: %ld passed, %ld failed, %.1f s\n", tally.pass, tally.fail,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -7,6 +7,7 @@
 #   e.g. GC_BENCH_ARGS="--before reference.fatbin" times every kernel against an older build's.
 set -uo pipefail
 cd "$(dirname "$0")"
+# gc_test reads correctness-matrix.txt beside it (this folder): binaries copied elsewhere take it along.
 out="${OUT:-.}"
 export OUT="$out" NCCL_NVLS_ENABLE=0
 export GC_DATE="${GC_DATE:-$(date -u +%F)}" GC_COMMIT="${GC_COMMIT:-$(git rev-parse HEAD 2>/dev/null || cat commit.txt 2>/dev/null)}"
@@ -27,7 +28,7 @@ bench_args="${GC_BENCH_ARGS-${quick:+--floor-only}}"
 [ -x gc_test ] || exit 2
 if [ "$test_args" != "--skip" ]; then timeout 240 ./gc_test $test_args > "$out/gc_test.log" 2>&1; fi
 rc=$?
-grep -E "^FAIL|graph of|robustness|checks in|gc_test:" "$out/gc_test.log" | tail -30
+grep -E "^FAIL|graph of|robustness|checks in|correctness matrix|gc_test:" "$out/gc_test.log" | tail -30
 CUDA_VISIBLE_DEVICES=0 timeout 150 ./gc_bench $bench_args > "$out/gc_bench.log" 2>&1
 sed -n '/against the floor/,/wrote/p;/before (/,/wrote/p' "$out/gc_bench.log"
 grep -E "CHECK FAILED|ERROR" "$out/gc_bench.log" | head

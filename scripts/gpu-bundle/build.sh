@@ -4,6 +4,7 @@
 #   jre/   a jlink'ed Java 17 runtime from this machine's JDK
 #   lib/   gpucoll api/core/cuda jars, the native-kernels jar (with the fatbin), the GPU checks jar
 #          (gpucoll-gpu-checks: suite, benchmark, multi-GPU mains), JavaCPP + CUDA presets (linux-x86_64)
+#   bin/   gc_bench, gc_test with correctness-matrix.txt beside it, the shipped fatbin (gzip'ed)
 #   run.sh the one command to run there (copied from scripts/gpu-bundle/run.sh)
 # It travels to the GPU machine next to the repository (64 MiB per upload, the repository included):
 # the bundle must stay under 50 MiB.
@@ -53,17 +54,23 @@ jlink --add-modules java.base,jdk.unsupported,java.management,java.logging \
 strip --strip-unneeded "$BUNDLE/jre/lib/server/libjvm.so" 2>/dev/null || true
 
 # The C++ benchmark (native-kernels/test/gc_bench.cu), for the C++ launch-cost number of the same run,
-# and the shipped fatbin it loads with cuModuleLoadData (gzip'ed: 9 MB of SASS packs to a quarter).
-# Built here (nvcc, static cudart) for sm_90.
+# and the shipped fatbin it loads with cuModuleLoadData (gzip'ed: 9 MB of SASS packs to a quarter);
+# the C++ correctness test gc_test with the correctness matrix beside it (where it looks for it).
+# Built here (nvcc, static cudart) for sm_90, the kernels compiled once for both.
 mkdir -p "$BUNDLE/bin"
 unzip -p "$BUNDLE"/lib/gpucoll-native-kernels-*.jar dev/gpucoll/native/gpucoll_kernels.fatbin \
   | gzip -9 > "$BUNDLE/bin/gpucoll_kernels.fatbin.gz"
 if command -v nvcc >/dev/null && [ -f "$ROOT/native-kernels/test/gc_bench.cu" ]; then
-  nvcc -std=c++17 -O3 -I"$ROOT/native-kernels/include" -gencode arch=compute_90,code=sm_90 \
-    -Xcompiler -fno-fast-math -o "$BUNDLE/bin/gc_bench" "$ROOT/native-kernels/test/gc_bench.cu" \
-    "$ROOT/native-kernels/test/all_kernels.cu"
+  NVFLAGS=(-std=c++17 -O3 -I"$ROOT/native-kernels/include" -gencode arch=compute_90,code=sm_90 -Xcompiler -fno-fast-math)
+  kernels_o=$(mktemp --suffix=.o)
+  nvcc "${NVFLAGS[@]}" -c -o "$kernels_o" "$ROOT/native-kernels/test/all_kernels.cu"
+  nvcc "${NVFLAGS[@]}" -o "$BUNDLE/bin/gc_bench" "$ROOT/native-kernels/test/gc_bench.cu" "$kernels_o"
+  nvcc "${NVFLAGS[@]}" -o "$BUNDLE/bin/gc_test" "$ROOT/native-kernels/test/gc_test.cu" "$kernels_o"
+  rm -f "$kernels_o"
+  cp "$ROOT/native-kernels/test/correctness-matrix.txt" "$BUNDLE/bin/correctness-matrix.txt"
+  "$BUNDLE/bin/gc_test" --list-cases | tail -1 | sed 's/^total /build.sh: gc_test reads its matrix: cases, groups: /'
 else
-  echo "build.sh: no nvcc or no native-kernels/test/gc_bench.cu: the bundle has no C++ launcher" >&2
+  echo "build.sh: no nvcc or no native-kernels/test/gc_bench.cu: the bundle has no C++ launcher and no gc_test" >&2
 fi
 
 # The GPU machine may have no unzip: record here which optional mains the bundle holds.

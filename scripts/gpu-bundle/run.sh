@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one command on the GPU machine (no Java there): runs the GPU correctness suite, the NCCL
 # self-check (when present), and the GPU benchmark, from the bundle built by scripts/gpu-bundle/build.sh.
-# Run from the repository root:  bash .gpu-bundle/run.sh [--quick] [--suite-only|--bench-only]
+# Run from the repository root:  bash .gpu-bundle/run.sh [--quick] [--suite-only|--bench-only|--cpp-test]
+# (--cpp-test: only the C++ correctness test gc_test, on the correctness matrix beside it)
 # Logs go to $OUT when set, else /tmp/gpucoll-out; the short tables print last.
 set -uo pipefail
 BUNDLE=$(cd "$(dirname "$0")" && pwd)
@@ -19,6 +20,7 @@ for a in "$@"; do
     --quick) QUICK=--quick ;;
     --suite-only) WHAT=suite ;;
     --bench-only) WHAT=bench ;;
+    --cpp-test) WHAT=cpp-test ;;
     *) echo "run.sh: unknown argument $a" >&2; exit 2 ;;
   esac
 done
@@ -27,6 +29,14 @@ echo "== bundle commit $(tr '\n' ' ' < "$BUNDLE/COMMIT"); $(date -u +%FT%TZ)"
 nvidia-smi --query-gpu=index,name,driver_version,uuid,pci.bus_id --format=csv,noheader | tee "$LOGS/gpus.txt"
 nvidia-smi topo -m > "$LOGS/topo.txt" 2>&1 || true
 "$JAVA" -version 2>&1 | sed -n 1p
+
+if [ "$WHAT" = cpp-test ]; then
+  [ -x "$BUNDLE/bin/gc_test" ] || { echo "run.sh: the bundle has no bin/gc_test (built without nvcc)" >&2; exit 2; }
+  (cd "$LOGS" && timeout "${GC_TEST_TIMEOUT_S:-300}" "$BUNDLE/bin/gc_test" $QUICK) > "$LOGS/gc_test.log" 2>&1
+  RC=$?
+  grep -E "^FAIL|graph of|robustness|checks in|correctness matrix|gc_test:" "$LOGS/gc_test.log" | tail -40
+  exit $RC
+fi
 
 # The C++ benchmark (built into the bundle): its host cost per cuLaunchKernel of gc_allreduce_ll_f32 is
 # the reference for the Java launch path, measured in the same run.

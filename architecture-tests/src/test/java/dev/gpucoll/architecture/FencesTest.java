@@ -40,12 +40,12 @@ class FencesTest {
       "dev.gpucoll.cuda.DeviceFacts", "dev.gpucoll.cuda.CudaException");
 
   /**
-   * What the GPU checks may use besides: the kernel table and the variants' names, the loaded
+   * What the GPU checks may use besides: the kernel table (kernels, protocols: the variants), the loaded
    * fatbin (every shipped kernel must be in it), and the NCCL layer and the eligibility facts,
    * which NcclSelfCheck checks against NCCL's own log.
    */
   private static final DescribedPredicate<JavaClass> CUDA_FOR_CHECKS = topLevelNamed(Set.of(
-      "dev.gpucoll.cuda.KernelVariant", "dev.gpucoll.cuda.KernelTable", "dev.gpucoll.cuda.KernelImage"))
+      "dev.gpucoll.cuda.KernelTable", "dev.gpucoll.cuda.KernelImage"))
       .or(resideInAPackage("dev.gpucoll.cuda.nccl"))
       .or(resideInAPackage("dev.gpucoll.cuda.eligibility"));
 

@@ -3,7 +3,6 @@ package dev.gpucoll.examples.gpu;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.spark.BarrierPartitionFunction;
-import dev.gpucoll.spark.GpuCollectives;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -11,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.IntStream;
@@ -50,22 +50,12 @@ public final class CudfGpuCheck {
 
   record Options(int ranks, int executors, boolean quick, boolean forced, int shuffleRows) {
     static Options parse(String[] args) {
-      int ranks = 2;
-      int executors = 1;
-      boolean quick = false;
-      boolean forced = true;
-      int shuffleRows = 0;
-      for (int i = 0; i < args.length; i++) {
-        switch (args[i]) {
-          case "--ranks" -> ranks = Integer.parseInt(value(args, ++i, "--ranks"));
-          case "--executors" -> executors = Integer.parseInt(value(args, ++i, "--executors"));
-          case "--quick" -> quick = true;
-          case "--no-forced" -> forced = false;
-          case "--shuffle-rows" -> shuffleRows = Integer.parseInt(value(args, ++i, "--shuffle-rows"));
-          default -> throw new IllegalArgumentException("unknown argument " + args[i] + "; usage: CudfGpuCheck"
-              + " --ranks N --executors E [--quick] [--no-forced] [--shuffle-rows R]");
-        }
-      }
+      JobArgs a = JobArgs.parse(args, Set.of("--ranks", "--executors", "--shuffle-rows"), Set.of("--quick", "--no-forced"),
+          "CudfGpuCheck --ranks N --executors E [--quick] [--no-forced] [--shuffle-rows R]");
+      int ranks = a.intValue("--ranks", 2);
+      int executors = a.intValue("--executors", 1);
+      boolean quick = a.has("--quick");
+      int shuffleRows = a.intValue("--shuffle-rows", 0);
       if (ranks < 1 || executors < 1 || shuffleRows < 0) {
         throw new IllegalArgumentException("--ranks and --executors must be at least 1, --shuffle-rows not"
             + " negative (got " + ranks + ", " + executors + ", " + shuffleRows + ")");
@@ -73,14 +63,7 @@ public final class CudfGpuCheck {
       if (shuffleRows == 0) {
         shuffleRows = quick ? 1 << 20 : 4 << 20;
       }
-      return new Options(ranks, executors, quick, forced, shuffleRows);
-    }
-
-    private static String value(String[] args, int i, String flag) {
-      if (i >= args.length) {
-        throw new IllegalArgumentException(flag + " needs a value");
-      }
-      return args[i];
+      return new Options(ranks, executors, quick, !a.has("--no-forced"), shuffleRows);
     }
 
     /**
@@ -147,21 +130,9 @@ public final class CudfGpuCheck {
    */
   private static List<String> stage(JavaSparkContext jsc, Options o, String name, String forced,
       BarrierPartitionFunction<Integer, String> body) {
-    System.out.println("== stage " + name + (forced == null ? "" : " (spark.gpucoll.algorithm=" + forced + ")"));
-    jsc.setJobDescription("CudfGpuCheck " + name);
-    jsc.setLocalProperty("spark.gpucoll.algorithm", forced);
-    try {
-      List<String> lines = GpuCollectives.barrierMapPartitions(
-          jsc.parallelize(IntStream.range(0, o.ranks()).boxed().toList(), o.ranks()), body).collect();
-      lines.forEach(l -> System.out.println(l.replaceFirst(" data=(.{0,40}).*", " data=$1...")));
-      return lines;
-    } catch (Exception e) { // Spark's SparkException is checked in Java terms
-      String line = "FAIL stage=" + name + " the stage failed: " + e.toString().replace('\n', ' ');
-      System.out.println(line);
-      return List.of(line);
-    } finally {
-      jsc.setLocalProperty("spark.gpucoll.algorithm", null);
-    }
+    return BarrierStage.run(jsc, "CudfGpuCheck", name, forced,
+        jsc.parallelize(IntStream.range(0, o.ranks()).boxed().toList(), o.ranks()), body,
+        l -> l.replaceFirst(" data=(.{0,40}).*", " data=$1..."));
   }
 
   // ---------------------------------------------------------------- stage bodies (executors)

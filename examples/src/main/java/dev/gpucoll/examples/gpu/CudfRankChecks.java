@@ -24,7 +24,6 @@ import dev.gpucoll.cudf.CudfCollectives;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -60,9 +59,7 @@ final class CudfRankChecks {
   private final int n;
   /** The largest per-rank payload of one call (a forced LL kernel takes 64 KiB). */
   private final long maxBytes;
-  private final List<String> lines = new ArrayList<>();
-  private int cases;
-  private int failures;
+  private final CaseTally tally;
   private int skipped;
   /** The case that threw, after which this stage runs no more cases. */
   private String broken;
@@ -75,6 +72,7 @@ final class CudfRankChecks {
     this.rank = comm.rank();
     this.n = comm.size();
     this.maxBytes = maxBytes;
+    this.tally = new CaseTally(stage, "cudf", rank, MAX_FAIL_LINES);
   }
 
   // ---------------------------------------------------------------- cuDF in this executor
@@ -104,15 +102,13 @@ final class CudfRankChecks {
 
   List<String> finish() {
     if (broken != null) {
-      lines.add("FAIL stage=" + stage + " memory=cudf rank=" + rank + " " + skipped + " case(s) not run after '"
-          + broken + "' threw");
+      tally.fail(skipped + " case(s) not run after '" + broken + "' threw");
     }
-    lines.add("CHECKS stage=" + stage + " memory=cudf rank=" + rank + " cases=" + cases + " failures=" + failures);
-    return lines;
+    return tally.finish(false);
   }
 
   boolean failed() {
-    return failures > 0;
+    return tally.failures() > 0;
   }
 
   // ---------------------------------------------------------------- raw device buffers
@@ -156,16 +152,9 @@ final class CudfRankChecks {
     }
     try (DeviceMemoryBuffer send = upload(in[rank], stream); DeviceMemoryBuffer recv = upload(poison(bytes), stream)) {
       on.allReduce(send, recv, count, t, op);
-      ByteBuffer out = download(recv, bytes, stream);
-      long[] terms = new long[n];
-      for (long i = 0; i < count; i++) {
-        for (int r = 0; r < n; r++) {
-          terms[r] = Elements.bits(in[r], t, i);
-        }
-        String bad = Reduction.check(t, op, terms, Elements.bits(out, t, i), Accumulation.ELEMENT_TYPE);
-        if (bad != null) {
-          return "element " + i + ": " + bad;
-        }
+      String bad = Reduction.firstWrong(t, op, in, 0, download(recv, bytes, stream), count, Accumulation.ELEMENT_TYPE);
+      if (bad != null) {
+        return "element " + bad;
       }
       return sameBytes(in[rank], 0, download(send, bytes, stream), 0, bytes, "the send buffer changed");
     }
@@ -242,16 +231,10 @@ final class CudfRankChecks {
       if (shape != null) {
         return shape;
       }
-      ByteBuffer got = download(out.getData(), bytes, null);
-      long[] terms = new long[n];
-      for (long i = 0; i < rows; i++) {
-        for (int r = 0; r < n; r++) {
-          terms[r] = Elements.bits(in[r], t, i);
-        }
-        String bad = Reduction.check(t, op, terms, Elements.bits(got, t, i), Accumulation.ELEMENT_TYPE);
-        if (bad != null) {
-          return "row " + i + ": " + bad;
-        }
+      String bad = Reduction.firstWrong(t, op, in, 0, download(out.getData(), bytes, null), rows,
+          Accumulation.ELEMENT_TYPE);
+      if (bad != null) {
+        return "row " + bad;
       }
       return sameBytes(in[rank], 0, download(col.getData(), bytes, null), 0, bytes, "the input column changed");
     }
@@ -451,7 +434,7 @@ final class CudfRankChecks {
       }
     });
     if (result[0] != null) {
-      lines.add(result[0]);
+      tally.add(result[0]);
     }
   }
 
@@ -540,7 +523,7 @@ final class CudfRankChecks {
       }
     });
     if (bench[0] != null) {
-      lines.add(bench[0]);
+      tally.add(bench[0]);
     }
   }
 
@@ -577,7 +560,6 @@ final class CudfRankChecks {
       skipped++;
       return;
     }
-    cases++;
     String bad;
     try {
       bad = check.get();
@@ -585,12 +567,7 @@ final class CudfRankChecks {
       bad = "threw " + e.toString().replace('\n', ' ');
       broken = what;
     }
-    if (bad != null) {
-      failures++;
-      if (failures <= MAX_FAIL_LINES) {
-        lines.add("FAIL stage=" + stage + " memory=cudf rank=" + rank + " " + what + ": " + bad);
-      }
-    }
+    tally.ran(what, bad);
   }
 
   private long nextSeed() {
@@ -653,13 +630,7 @@ final class CudfRankChecks {
   }
 
   private static String sameBytes(ByteBuffer want, long wantAt, ByteBuffer got, long gotAt, long bytes, String what) {
-    for (long i = 0; i < bytes; i++) {
-      byte w = want.get(Math.toIntExact(wantAt + i));
-      byte g = got.get(Math.toIntExact(gotAt + i));
-      if (w != g) {
-        return what + ": byte " + i + " is " + (g & 0xFF) + ", expected " + (w & 0xFF);
-      }
-    }
-    return null;
+    String bad = CaseTally.sameBytes(want, wantAt, got, gotAt, bytes);
+    return bad == null ? null : what + ": " + bad;
   }
 }

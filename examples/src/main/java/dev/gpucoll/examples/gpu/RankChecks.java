@@ -3,24 +3,25 @@ package dev.gpucoll.examples.gpu;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.check.CorrectnessMatrix;
 import dev.gpucoll.check.Elements;
 import dev.gpucoll.check.Reduction;
 import dev.gpucoll.check.Reduction.Accumulation;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.SplittableRandom;
 
 /**
- * One rank's correctness matrix over one {@link Memory}: every collective at sizes from one
- * element up to {@code maxBytes}, each output checked on this rank against the inputs of every
- * rank (regenerated here from their seeds) by the GPU checks' reference (gpucoll-check-support),
+ * One rank's checks over one {@link Memory}: the cases of the GPU checks' correctness matrix
+ * (native-kernels/test/correctness-matrix.txt, its "auto" blocks at this group's size, through
+ * gpucoll-check-support) whose buffers fit {@code maxBytes}, each output checked on this rank against
+ * the inputs of every rank (regenerated here from their seeds) by the GPU checks' reference,
  * with the rounding bound of any path (NCCL may accumulate 16-bit floats in 16 bits). Returns report lines; a wrong element or an error is a
  * "FAIL" line, never an exception, so the other ranks' results still reach the driver.
  */
 final class RankChecks {
-  static final DataType[] REDUCE_TYPES = {DataType.FLOAT32, DataType.FLOAT64, DataType.FLOAT16, DataType.BFLOAT16,
-      DataType.INT32, DataType.INT64};
-  static final DataType[] MOVE_TYPES = {DataType.INT8, DataType.FLOAT16, DataType.FLOAT32, DataType.FLOAT64};
+  /** Seeds the matrix's random choices (broadcast roots, allToAllv tables): every rank makes the same. */
+  private static final long MATRIX_SEED = 0x5EED_CA5EL;
   private static final int MAX_FAIL_LINES = 40;
   private static final int MAX_CONSECUTIVE_ERRORS = 3;
 
@@ -29,9 +30,7 @@ final class RankChecks {
   private final String stage;
   private final int rank;
   private final int n;
-  private final List<String> lines = new ArrayList<>();
-  private int cases;
-  private int failures;
+  private final CaseTally tally;
   private int consecutiveErrors;
   private long seed;
 
@@ -41,67 +40,58 @@ final class RankChecks {
     this.stage = stage;
     this.rank = comm.rank();
     this.n = comm.size();
+    this.tally = new CaseTally(stage, mem.name(), rank, MAX_FAIL_LINES);
   }
 
-  /** Sizes in bytes from one element up to {@code maxBytes}; an odd element count among them. */
-  static long[] sizes(long maxBytes, int elementSize) {
-    long[] all = {elementSize, 4096 + 3L * elementSize, 64 << 10, 1 << 20, 16 << 20, 64 << 20};
-    return java.util.Arrays.stream(all).filter(b -> b <= Math.max(maxBytes, elementSize)).toArray();
-  }
-
-  /** The whole matrix; {@code maxBytes} caps every buffer, {@code allOps64M} runs every op at the largest size. */
-  List<String> runAll(long maxBytes, boolean everyOpAtLargest) {
-    for (DataType t : REDUCE_TYPES) {
-      for (ReduceOp op : ReduceOp.values()) {
-        for (long bytes : sizes(maxBytes, t.byteSize())) {
-          if (bytes > (16 << 20) && !everyOpAtLargest && op != ReduceOp.SUM && op != ReduceOp.MAX) {
-            continue;
-          }
-          allReduce(t, op, bytes / t.byteSize());
-        }
+  /**
+   * The matrix's cases whose largest buffer on any rank fits {@code maxBytes} (every rank skips the
+   * same ones), then split; {@code quick} leaves out the sizes marked for the full matrix.
+   */
+  List<String> runAll(long maxBytes, boolean quick) {
+    int beyond = 0;
+    for (CorrectnessMatrix.Case c : CorrectnessMatrix.load().casesAt(CorrectnessMatrix.AUTO, n, quick,
+        new SplittableRandom(MATRIX_SEED))) {
+      long largest = 0;
+      for (int r = 0; r < n; r++) {
+        largest = Math.max(largest, Math.max(c.sendElems(r, n), c.recvElems(r, n)) * c.t().byteSize());
+      }
+      if (largest > maxBytes) {
+        beyond++;
+        continue;
+      }
+      switch (c.c()) {
+        case ALL_REDUCE -> allReduce(c.t(), c.op(), c.count(), c.inPlace());
+        case REDUCE_SCATTER -> reduceScatter(c.t(), c.op(), c.count());
+        case ALL_GATHER -> allGather(c.t(), c.count());
+        case ALL_TO_ALL -> allToAll(c.t(), c.count());
+        case ALL_TO_ALLV -> allToAllv(c.t(), c);
+        case BROADCAST -> broadcast(c.t(), c.count(), c.root(), c.inPlace());
+        case BARRIER -> barrier();
       }
     }
-    for (DataType t : MOVE_TYPES) {
-      for (long bytes : sizes(maxBytes, t.byteSize() * n)) {
-        allGather(t, Math.max(1, bytes / ((long) n * t.byteSize())));
-        allToAll(t, Math.max(1, bytes / ((long) n * t.byteSize())));
-        broadcast(t, bytes / t.byteSize(), (int) (seed % n));
-      }
+    if (beyond > 0) {
+      tally.add("NOTE stage=" + stage + " memory=" + mem.name() + " rank=" + rank + " " + beyond
+          + " matrix cases need buffers above " + maxBytes + " bytes (--max-bytes): not run");
     }
-    for (DataType t : new DataType[] {DataType.FLOAT32, DataType.BFLOAT16, DataType.INT32, DataType.FLOAT64}) {
-      for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.MAX}) {
-        for (long bytes : sizes(maxBytes, t.byteSize() * n)) {
-          reduceScatter(t, op, Math.max(1, bytes / ((long) n * t.byteSize())));
-        }
-      }
-    }
-    for (long unit : new long[] {1, 1000, 64 << 10}) {
-      if (unit * 4 * 4 * n <= maxBytes || unit == 1) {
-        allToAllv(DataType.FLOAT32, unit);
-      }
-    }
-    barrier();
     split();
     return finish();
   }
 
   /** One small case per collective (a later stage on a cached communicator). */
   List<String> runSmall() {
-    allReduce(DataType.FLOAT32, ReduceOp.SUM, 1000);
-    allReduce(DataType.BFLOAT16, ReduceOp.AVG, 3);
+    allReduce(DataType.FLOAT32, ReduceOp.SUM, 1000, false);
+    allReduce(DataType.BFLOAT16, ReduceOp.AVG, 3, false);
     allGather(DataType.FLOAT32, 257);
     reduceScatter(DataType.FLOAT64, ReduceOp.SUM, 100);
     allToAll(DataType.INT8, 1001);
-    allToAllv(DataType.FLOAT32, 10);
-    broadcast(DataType.FLOAT64, 333, n - 1);
+    allToAllv(DataType.FLOAT32, CorrectnessMatrix.allToAllvCase(DataType.FLOAT32, n, 10, new SplittableRandom(MATRIX_SEED)));
+    broadcast(DataType.FLOAT64, 333, n - 1, false);
     barrier();
     return finish();
   }
 
   List<String> finish() {
-    lines.add(0, "CHECKS stage=" + stage + " memory=" + mem.name() + " rank=" + rank + " cases=" + cases
-        + " failures=" + failures);
-    return lines;
+    return tally.finish(true);
   }
 
   /** True when errors in a row stopped the matrix: the communicator is not to be trusted further. */
@@ -111,25 +101,15 @@ final class RankChecks {
 
   // ---------------------------------------------------------------- cases
 
-  void allReduce(DataType t, ReduceOp op, long count) {
+  void allReduce(DataType t, ReduceOp op, long count, boolean inPlace) {
     long s = ++seed;
-    run("allReduce " + t + " " + op + " " + count * t.byteSize() + " B", () -> {
+    run("allReduce " + t + " " + op + " " + count * t.byteSize() + " B" + (inPlace ? " in-place" : ""), () -> {
       Memory.Buf send = mem.send(Elements.input(s, rank, t, op, count));
-      Memory.Buf recv = mem.recv(count * t.byteSize());
+      Memory.Buf recv = inPlace ? send : mem.recv(count * t.byteSize());
       comm.allReduce(send.comm(), recv.comm(), count, t, op);
       ByteBuffer out = mem.read(recv);
-      ByteBuffer[] in = inputs(s, t, op, count);
-      long[] terms = new long[n];
-      for (long i = 0; i < count; i++) {
-        for (int r = 0; r < n; r++) {
-          terms[r] = Elements.bits(in[r], t, i);
-        }
-        String bad = Reduction.check(t, op, terms, Elements.bits(out, t, i), Accumulation.ELEMENT_TYPE);
-        if (bad != null) {
-          return "element " + i + ": " + bad;
-        }
-      }
-      return null;
+      String bad = Reduction.firstWrong(t, op, inputs(s, t, op, count), 0, out, count, Accumulation.ELEMENT_TYPE);
+      return bad == null ? null : "element " + bad;
     });
   }
 
@@ -140,18 +120,9 @@ final class RankChecks {
       Memory.Buf recv = mem.recv(count * t.byteSize());
       comm.reduceScatter(send.comm(), recv.comm(), count, t, op);
       ByteBuffer out = mem.read(recv);
-      ByteBuffer[] in = inputs(s, t, op, count * n);
-      long[] terms = new long[n];
-      for (long i = 0; i < count; i++) {
-        for (int r = 0; r < n; r++) {
-          terms[r] = Elements.bits(in[r], t, rank * count + i);
-        }
-        String bad = Reduction.check(t, op, terms, Elements.bits(out, t, i), Accumulation.ELEMENT_TYPE);
-        if (bad != null) {
-          return "element " + i + ": " + bad;
-        }
-      }
-      return null;
+      String bad = Reduction.firstWrong(t, op, inputs(s, t, op, count * n), rank * count, out, count,
+          Accumulation.ELEMENT_TYPE);
+      return bad == null ? null : "element " + bad;
     });
   }
 
@@ -191,39 +162,19 @@ final class RankChecks {
     });
   }
 
-  /** Rank r sends (1 + (3r + 5p) % 4) * unit elements to rank p, blocks packed in peer order. */
-  void allToAllv(DataType t, long unit) {
+  /** The case's count table (the same on every rank): rank r's rows, checked against every sender's input. */
+  void allToAllv(DataType t, CorrectnessMatrix.Case c) {
     long s = ++seed;
-    run("allToAllv " + t + " unit " + unit, () -> {
-      long[] sendCounts = new long[n];
-      long[] sendDispls = new long[n];
-      long[] recvCounts = new long[n];
-      long[] recvDispls = new long[n];
-      long sendTotal = 0;
-      long recvTotal = 0;
-      for (int p = 0; p < n; p++) {
-        sendCounts[p] = vCount(rank, p, unit);
-        sendDispls[p] = sendTotal;
-        sendTotal += sendCounts[p];
-        recvCounts[p] = vCount(p, rank, unit);
-        recvDispls[p] = recvTotal;
-        recvTotal += recvCounts[p];
-      }
-      Memory.Buf send = mem.send(Elements.input(s, rank, t, null, sendTotal));
-      Memory.Buf recv = mem.recv(recvTotal * t.byteSize());
-      comm.allToAllv(send.comm(), sendCounts, sendDispls, recv.comm(), recvCounts, recvDispls, t);
+    run("allToAllv " + t + " counts up to " + c.count(), () -> {
+      long[][] mine = c.a2avOf(rank);
+      Memory.Buf send = mem.send(Elements.input(s, rank, t, null, c.sendElems(rank, n)));
+      Memory.Buf recv = mem.recv(c.recvElems(rank, n) * t.byteSize());
+      comm.allToAllv(send.comm(), mine[0], mine[1], recv.comm(), mine[2], mine[3], t);
       ByteBuffer out = mem.read(recv);
       for (int r = 0; r < n; r++) {
-        long peerTotal = 0;
-        long peerDispl = 0;
-        for (int p = 0; p < n; p++) {
-          if (p == rank) {
-            peerDispl = peerTotal;
-          }
-          peerTotal += vCount(r, p, unit);
-        }
-        String bad = sameBytes(Elements.input(s, r, t, null, peerTotal), (int) (peerDispl * t.byteSize()), out,
-            (int) (recvDispls[r] * t.byteSize()), (int) (recvCounts[r] * t.byteSize()));
+        long[][] peer = c.a2avOf(r);
+        String bad = sameBytes(Elements.input(s, r, t, null, c.sendElems(r, n)), (int) (peer[1][rank] * t.byteSize()),
+            out, (int) (mine[3][r] * t.byteSize()), (int) (mine[2][r] * t.byteSize()));
         if (bad != null) {
           return "block from rank " + r + ": " + bad;
         }
@@ -232,15 +183,11 @@ final class RankChecks {
     });
   }
 
-  private static long vCount(int from, int to, long unit) {
-    return (1 + (3L * from + 5L * to) % 4) * unit;
-  }
-
-  void broadcast(DataType t, long count, int root) {
+  void broadcast(DataType t, long count, int root, boolean inPlace) {
     long s = ++seed;
-    run("broadcast " + t + " " + count * t.byteSize() + " B root " + root, () -> {
+    run("broadcast " + t + " " + count * t.byteSize() + " B root " + root + (inPlace ? " in-place" : ""), () -> {
       Memory.Buf send = mem.send(Elements.input(s, rank, t, null, count));
-      Memory.Buf recv = mem.recv(count * t.byteSize());
+      Memory.Buf recv = inPlace ? send : mem.recv(count * t.byteSize());
       comm.broadcast(send.comm(), recv.comm(), count, t, root);
       ByteBuffer out = mem.read(recv);
       return sameBytes(Elements.input(s, root, t, null, count), 0, out, 0, (int) (count * t.byteSize()));
@@ -299,14 +246,7 @@ final class RankChecks {
   }
 
   private static String sameBytes(ByteBuffer expect, int expectAt, ByteBuffer got, int gotAt, int len) {
-    for (int i = 0; i < len; i++) {
-      byte e = expect.get(expectAt + i);
-      byte g = got.get(gotAt + i);
-      if (e != g) {
-        return "byte " + i + " expected 0x" + Integer.toHexString(e & 0xFF) + ", got 0x" + Integer.toHexString(g & 0xFF);
-      }
-    }
-    return null;
+    return CaseTally.sameBytes(expect, expectAt, got, gotAt, len);
   }
 
   private interface Case {
@@ -318,7 +258,6 @@ final class RankChecks {
     if (consecutiveErrors >= MAX_CONSECUTIVE_ERRORS) {
       return; // the communicator is broken: the first errors say why
     }
-    cases++;
     String bad;
     try {
       bad = c.run();
@@ -327,21 +266,15 @@ final class RankChecks {
       bad = "error: " + e;
       consecutiveErrors++;
       if (consecutiveErrors == MAX_CONSECUTIVE_ERRORS) {
-        lines.add("FAIL stage=" + stage + " memory=" + mem.name() + " rank=" + rank + " " + MAX_CONSECUTIVE_ERRORS
-            + " errors in a row: the remaining cases of this stage are skipped");
+        tally.fail(MAX_CONSECUTIVE_ERRORS + " errors in a row: the remaining cases of this stage are skipped");
       }
     } finally {
       try {
         mem.caseDone();
       } catch (RuntimeException e) {
-        lines.add("FAIL stage=" + stage + " memory=" + mem.name() + " rank=" + rank + " releasing buffers: " + e);
+        tally.fail("releasing buffers: " + e);
       }
     }
-    if (bad != null) {
-      failures++;
-      if (failures <= MAX_FAIL_LINES) {
-        lines.add("FAIL stage=" + stage + " memory=" + mem.name() + " rank=" + rank + " " + what + ": " + bad);
-      }
-    }
+    tally.ran(what, bad);
   }
 }

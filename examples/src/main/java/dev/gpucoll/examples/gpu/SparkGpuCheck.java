@@ -5,7 +5,6 @@ import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.spark.BarrierPartitionFunction;
-import dev.gpucoll.spark.GpuCollectives;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -13,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
@@ -49,37 +49,21 @@ public final class SparkGpuCheck {
 
   record Options(int ranks, int executors, boolean quick, boolean fractional, long maxBytes) implements Serializable {
     static Options parse(String[] args) {
-      int ranks = 0;
-      int executors = 0;
-      boolean quick = false;
-      boolean fractional = false;
-      long maxBytes = 0;
-      for (int i = 0; i < args.length; i++) {
-        switch (args[i]) {
-          case "--ranks" -> ranks = Integer.parseInt(value(args, ++i, "--ranks"));
-          case "--executors" -> executors = Integer.parseInt(value(args, ++i, "--executors"));
-          case "--quick" -> quick = true;
-          case "--fractional" -> fractional = true;
-          case "--max-bytes" -> maxBytes = Long.parseLong(value(args, ++i, "--max-bytes"));
-          default -> throw new IllegalArgumentException("unknown argument " + args[i]
-              + "; usage: SparkGpuCheck --ranks N --executors E [--quick] [--fractional] [--max-bytes B]");
-        }
-      }
+      JobArgs a = JobArgs.parse(args, Set.of("--ranks", "--executors", "--max-bytes"), Set.of("--quick", "--fractional"),
+          "SparkGpuCheck --ranks N --executors E [--quick] [--fractional] [--max-bytes B]");
+      int ranks = a.intValue("--ranks", 0);
+      int executors = a.intValue("--executors", 0);
+      boolean quick = a.has("--quick");
+      boolean fractional = a.has("--fractional");
       if (ranks < 1 || executors < 1) {
         throw new IllegalArgumentException("--ranks and --executors must be at least 1 (got " + ranks + ", "
             + executors + ")");
       }
+      long maxBytes = a.longValue("--max-bytes", 0);
       if (maxBytes <= 0) {
         maxBytes = quick || fractional ? 1 << 20 : 64 << 20;
       }
       return new Options(ranks, executors, quick, fractional, maxBytes);
-    }
-
-    private static String value(String[] args, int i, String flag) {
-      if (i >= args.length) {
-        throw new IllegalArgumentException(flag + " needs a value");
-      }
-      return args[i];
     }
   }
 
@@ -126,24 +110,10 @@ public final class SparkGpuCheck {
    */
   private static List<String> stage(JavaSparkContext jsc, Options o, String name, String forcedAlgorithm,
       List<String> executors, BarrierPartitionFunction<Integer, String> body) {
-    System.out.println("== stage " + name + (forcedAlgorithm == null ? "" : " (spark.gpucoll.algorithm="
-        + forcedAlgorithm + ")"));
-    jsc.setJobDescription("SparkGpuCheck " + name);
-    jsc.setLocalProperty("spark.gpucoll.algorithm", forcedAlgorithm);
-    try {
-      JavaRDD<Integer> rdd = executors == null
-          ? jsc.parallelize(IntStream.range(0, o.ranks()).boxed().toList(), o.ranks())
-          : placed(jsc, executors);
-      List<String> lines = GpuCollectives.barrierMapPartitions(rdd, body).collect();
-      lines.forEach(System.out::println);
-      return lines;
-    } catch (Exception e) { // Spark's SparkException is checked in Java terms
-      String line = "FAIL stage=" + name + " the stage failed: " + e.toString().replace('\n', ' ');
-      System.out.println(line);
-      return List.of(line);
-    } finally {
-      jsc.setLocalProperty("spark.gpucoll.algorithm", null);
-    }
+    JavaRDD<Integer> rdd = executors == null
+        ? jsc.parallelize(IntStream.range(0, o.ranks()).boxed().toList(), o.ranks())
+        : placed(jsc, executors);
+    return BarrierStage.run(jsc, "SparkGpuCheck", name, forcedAlgorithm, rdd, body, l -> l);
   }
 
   /** One partition per rank, rank r preferring the executor location {@code executors.get(r)}. */
@@ -176,13 +146,13 @@ public final class SparkGpuCheck {
     out.add(describeRank(comm));
     FIRST_COMMUNICATOR.put(comm.rank(), System.identityHashCode(comm));
     RankChecks host = new RankChecks(comm, Memory.host(), "check");
-    out.addAll(host.runAll(o.maxBytes(), !o.quick()));
+    out.addAll(host.runAll(o.maxBytes(), o.quick()));
     closeIfBroken(comm, host.broken(), out);
     if (comm instanceof GpuCommunicator gpu && !comm.isClosed()) {
       Cuda.setDevice(gpu.device());
       try (Memory device = Memory.devicePooled(gpu, o.maxBytes())) {
         RankChecks c = new RankChecks(comm, device, "check");
-        out.addAll(c.runAll(o.maxBytes(), !o.quick()));
+        out.addAll(c.runAll(o.maxBytes(), o.quick()));
         closeIfBroken(comm, c.broken(), out);
       } catch (RuntimeException e) {
         out.add("FAIL stage=check memory=device rank=" + comm.rank() + " " + e);
@@ -241,7 +211,7 @@ public final class SparkGpuCheck {
           c.allToAll(DataType.FLOAT32, Math.max(1, bytes / (4L * n)));
         }
       }
-      c.allReduce(DataType.FLOAT32, ReduceOp.SUM, Math.min(capacity, 16 << 20) / 4);
+      c.allReduce(DataType.FLOAT32, ReduceOp.SUM, Math.min(capacity, 16 << 20) / 4, false);
       out.addAll(c.finish());
       closeIfBroken(comm, c.broken(), out);
     } catch (RuntimeException e) {
@@ -259,7 +229,7 @@ public final class SparkGpuCheck {
     out.addAll(new RankChecks(comm, Memory.host(), "fractional").runSmall());
     if (comm instanceof GpuCommunicator gpu) {
       Cuda.setDevice(gpu.device());
-      out.addAll(new RankChecks(comm, Memory.deviceFresh(gpu), "fractional").runAll(o.maxBytes(), false));
+      out.addAll(new RankChecks(comm, Memory.deviceFresh(gpu), "fractional").runAll(o.maxBytes(), o.quick()));
     } else {
       out.add("SKIP stage=fractional memory=device-fresh rank=" + comm.rank() + " backend " + comm.backend()
           + ": no device buffers without the gpu backend");

@@ -260,33 +260,50 @@ public final class CorrectnessMatrix {
     Map<Group, List<Case>> out = new LinkedHashMap<>();
     for (Block b : blocks) {
       for (Item<Integer> ranks : b.ranks()) {
-        if (!ranks.runs(quick)) {
-          continue;
-        }
-        int n = ranks.value();
-        List<Case> group = out.computeIfAbsent(new Group(b.variant(), n), g -> new ArrayList<>());
-        for (Collective c : b.collectives()) {
-          for (DataType t : b.types()) {
-            for (Item<Count> count : b.counts()) {
-              if (!count.runs(quick)) {
-                continue;
-              }
-              long elems = count.value().elements(t, n);
-              for (ReduceOp op : b.ops()) {
-                group.add(switch (c) {
-                  case ALL_TO_ALLV -> new Case(c, t, op, elems, 0, b.inPlace(), a2avTable(n, elems, rnd));
-                  case BROADCAST -> new Case(c, t, op, elems, root(b.root(), n, rnd), b.inPlace(), null);
-                  case BARRIER -> new Case(c, t, op, 0, 0, false, null);
-                  default -> new Case(c, t, op, elems, 0, b.inPlace(), null);
-                });
-              }
-            }
-          }
+        if (ranks.runs(quick)) {
+          expand(b, ranks.value(), quick, rnd, out.computeIfAbsent(new Group(b.variant(), ranks.value()), g -> new ArrayList<>()));
         }
       }
     }
     out.values().removeIf(List::isEmpty);
     return out;
+  }
+
+  /**
+   * The cases of every block of {@code variant} for a group of {@code ranks} ranks, whatever group
+   * sizes the lines list (a job on a cluster checks the group it has); {@code quick} leaves out the
+   * counts marked '*'. Every rank that passes the same seed gets the same roots and count tables.
+   */
+  public List<Case> casesAt(String variant, int ranks, boolean quick, SplittableRandom rnd) {
+    List<Case> out = new ArrayList<>();
+    for (Block b : blocks) {
+      if (b.variant().equals(variant)) {
+        expand(b, ranks, quick, rnd, out);
+      }
+    }
+    return out;
+  }
+
+  /** One block's cases at {@code n} ranks, in the order collective, type, count, op. */
+  private static void expand(Block b, int n, boolean quick, SplittableRandom rnd, List<Case> group) {
+    for (Collective c : b.collectives()) {
+      for (DataType t : b.types()) {
+        for (Item<Count> count : b.counts()) {
+          if (!count.runs(quick)) {
+            continue;
+          }
+          long elems = count.value().elements(t, n);
+          for (ReduceOp op : b.ops()) {
+            group.add(switch (c) {
+              case ALL_TO_ALLV -> new Case(c, t, op, elems, 0, b.inPlace(), a2avTable(n, elems, rnd));
+              case BROADCAST -> new Case(c, t, op, elems, root(b.root(), n, rnd), b.inPlace(), null);
+              case BARRIER -> new Case(c, t, op, 0, 0, false, null);
+              default -> new Case(c, t, op, elems, 0, b.inPlace(), null);
+            });
+          }
+        }
+      }
+    }
   }
 
   private static int root(Root r, int n, SplittableRandom rnd) {
@@ -295,6 +312,11 @@ public final class CorrectnessMatrix {
       case LAST -> n - 1;
       case MIDDLE -> n / 2;
     };
+  }
+
+  /** An allToAllv case of a group of {@code n} ranks with the matrix's random table, counts up to {@code maxCount}. */
+  public static Case allToAllvCase(DataType t, int n, long maxCount, SplittableRandom rnd) {
+    return new Case(Collective.ALL_TO_ALLV, t, ReduceOp.SUM, maxCount, 0, false, a2avTable(n, maxCount, rnd));
   }
 
   /** A random allToAllv: counts[src][dst] in [0, maxCount], blocks packed with gaps between some. */

@@ -2,6 +2,7 @@ package dev.gpucoll.check;
 
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ReduceOp;
+import java.nio.ByteBuffer;
 
 /**
  * The reduction rules every implementation must meet, checked per output element from every
@@ -90,6 +91,27 @@ public final class Reduction {
       case BFLOAT16 -> 0x1p-8;
       default -> 0;
     };
+  }
+
+  /**
+   * Checks {@code count} reduced elements: element {@code i} of {@code out} against element
+   * {@code inAt + i} of every rank's input ({@code in[r]}), each by {@link #check}.
+   *
+   * @return null when all are right, else the first wrong index and what is wrong with it
+   */
+  public static String firstWrong(DataType t, ReduceOp op, ByteBuffer[] in, long inAt, ByteBuffer out, long count,
+      Accumulation accumulation) {
+    long[] terms = new long[in.length];
+    for (long i = 0; i < count; i++) {
+      for (int r = 0; r < in.length; r++) {
+        terms[r] = Elements.bits(in[r], t, inAt + i);
+      }
+      String bad = check(t, op, terms, Elements.bits(out, t, i), accumulation);
+      if (bad != null) {
+        return i + ": " + bad;
+      }
+    }
+    return null;
   }
 
   /**

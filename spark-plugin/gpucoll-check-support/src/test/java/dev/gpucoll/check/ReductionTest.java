@@ -3,6 +3,7 @@ package dev.gpucoll.check;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.Communicator;
@@ -49,6 +50,26 @@ class ReductionTest {
         }
       }
     }
+  }
+
+  @Test
+  void firstWrongNamesTheFirstWrongElementFromTheInputOffset() {
+    int n = 3;
+    DataType t = DataType.INT32;
+    ByteBuffer[] in = inputs(5, n, t, ReduceOp.SUM, 20);
+    ByteBuffer out = ByteBuffer.allocate(10 * 4).order(java.nio.ByteOrder.nativeOrder());
+    long[] terms = new long[n];
+    for (int i = 0; i < 10; i++) {
+      for (int r = 0; r < n; r++) {
+        terms[r] = Elements.bits(in[r], t, 10 + i);
+      }
+      out.putInt(i * 4, (int) Reduction.fold(t, ReduceOp.SUM, terms));
+    }
+    assertNull(Reduction.firstWrong(t, ReduceOp.SUM, in, 10, out, 10, Accumulation.ELEMENT_TYPE));
+    assertNotNull(Reduction.firstWrong(t, ReduceOp.SUM, in, 0, out, 10, Accumulation.ELEMENT_TYPE), "offset 0");
+    out.putInt(7 * 4, out.getInt(7 * 4) + 1);
+    String bad = Reduction.firstWrong(t, ReduceOp.SUM, in, 10, out, 10, Accumulation.ELEMENT_TYPE);
+    assertTrue(bad != null && bad.startsWith("7: expected "), bad);
   }
 
   @Test

@@ -74,8 +74,8 @@ final class GroupRoute {
   /** The eligibility facts; null when they cannot be parsed (then NCCL is never chosen by size). */
   private final GroupFacts facts;
   private final Optional<Algorithm> forced;
-  /** A kernel variant for every collective (the GPU checks), or null. */
-  private final KernelVariant forcedVariant;
+  /** The protocol every collective runs (the GPU checks' kernel variant), or null. */
+  private final Protocol forcedVariant;
   private final int ctaPolicy;
   private final long oneShotMax;
   private final long twoShotMax;
@@ -216,14 +216,19 @@ final class GroupRoute {
     }
   }
 
-  private KernelVariant variantNamed(String name) {
-    for (KernelVariant v : KernelVariant.values()) {
-      if (v.abiName().equals(name)) {
-        return v;
+  /** A kernel variant is a protocol with an allReduce kernel in the table, named as in its kernel names. */
+  private Protocol variantNamed(String name) {
+    List<Protocol> variants = new ArrayList<>();
+    for (Protocol p : Protocol.values()) {
+      if (KernelTable.kernel(Collective.ALL_REDUCE, p) != null) {
+        if (p.abiName().equals(name)) {
+          return p;
+        }
+        variants.add(p);
       }
     }
     throw fail(GpuCollConf.INTERNAL_KERNEL_VARIANT.key() + "=" + name + " names no kernel variant; the variants are "
-        + java.util.Arrays.stream(KernelVariant.values()).map(KernelVariant::abiName).toList());
+        + variants.stream().map(Protocol::abiName).toList());
   }
 
   private CollectiveException fail(String message) {
@@ -485,7 +490,7 @@ final class GroupRoute {
 
   private Protocol forcedProtocol() {
     if (forcedVariant != null) {
-      return forcedVariant.protocol();
+      return forcedVariant;
     }
     return forced.map(a -> switch (a) {
       case GPU_LL_ONESHOT -> Protocol.LL;

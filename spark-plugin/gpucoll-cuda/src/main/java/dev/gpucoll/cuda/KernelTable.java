@@ -5,7 +5,9 @@ import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.Algorithm;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The kernel table (native-kernels/kernel-table.txt) in Java: which kernels exist in the shipped fatbin
@@ -298,71 +300,50 @@ public final class KernelTable {
     }
   }
 
+  /** How a kernel's capacity is given: bytes per peer (a constant), LL128 lines, or none. */
+  private enum Capacity { BYTES, LINES, UNBOUNDED }
+
+  private static final Set<DataType> ALL_TYPES = EnumSet.allOf(DataType.class);
+  private static final Set<ReduceOp> ALL_OPS = EnumSet.allOf(ReduceOp.class);
+  private static final Set<ReduceOp> NO_OPS = EnumSet.noneOf(ReduceOp.class);
+
+  // collective, protocol, algorithm, shipped, name (the type suffix follows for reductions), types,
+  // ops, capacity (with its bytes), grid rule (with its fixed grid)
   private static final List<Kernel> KERNELS = List.of(
-      new Kernel(Collective.ALL_REDUCE, Protocol.LL, Algorithm.GPU_LL_ONESHOT, true,
-          new String[] {"gc_allreduce_ll_f32", "gc_allreduce_ll_f64", "gc_allreduce_ll_f16", "gc_allreduce_ll_bf16", "gc_allreduce_ll_i32", "gc_allreduce_ll_i64", "gc_allreduce_ll_i8", "gc_allreduce_ll_u8"},
-          new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
-          new boolean[] {true, true, true, true, true}, GridRule.BYTES, 0),
-      new Kernel(Collective.ALL_REDUCE, Protocol.SENTINEL, Algorithm.GPU_SENTINEL_TWOSHOT, true,
-          new String[] {"gc_allreduce_sentinel_f32", "gc_allreduce_sentinel_f64", "gc_allreduce_sentinel_f16", "gc_allreduce_sentinel_bf16", "gc_allreduce_sentinel_i32", "gc_allreduce_sentinel_i64", "gc_allreduce_sentinel_i8", "gc_allreduce_sentinel_u8"},
-          new long[] {262144L, 131072L, 524288L, 524288L, 262144L, 131072L, 1048576L, 1048576L},
-          new boolean[] {true, true, true, true, true}, GridRule.BYTES, 0),
-      new Kernel(Collective.ALL_REDUCE, Protocol.LL128, Algorithm.GPU_LL128_ATOMIC, true,
-          new String[] {"gc_allreduce_ll128_f32", "gc_allreduce_ll128_f64", "gc_allreduce_ll128_f16", "gc_allreduce_ll128_bf16", "gc_allreduce_ll128_i32", "gc_allreduce_ll128_i64", null, null},
-          new long[] {491520L, 245760L, 491520L, 491520L, 491520L, 245760L, 0L, 0L},
-          new boolean[] {true, false, false, false, true}, GridRule.BYTES, 0),
-      new Kernel(Collective.ALL_REDUCE, Protocol.PIPE, Algorithm.GPU_PIPE, true,
-          new String[] {"gc_allreduce_pipe_f32", "gc_allreduce_pipe_f64", "gc_allreduce_pipe_f16", "gc_allreduce_pipe_bf16", "gc_allreduce_pipe_i32", "gc_allreduce_pipe_i64", "gc_allreduce_pipe_i8", "gc_allreduce_pipe_u8"},
-          new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
-          new boolean[] {true, true, true, true, true}, GridRule.FIXED, PIPE_BLOCKS),
-      new Kernel(Collective.ALL_REDUCE, Protocol.TWO_BARRIER, Algorithm.GPU_BARRIER2, false,
-          new String[] {"gc_allreduce_barrier2_f32", "gc_allreduce_barrier2_f64", "gc_allreduce_barrier2_f16", "gc_allreduce_barrier2_bf16", "gc_allreduce_barrier2_i32", "gc_allreduce_barrier2_i64", "gc_allreduce_barrier2_i8", "gc_allreduce_barrier2_u8"},
-          new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
-          new boolean[] {true, true, true, true, true}, GridRule.SAME_BYTES, 0),
-      new Kernel(Collective.REDUCE_SCATTER, Protocol.LL, Algorithm.GPU_LL, true,
-          new String[] {"gc_reducescatter_ll_f32", "gc_reducescatter_ll_f64", "gc_reducescatter_ll_f16", "gc_reducescatter_ll_bf16", "gc_reducescatter_ll_i32", "gc_reducescatter_ll_i64", "gc_reducescatter_ll_i8", "gc_reducescatter_ll_u8"},
-          new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
-          new boolean[] {true, true, true, true, true}, GridRule.BYTES, 0),
-      new Kernel(Collective.REDUCE_SCATTER, Protocol.PIPE, Algorithm.GPU_PIPE, true,
-          new String[] {"gc_reducescatter_pipe_f32", "gc_reducescatter_pipe_f64", "gc_reducescatter_pipe_f16", "gc_reducescatter_pipe_bf16", "gc_reducescatter_pipe_i32", "gc_reducescatter_pipe_i64", "gc_reducescatter_pipe_i8", "gc_reducescatter_pipe_u8"},
-          new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
-          new boolean[] {true, true, true, true, true}, GridRule.FIXED, PIPE_BLOCKS),
-      new Kernel(Collective.ALL_GATHER, Protocol.LL, Algorithm.GPU_LL, true,
-          new String[] {"gc_allgather_ll", "gc_allgather_ll", "gc_allgather_ll", "gc_allgather_ll", "gc_allgather_ll", "gc_allgather_ll", "gc_allgather_ll", "gc_allgather_ll"},
-          new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
-          new boolean[] {false, false, false, false, false}, GridRule.BYTES, 0),
-      new Kernel(Collective.ALL_GATHER, Protocol.PIPE, Algorithm.GPU_PIPE, true,
-          new String[] {"gc_allgather_pipe", "gc_allgather_pipe", "gc_allgather_pipe", "gc_allgather_pipe", "gc_allgather_pipe", "gc_allgather_pipe", "gc_allgather_pipe", "gc_allgather_pipe"},
-          new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
-          new boolean[] {false, false, false, false, false}, GridRule.FIXED, PIPE_BLOCKS),
-      new Kernel(Collective.ALL_TO_ALL, Protocol.LL, Algorithm.GPU_LL, true,
-          new String[] {"gc_alltoall_ll", "gc_alltoall_ll", "gc_alltoall_ll", "gc_alltoall_ll", "gc_alltoall_ll", "gc_alltoall_ll", "gc_alltoall_ll", "gc_alltoall_ll"},
-          new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
-          new boolean[] {false, false, false, false, false}, GridRule.BYTES, 0),
-      new Kernel(Collective.ALL_TO_ALL, Protocol.PIPE, Algorithm.GPU_PIPE, true,
-          new String[] {"gc_alltoall_pipe", "gc_alltoall_pipe", "gc_alltoall_pipe", "gc_alltoall_pipe", "gc_alltoall_pipe", "gc_alltoall_pipe", "gc_alltoall_pipe", "gc_alltoall_pipe"},
-          new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
-          new boolean[] {false, false, false, false, false}, GridRule.FIXED, PIPE_BLOCKS),
-      new Kernel(Collective.ALL_TO_ALLV, Protocol.LL, Algorithm.GPU_LL, true,
-          new String[] {"gc_alltoallv_ll", "gc_alltoallv_ll", "gc_alltoallv_ll", "gc_alltoallv_ll", "gc_alltoallv_ll", "gc_alltoallv_ll", "gc_alltoallv_ll", "gc_alltoallv_ll"},
-          new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
-          new boolean[] {false, false, false, false, false}, GridRule.BYTES, 0),
-      new Kernel(Collective.ALL_TO_ALLV, Protocol.PIPE, Algorithm.GPU_PIPE, true,
-          new String[] {"gc_alltoallv_pipe", "gc_alltoallv_pipe", "gc_alltoallv_pipe", "gc_alltoallv_pipe", "gc_alltoallv_pipe", "gc_alltoallv_pipe", "gc_alltoallv_pipe", "gc_alltoallv_pipe"},
-          new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
-          new boolean[] {false, false, false, false, false}, GridRule.FIXED, PIPE_BLOCKS),
-      new Kernel(Collective.BROADCAST, Protocol.LL, Algorithm.GPU_LL, true,
-          new String[] {"gc_broadcast_ll", "gc_broadcast_ll", "gc_broadcast_ll", "gc_broadcast_ll", "gc_broadcast_ll", "gc_broadcast_ll", "gc_broadcast_ll", "gc_broadcast_ll"},
-          new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
-          new boolean[] {false, false, false, false, false}, GridRule.BYTES, 0),
-      new Kernel(Collective.BROADCAST, Protocol.PIPE, Algorithm.GPU_PIPE, true,
-          new String[] {"gc_broadcast_pipe", "gc_broadcast_pipe", "gc_broadcast_pipe", "gc_broadcast_pipe", "gc_broadcast_pipe", "gc_broadcast_pipe", "gc_broadcast_pipe", "gc_broadcast_pipe"},
-          new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
-          new boolean[] {false, false, false, false, false}, GridRule.FIXED, PIPE_BLOCKS),
-      new Kernel(Collective.BARRIER, Protocol.FLAG_BARRIER, Algorithm.GPU_BARRIER, true,
-          new String[] {"gc_barrier", "gc_barrier", "gc_barrier", "gc_barrier", "gc_barrier", "gc_barrier", "gc_barrier", "gc_barrier"},
-          new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
-          new boolean[] {false, false, false, false, false}, GridRule.ONE, 0));
+      kernel(Collective.ALL_REDUCE, Protocol.LL, Algorithm.GPU_LL_ONESHOT, true, "gc_allreduce_ll", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0),
+      kernel(Collective.ALL_REDUCE, Protocol.SENTINEL, Algorithm.GPU_SENTINEL_TWOSHOT, true, "gc_allreduce_sentinel", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, SENT_MAX_BYTES, GridRule.BYTES, 0),
+      kernel(Collective.ALL_REDUCE, Protocol.LL128, Algorithm.GPU_LL128_ATOMIC, true, "gc_allreduce_ll128", true, EnumSet.of(DataType.FLOAT32, DataType.FLOAT64, DataType.FLOAT16, DataType.BFLOAT16, DataType.INT32, DataType.INT64), EnumSet.of(ReduceOp.SUM, ReduceOp.AVG), Capacity.LINES, 0, GridRule.BYTES, 0),
+      kernel(Collective.ALL_REDUCE, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_allreduce_pipe", true, ALL_TYPES, ALL_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS),
+      kernel(Collective.ALL_REDUCE, Protocol.TWO_BARRIER, Algorithm.GPU_BARRIER2, false, "gc_allreduce_barrier2", true, ALL_TYPES, ALL_OPS, Capacity.UNBOUNDED, 0, GridRule.SAME_BYTES, 0),
+      kernel(Collective.REDUCE_SCATTER, Protocol.LL, Algorithm.GPU_LL, true, "gc_reducescatter_ll", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0),
+      kernel(Collective.REDUCE_SCATTER, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_reducescatter_pipe", true, ALL_TYPES, ALL_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS),
+      kernel(Collective.ALL_GATHER, Protocol.LL, Algorithm.GPU_LL, true, "gc_allgather_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0),
+      kernel(Collective.ALL_GATHER, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_allgather_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS),
+      kernel(Collective.ALL_TO_ALL, Protocol.LL, Algorithm.GPU_LL, true, "gc_alltoall_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0),
+      kernel(Collective.ALL_TO_ALL, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_alltoall_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS),
+      kernel(Collective.ALL_TO_ALLV, Protocol.LL, Algorithm.GPU_LL, true, "gc_alltoallv_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0),
+      kernel(Collective.ALL_TO_ALLV, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_alltoallv_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS),
+      kernel(Collective.BROADCAST, Protocol.LL, Algorithm.GPU_LL, true, "gc_broadcast_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0),
+      kernel(Collective.BROADCAST, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_broadcast_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS),
+      kernel(Collective.BARRIER, Protocol.FLAG_BARRIER, Algorithm.GPU_BARRIER, true, "gc_barrier", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.ONE, 0));
+
+  /** One row of the table, its names and capacities per element type (0 and no name for a type it does not take). */
+  private static Kernel kernel(Collective c, Protocol p, Algorithm a, boolean shipped, String name, boolean perType,
+      Set<DataType> types, Set<ReduceOp> ops, Capacity capacity, long capacityBytes, GridRule rule, int fixedGrid) {
+    String[] names = new String[DataType.values().length];
+    long[] elements = new long[names.length];
+    for (DataType t : types) {
+      names[t.ordinal()] = perType ? name + "_" + typeSuffix(t) : name;
+      elements[t.ordinal()] = switch (capacity) {
+        case BYTES -> capacityBytes / t.byteSize();
+        case LINES -> (long) LL128_MAX_LINES * (LL128_DATA_BYTES / accumulationBytes(t));
+        case UNBOUNDED -> Long.MAX_VALUE;
+      };
+    }
+    boolean[] takes = new boolean[ReduceOp.values().length];
+    ops.forEach(op -> takes[op.ordinal()] = true);
+    return new Kernel(c, p, a, shipped, names, elements, takes, rule, fixedGrid);
+  }
 
   private static final Kernel[][] BY_COLLECTIVE = new Kernel[Collective.values().length][Protocol.values().length];
 

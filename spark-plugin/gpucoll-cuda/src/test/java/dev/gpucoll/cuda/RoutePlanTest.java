@@ -9,6 +9,7 @@ import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.Algorithm;
+import dev.gpucoll.cuda.KernelTable.Protocol;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,30 +17,30 @@ import org.junit.jupiter.api.Test;
  * (elements of a type) throughout; which protocol runs is GroupRouteTest's.
  */
 class RoutePlanTest {
-  private static LaunchPlan plan(Collective c, KernelVariant v, DataType t, ReduceOp op, long count) {
-    return GroupRoute.plan(0, c, v.protocol(), t, op, count);
+  private static LaunchPlan plan(Collective c, Protocol p, DataType t, ReduceOp op, long count) {
+    return GroupRoute.plan(0, c, p, t, op, count);
   }
 
   @Test
   void allReduceKernelAndGridBySize() {
-    LaunchPlan small = plan(Collective.ALL_REDUCE, KernelVariant.LL, DataType.FLOAT32, ReduceOp.SUM, 1);
+    LaunchPlan small = plan(Collective.ALL_REDUCE, Protocol.LL, DataType.FLOAT32, ReduceOp.SUM, 1);
     assertEquals("gc_allreduce_ll_f32", small.kernel());
     assertEquals(1, small.grid());
     assertEquals(512, small.block());
     assertEquals(Algorithm.GPU_LL_ONESHOT, small.algorithm());
-    assertEquals(8, plan(Collective.ALL_REDUCE, KernelVariant.LL, DataType.BFLOAT16, ReduceOp.MAX, 16384).grid());
-    assertEquals(16, plan(Collective.ALL_REDUCE, KernelVariant.LL, DataType.BFLOAT16, ReduceOp.MAX, 32768).grid());
-    LaunchPlan medium = plan(Collective.ALL_REDUCE, KernelVariant.SENTINEL, DataType.FLOAT64, ReduceOp.PROD, 4097);
+    assertEquals(8, plan(Collective.ALL_REDUCE, Protocol.LL, DataType.BFLOAT16, ReduceOp.MAX, 16384).grid());
+    assertEquals(16, plan(Collective.ALL_REDUCE, Protocol.LL, DataType.BFLOAT16, ReduceOp.MAX, 32768).grid());
+    LaunchPlan medium = plan(Collective.ALL_REDUCE, Protocol.SENTINEL, DataType.FLOAT64, ReduceOp.PROD, 4097);
     assertEquals("gc_allreduce_sentinel_f64", medium.kernel());
     assertEquals(9, medium.grid());
-    assertEquals(16, plan(Collective.ALL_REDUCE, KernelVariant.SENTINEL, DataType.INT32, ReduceOp.MIN, 262144).grid());
-    LaunchPlan large = plan(Collective.ALL_REDUCE, KernelVariant.PIPE, DataType.FLOAT16, ReduceOp.AVG, 32L << 20);
+    assertEquals(16, plan(Collective.ALL_REDUCE, Protocol.SENTINEL, DataType.INT32, ReduceOp.MIN, 262144).grid());
+    LaunchPlan large = plan(Collective.ALL_REDUCE, Protocol.PIPE, DataType.FLOAT16, ReduceOp.AVG, 32L << 20);
     assertEquals("gc_allreduce_pipe_f16", large.kernel());
     assertEquals(KernelTable.PIPE_BLOCKS, large.grid());
     assertEquals(4097, medium.count());
     assertEquals(4097 * 8, medium.bytes());
     CollectiveException b2 = assertThrows(CollectiveException.class,
-        () -> plan(Collective.ALL_REDUCE, KernelVariant.BARRIER2, DataType.FLOAT32, ReduceOp.SUM, 1 << 18));
+        () -> plan(Collective.ALL_REDUCE, Protocol.TWO_BARRIER, DataType.FLOAT32, ReduceOp.SUM, 1 << 18));
     assertTrue(b2.getMessage().contains("not in the shipped fatbin"), b2.getMessage());
   }
 
@@ -50,26 +51,26 @@ class RoutePlanTest {
         DataType.INT64, DataType.INT8, DataType.UINT8};
     for (int i = 0; i < types.length; i++) {
       assertEquals("gc_reducescatter_ll_" + expect[i],
-          plan(Collective.REDUCE_SCATTER, KernelVariant.LL, types[i], ReduceOp.SUM, 100).kernel());
+          plan(Collective.REDUCE_SCATTER, Protocol.LL, types[i], ReduceOp.SUM, 100).kernel());
       assertEquals("gc_allreduce_ll_" + expect[i],
-          plan(Collective.ALL_REDUCE, KernelVariant.LL, types[i], ReduceOp.MAX, 10).kernel());
+          plan(Collective.ALL_REDUCE, Protocol.LL, types[i], ReduceOp.MAX, 10).kernel());
     }
   }
 
   @Test
   void eightBitTypesHaveNoLl128Kernel() {
     CollectiveException e = assertThrows(CollectiveException.class,
-        () -> plan(Collective.ALL_REDUCE, KernelVariant.LL128, DataType.UINT8, ReduceOp.SUM, 10));
+        () -> plan(Collective.ALL_REDUCE, Protocol.LL128, DataType.UINT8, ReduceOp.SUM, 10));
     assertTrue(e.getMessage().contains("UINT8") && e.getMessage().contains("ll128"), e.getMessage());
     assertEquals(Collective.ALL_REDUCE, e.collective());
   }
 
   @Test
   void dataMovementKernelsAreTypeless() {
-    assertEquals("gc_allgather_ll", plan(Collective.ALL_GATHER, KernelVariant.LL, DataType.INT8, ReduceOp.SUM, 5).kernel());
-    assertEquals("gc_alltoall_pipe", plan(Collective.ALL_TO_ALL, KernelVariant.PIPE, DataType.FLOAT64, ReduceOp.SUM,
+    assertEquals("gc_allgather_ll", plan(Collective.ALL_GATHER, Protocol.LL, DataType.INT8, ReduceOp.SUM, 5).kernel());
+    assertEquals("gc_alltoall_pipe", plan(Collective.ALL_TO_ALL, Protocol.PIPE, DataType.FLOAT64, ReduceOp.SUM,
         8193).kernel());
-    assertEquals(Algorithm.GPU_LL, plan(Collective.BROADCAST, KernelVariant.LL, DataType.UINT8, ReduceOp.SUM, 9)
+    assertEquals(Algorithm.GPU_LL, plan(Collective.BROADCAST, Protocol.LL, DataType.UINT8, ReduceOp.SUM, 9)
         .algorithm());
     LaunchPlan b = GroupRoute.plan(0, Collective.BARRIER, KernelTable.Protocol.FLAG_BARRIER, DataType.INT32, ReduceOp.SUM, 0);
     assertEquals("gc_barrier", b.kernel());
@@ -84,18 +85,18 @@ class RoutePlanTest {
     assertTrue(e.getMessage().contains("at most 16384 FLOAT32 elements (65536 bytes)"), e.getMessage());
     assertEquals(2, e.rank());
     assertEquals("gc_allreduce_ll128_f32",
-        plan(Collective.ALL_REDUCE, KernelVariant.LL128, DataType.FLOAT32, ReduceOp.SUM, 1000).kernel());
+        plan(Collective.ALL_REDUCE, Protocol.LL128, DataType.FLOAT32, ReduceOp.SUM, 1000).kernel());
     assertThrows(CollectiveException.class,
-        () -> plan(Collective.ALL_REDUCE, KernelVariant.LL128, DataType.FLOAT32, ReduceOp.MAX, 10));
-    assertThrows(CollectiveException.class, () -> plan(Collective.ALL_REDUCE, KernelVariant.LL128, DataType.FLOAT64,
+        () -> plan(Collective.ALL_REDUCE, Protocol.LL128, DataType.FLOAT32, ReduceOp.MAX, 10));
+    assertThrows(CollectiveException.class, () -> plan(Collective.ALL_REDUCE, Protocol.LL128, DataType.FLOAT64,
         ReduceOp.SUM, KernelTable.kernel(Collective.ALL_REDUCE, KernelTable.Protocol.LL128).capacityElements(DataType.FLOAT64) + 1));
     assertThrows(CollectiveException.class,
-        () -> plan(Collective.ALL_GATHER, KernelVariant.LL128, DataType.FLOAT32, ReduceOp.SUM, 10));
+        () -> plan(Collective.ALL_GATHER, Protocol.LL128, DataType.FLOAT32, ReduceOp.SUM, 10));
     assertThrows(CollectiveException.class,
-        () -> plan(Collective.ALL_TO_ALLV, KernelVariant.SENTINEL, DataType.FLOAT32, ReduceOp.SUM, 10));
+        () -> plan(Collective.ALL_TO_ALLV, Protocol.SENTINEL, DataType.FLOAT32, ReduceOp.SUM, 10));
     assertThrows(CollectiveException.class,
-        () -> plan(Collective.ALL_TO_ALLV, KernelVariant.LL, DataType.FLOAT32, ReduceOp.SUM, 16385));
-    assertEquals(KernelTable.PIPE_BLOCKS, plan(Collective.ALL_GATHER, KernelVariant.PIPE, DataType.FLOAT32, ReduceOp.SUM,
+        () -> plan(Collective.ALL_TO_ALLV, Protocol.LL, DataType.FLOAT32, ReduceOp.SUM, 16385));
+    assertEquals(KernelTable.PIPE_BLOCKS, plan(Collective.ALL_GATHER, Protocol.PIPE, DataType.FLOAT32, ReduceOp.SUM,
         1).grid());
   }
 

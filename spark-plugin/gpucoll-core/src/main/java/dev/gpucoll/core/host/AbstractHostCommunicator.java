@@ -8,6 +8,7 @@ import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.Algorithm;
 import dev.gpucoll.core.UnexpectedError;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
@@ -27,6 +28,7 @@ import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -110,7 +112,29 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
 
   abstract void closeTransport();
 
+  /** This rank's part of {@link #split}: the new group of its color, or null for a negative color. */
+  abstract Communicator splitGroup(int color, int key);
+
+  /** Why an allReduce of {@code bytes} takes its algorithm: a forced one, or its size against host.oneShotMaxBytes. */
+  static String sizeRuleReason(Optional<Algorithm> forced, long bytes, long oneShotMax) {
+    return forced.isPresent() ? GpuCollConf.ALGORITHM.key() + "=" + forced.get() + " forces it"
+        : bytes + " bytes " + (bytes > oneShotMax ? ">" : "<=") + " " + GpuCollConf.HOST_ONE_SHOT_MAX_BYTES.key()
+            + " (" + oneShotMax + ")";
+  }
+
   // ---- the API ----
+
+  @Override
+  public final Communicator split(int color, int key) {
+    begin(null);
+    try {
+      return splitGroup(color, key);
+    } catch (Throwable t) {
+      throw failure(null, t);
+    } finally {
+      exit();
+    }
+  }
 
   @Override
   public final void allReduce(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {

@@ -185,18 +185,7 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
   }
 
   @Override
-  public Communicator split(int color, int key) {
-    begin(null);
-    try {
-      return splitGroup(color, key);
-    } catch (Throwable t) {
-      throw failure(null, t);
-    } finally {
-      exit();
-    }
-  }
-
-  private Communicator splitGroup(int color, int key) {
+  Communicator splitGroup(int color, int key) {
     Signature sig = Signature.setup(1);
     ByteBuffer mine = ByteBuffer.allocate(8).putInt(color).putInt(key);
     List<byte[]> all = exchange(null, sig, null, mine.array());

@@ -178,12 +178,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     switch (collective) {
       case ALL_REDUCE -> {
         algo = allReduceAlgorithm(bytes);
-        if (forced.isPresent()) {
-          why.add(GpuCollConf.ALGORITHM.key() + "=" + forced.get() + " forces it");
-        } else {
-          why.add(bytes + " bytes " + (bytes > oneShotMax ? ">" : "<=") + " "
-              + GpuCollConf.HOST_ONE_SHOT_MAX_BYTES.key() + " (" + oneShotMax + ")");
-        }
+        why.add(sizeRuleReason(forced, bytes, oneShotMax));
         if (algo.equals("host-ll-oneshot")) {
           why.add("fits the LL slots (" + ll + " bytes): 8 B data + 8 B epoch flag per slot");
         } else {
@@ -501,18 +496,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   }
 
   @Override
-  public Communicator split(int color, int key) {
-    begin(null);
-    try {
-      return splitGroup(color, key);
-    } catch (Throwable t) {
-      throw failure(null, t);
-    } finally {
-      exit();
-    }
-  }
-
-  private Communicator splitGroup(int color, int key) {
+  Communicator splitGroup(int color, int key) {
     // Round 0: colors and keys.
     ByteBuffer mine = ByteBuffer.allocate(8).putInt(color).putInt(key);
     List<byte[]> all = exchangeBytes(Signature.setup(1), mine.array());

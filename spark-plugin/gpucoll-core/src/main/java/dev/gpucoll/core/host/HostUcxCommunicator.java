@@ -236,12 +236,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     String algo = Algorithm.HOST_UCX.id();
     if (collective == Collective.ALL_REDUCE) {
       algo = allReduceAlgorithm(bytes);
-      if (forced.isPresent()) {
-        why.add(GpuCollConf.ALGORITHM.key() + "=" + forced.get() + " forces it");
-      } else {
-        why.add(bytes + " bytes " + (bytes > oneShotMax ? ">" : "<=") + " "
-            + GpuCollConf.HOST_ONE_SHOT_MAX_BYTES.key() + " (" + oneShotMax + ")");
-      }
+      why.add(sizeRuleReason(forced, bytes, oneShotMax));
       why.add(algo.equals(Algorithm.HOST_UCX_TWOSHOT.id())
           ? "leader h reduces slice h from every rank's input in rank order, then the slices go to every leader"
           : "every leader gets every rank's input and reduces in rank order");
@@ -289,20 +284,14 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     ByteBuffer result = scratch("result", bytes);
     if (leader && f.ok()) {
       int hosts = hostRanks.length;
-      ByteBuffer[] out = new ByteBuffer[hosts];
-      ByteBuffer[] in = new ByteBuffer[hosts];
       if (!two) {
-        for (int g = 0; g < hosts; g++) {
-          if (g != myHost) {
-            out[g] = f.gathered;
-            in[g] = scratch("in" + g, hostRanks[g].length * bytes);
-          }
-        }
-        f.verdict = leaderRound(c, KIND_DATA1, f.header, out, in);
+        ByteBuffer[] in = exchangeGathered(c, f, bytes);
         if (f.verdict == null) {
           reduceRanks(type, op, f.gathered, in, bytes, 0, count, result, 0);
         }
       } else {
+        ByteBuffer[] out = new ByteBuffer[hosts];
+        ByteBuffer[] in = new ByteBuffer[hosts];
         int mine = hostRanks[myHost].length;
         int myLen = slice(count, myHost + 1, hosts) - slice(count, myHost, hosts);
         for (int g = 0; g < hosts; g++) {
@@ -358,15 +347,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
   private ByteBuffer gatherHosts(Collective c, Frame f, int bytes) {
     ByteBuffer result = scratch("result", size * bytes);
     if (leader && f.ok()) {
-      ByteBuffer[] in = new ByteBuffer[hostRanks.length];
-      ByteBuffer[] out = new ByteBuffer[hostRanks.length];
-      for (int g = 0; g < hostRanks.length; g++) {
-        if (g != myHost) {
-          out[g] = f.gathered;
-          in[g] = scratch("in" + g, hostRanks[g].length * bytes);
-        }
-      }
-      f.verdict = leaderRound(c, KIND_DATA1, f.header, out, in);
+      ByteBuffer[] in = exchangeGathered(c, f, bytes);
       if (f.verdict == null) {
         for (int g = 0; g < hostRanks.length; g++) {
           ByteBuffer from = g == myHost ? f.gathered : in[g];
@@ -378,6 +359,23 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     }
     close(f, result, size * bytes);
     return result;
+  }
+
+  /**
+   * A leader's first round after {@link #open}: this host's gathered frame data ({@code bytes} per
+   * rank) to every other leader; returns theirs by host (null at this host) and sets the verdict.
+   */
+  private ByteBuffer[] exchangeGathered(Collective c, Frame f, int bytes) {
+    ByteBuffer[] out = new ByteBuffer[hostRanks.length];
+    ByteBuffer[] in = new ByteBuffer[hostRanks.length];
+    for (int g = 0; g < hostRanks.length; g++) {
+      if (g != myHost) {
+        out[g] = f.gathered;
+        in[g] = scratch("in" + g, hostRanks[g].length * bytes);
+      }
+    }
+    f.verdict = leaderRound(c, KIND_DATA1, f.header, out, in);
+    return in;
   }
 
   @Override
@@ -502,16 +500,10 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     ByteBuffer packed = null;
     if (f.ok()) {
       for (int l = 0; l < mine; l++) {
-        LongBuffer lc = f.gathered.asLongBuffer();
         int r = hostRanks[myHost][l];
-        sc[r] = new long[size];
-        rc[r] = new long[size];
-        for (int q = 0; q < size; q++) {
-          sc[r][q] = lc.get(l * 2 * size + q);
-          rc[r][q] = lc.get(l * 2 * size + size + q);
-          localSend[l] += sc[r][q];
-          localRecv[l] += rc[r][q];
-        }
+        readCounts(f.gathered.asLongBuffer(), l, r, sc, rc);
+        localSend[l] = Arrays.stream(sc[r]).sum();
+        localRecv[l] = Arrays.stream(rc[r]).sum();
       }
       long maxSend = Arrays.stream(localSend).max().orElse(0);
       // The packed send of this rank: its blocks in destination order, padded to the host's longest.
@@ -528,27 +520,12 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     if (leader && f.ok()) {
       int hosts = hostRanks.length;
       // Round 1 carried the counts: every leader now holds the whole matrix and checks it alike.
-      ByteBuffer[] out = new ByteBuffer[hosts];
-      ByteBuffer[] in = new ByteBuffer[hosts];
-      for (int g = 0; g < hosts; g++) {
-        if (g != myHost) {
-          out[g] = f.gathered;
-          in[g] = scratch("in" + g, hostRanks[g].length * 16 * size);
-        }
-      }
-      f.verdict = leaderRound(c, KIND_DATA1, f.header, out, in);
+      ByteBuffer[] in = exchangeGathered(c, f, 16 * size);
       if (f.verdict == null) {
         for (int g = 0; g < hosts; g++) {
           if (g != myHost) {
-            LongBuffer lc = in[g].asLongBuffer();
             for (int i = 0; i < hostRanks[g].length; i++) {
-              int r = hostRanks[g][i];
-              sc[r] = new long[size];
-              rc[r] = new long[size];
-              for (int q = 0; q < size; q++) {
-                sc[r][q] = lc.get(i * 2 * size + q);
-                rc[r][q] = lc.get(i * 2 * size + size + q);
-              }
+              readCounts(in[g].asLongBuffer(), i, hostRanks[g][i], sc, rc);
             }
           }
         }
@@ -645,6 +622,16 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     throw new IllegalStateException("no block " + src + " -> " + dest);
   }
 
+  /** Rank {@code r}'s send and receive counts, entry {@code i} of a gathered count block (send counts, then receive counts). */
+  private void readCounts(LongBuffer lc, int i, int r, long[][] sc, long[][] rc) {
+    sc[r] = new long[size];
+    rc[r] = new long[size];
+    for (int q = 0; q < size; q++) {
+      sc[r][q] = lc.get(i * 2 * size + q);
+      rc[r][q] = lc.get(i * 2 * size + size + q);
+    }
+  }
+
   private static String countsMismatch(long[][] sc, long[][] rc) {
     for (int p = 0; p < sc.length; p++) {
       for (int q = 0; q < sc.length; q++) {
@@ -706,16 +693,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
   }
 
   @Override
-  public Communicator split(int color, int key) {
-    begin(null);
-    try {
-      return splitGroup(color, key);
-    } finally {
-      exit();
-    }
-  }
-
-  private Communicator splitGroup(int color, int key) {
+  Communicator splitGroup(int color, int key) {
     List<byte[]> colorKeys = gatherBytes(SplitOrder.payload(color, key), 8);
     int[] members = SplitOrder.members(colorKeys, color);
     Communicator localChild;

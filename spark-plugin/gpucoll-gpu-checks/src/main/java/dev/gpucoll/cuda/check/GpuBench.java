@@ -11,7 +11,7 @@ import dev.gpucoll.core.rendezvous.LocalRendezvous;
 import dev.gpucoll.cuda.CudaEnvironment;
 import dev.gpucoll.cuda.CudaNative;
 import dev.gpucoll.cuda.DeviceFacts;
-import dev.gpucoll.cuda.KernelVariant;
+import dev.gpucoll.cuda.KernelTable;
 import dev.gpucoll.cuda.eligibility.ZeroCtaDetector;
 import dev.gpucoll.cuda.nccl.NcclCommunicator;
 import java.io.IOException;
@@ -139,7 +139,7 @@ public final class GpuBench {
   private String launch() {
     int calls = 20_000;
     int batches = quick ? 5 : 11;
-    try (RankGroup g = RankGroup.create(1, device, KernelVariant.LL.abiName(), Duration.ofSeconds(20), 1 << 20)) {
+    try (RankGroup g = RankGroup.create(1, device, KernelTable.Protocol.LL.abiName(), Duration.ofSeconds(20), 1 << 20)) {
       double[][] out = g.onAll(LIMIT, r -> {
         CommBuffer s = CommBuffer.device(r.send, 4);
         CommBuffer d = CommBuffer.device(r.recv, 4);

@@ -19,7 +19,8 @@ import dev.gpucoll.core.rendezvous.Rendezvous;
 import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.report.ReportingCommunicator;
 import dev.gpucoll.cuda.CudaNative;
-import dev.gpucoll.cuda.KernelVariant;
+import dev.gpucoll.cuda.KernelTable;
+import dev.gpucoll.cuda.KernelTable.Protocol;
 import dev.gpucoll.cuda.nccl.NcclCommunicator;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -360,9 +361,10 @@ public final class MultiGpuRank {
     }
   }
 
-  /** allReduce fp32 SUM under graph replay for each kernel variant, forced, on the same ranks. */
+  /** allReduce fp32 SUM under graph replay for each kernel variant (each allReduce kernel's protocol), forced. */
   private void variants(Path dir, GpuCollConf conf, long send, long recv, long cap) {
-    KernelVariant[] vs = KernelVariant.values();
+    Protocol[] vs = KernelTable.kernels().stream().filter(k -> k.collective() == Collective.ALL_REDUCE)
+        .map(KernelTable.Kernel::protocol).toArray(Protocol[]::new);
     long maxBytes = Math.min(cap - 4096, (quick ? 1 : 64) * MB);
     List<Long> sizes = new ArrayList<>();
     for (long b = 8; b <= maxBytes; b *= 8) {
@@ -370,7 +372,7 @@ public final class MultiGpuRank {
     }
     double[][] us = new double[vs.length][sizes.size()];
     for (int vi = 0; vi < vs.length; vi++) {
-      KernelVariant v = vs[vi];
+      Protocol v = vs[vi];
       try (GpuCommunicator vc = formVariant(dir, conf, v)) {
         for (int si = 0; si < sizes.size(); si++) {
           long count = sizes.get(si) / 4 == 0 ? 1 : sizes.get(si) / 4;
@@ -397,7 +399,7 @@ public final class MultiGpuRank {
       System.out.println("== allReduce fp32 SUM per kernel variant (forced), " + size + " GPU(s): us per call, one"
           + " replay of a graph of K calls, rank that started last; '-' = above the variant's capacity");
       StringBuilder h = new StringBuilder(String.format("%10s", "bytes"));
-      for (KernelVariant v : vs) {
+      for (Protocol v : vs) {
         h.append(String.format(" %10s", v.abiName()));
       }
       System.out.println(h);
@@ -412,7 +414,7 @@ public final class MultiGpuRank {
   }
 
   /** A communicator of the same processes whose every collective runs {@code v}, formed by the factory. */
-  private GpuCommunicator formVariant(Path dir, GpuCollConf conf, KernelVariant v) {
+  private GpuCommunicator formVariant(Path dir, GpuCollConf conf, Protocol v) {
     FileRendezvous r2 = new FileRendezvous(dir, "multi-gpu-" + v.abiName(), rank, size);
     Map<String, String> settings = new HashMap<>(conf.asMap());
     settings.put(GpuCollConf.BACKEND.key(), "gpu");

@@ -34,6 +34,16 @@ class GpuSuiteMatrixTest {
   }
 
   @Test
+  void theSuiteRunsTheShippedVariantsAndLeavesTheBenchOnlyOneToTheCppTest() {
+    for (String v : List.of("ll", "sentinel", "ll128", "pipe")) {
+      assertTrue(GpuSuite.shippedVariant(v), v);
+    }
+    assertTrue(!GpuSuite.shippedVariant("barrier2"), "barrier2 is in the bench fatbin only");
+    assertTrue(CorrectnessMatrix.load().cases(true, new SplittableRandom(1)).keySet().stream()
+        .anyMatch(g -> g.variant().equals("barrier2")), "the matrix has a barrier2 block for the C++ test");
+  }
+
+  @Test
   void aCallRefusedOnEveryRankIsRefusedAndOnSomeRanksAFailure() {
     assertEquals(null, GpuSuite.refusalOutcome(java.util.Arrays.asList(null, null, null)));
     assertEquals(List.of(GpuSuite.REFUSED + "at most 16384 elements"),
