@@ -34,16 +34,22 @@ template <> struct DtypeOf<uint8_t> { static constexpr uint32_t value = GC_DT_UI
 // data load is issued. Epochs are >= 1 by construction; kernels whose flags shift the epoch check
 // its range. dtype == GC_DT_COUNT means "any known type" (data movement).
 __device__ __forceinline__ bool validate(const Ctx& c, uint32_t dtype, bool reduction) {
+  // Every field loaded at once and one branch: a chain of tests, each waiting for its load, sat on
+  // the path to the first store. The detail code is worked out only on the error path.
   const GcArgs& a = *c.a;
-  uint32_t bad = 0;
-  if (a.nranks == 0 || a.nranks > GC_MAX_RANKS) bad = kBadNranks;
-  else if (a.rank >= a.nranks) bad = kBadRank;
-  else if (blockDim.x != GC_BLOCK_THREADS || gridDim.x > GC_MAX_BLOCKS) bad = kBadGeometry;
-  else if (dtype == GC_DT_COUNT ? gc_dtype_size(a.dtype) == 0 : a.dtype != dtype) bad = kBadDtype;
-  else if (reduction && a.op > GC_OP_AVG) bad = kBadOp;
-  else if (a.peers[a.rank] == 0) bad = kBadPeers;
-  if (bad && threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, 0, bad);
-  return bad == 0;
+  const uint32_t n = a.nranks, rank = a.rank, dt = a.dtype, op = a.op;
+  const uint64_t own = a.peers[rank < GC_MAX_RANKS ? rank : 0];
+  const bool nOk = n - 1u < GC_MAX_RANKS, rankOk = rank < n;
+  const bool geometryOk = blockDim.x == GC_BLOCK_THREADS && gridDim.x <= GC_MAX_BLOCKS;
+  const bool typeOk = dtype == GC_DT_COUNT ? gc_dtype_size(dt) != 0 : dt == dtype;
+  const bool opOk = !reduction || op <= GC_OP_AVG;
+  if (__builtin_expect(nOk & rankOk & geometryOk & typeOk & opOk & (own != 0), 1)) return true;
+  if (threadIdx.x == 0) {
+    const uint32_t bad = !nOk ? kBadNranks : !rankOk ? kBadRank : !geometryOk ? kBadGeometry
+                       : !typeOk ? kBadDtype : !opOk ? kBadOp : kBadPeers;
+    c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, 0, bad);
+  }
+  return false;
 }
 
 // Which bytes go to / come from each peer, for the data-movement collectives.
@@ -131,8 +137,10 @@ template <class P, typename T> __device__ bool capacityOk(const Ctx& c, const P&
   return false;
 }
 // Arguments every reduction checks: rank/geometry/type, the op against the table's list, capacity.
-template <class P, typename T> __device__ bool reductionArgsOk(const Ctx& c, const P& p, uint64_t bytes) {
+template <class P, typename T> __device__ __forceinline__ bool reductionArgsOk(const Ctx& c, const P& p, uint64_t bytes) {
+  const bool common = GC_KERNEL_TAKES_OP(c.kernel / 16, ProtoId<P>::value, c.a->op) && p.template fits<T>(bytes);
   if (!validate(c, DtypeOf<T>::value, true)) return false;
+  if (__builtin_expect(common, 1)) return true;
   if (!GC_KERNEL_TAKES_OP(c.kernel / 16, ProtoId<P>::value, c.a->op)) {
     if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, c.a->op, kBadOp);
     return false;
