@@ -94,6 +94,36 @@ struct ProtoLL : WholeCallSteps {
     }
     return true;
   }
+
+  // Packet-level forms of copySend and recvReduceCopy, for a packed message (several calls' payloads
+  // in one inbox: collectives.cuh allReduceBatch), whose recipe maps each slot to its call's buffers:
+  // slot s's packet, nb <= 8 bytes of src / own / dst; the same stores, polls and rank-order
+  // reduction as the verbs above, so a packed call's bits equal its own one-shot call's.
+  template <typename T> __device__ __forceinline__ void copySendSlot(const char* src, uint32_t nb, uint64_t s) const {
+    const uint64_t v = loadBytes8(src, nb);
+    for (uint32_t p = 0; p < c.n; ++p)
+      if (p != c.rank) put(p, s, v);
+  }
+  template <typename T, uint32_t OP>
+  __device__ __forceinline__ bool recvReduceCopySlot(const char* own, char* dst, uint32_t nb, uint64_t s) const {
+    const uint32_t n = c.n, op = opOf<OP>(c);
+    const char* at = inbox + s * 16u;
+    Lanes<T, 8> acc;
+    for (uint32_t r = 0; r < n; ++r) {
+      uint64_t v;
+      if (r == c.rank) {
+        v = loadBytes8(own, nb);
+      } else {
+        Spinner sp;
+        uint32_t seen;
+        while (!ready(at + r * kSrcBytes, v, seen))
+          if (!sp.keepWaiting(c, r, flag, seen)) return false;
+      }
+      if (r == 0) acc.load(U16{v, 0}); else acc.add(U16{v, 0}, op);
+    }
+    storeBytes8(dst, acc.store(op, n).lo, nb);
+    return true;
+  }
 };
 
 }  // namespace gc

@@ -63,6 +63,8 @@ public final class KernelTable {
   public static final int PIPE_CHUNK_BYTES = 16384;
   /** staging of the two-barrier comparison kernel (bench only). */
   public static final int RAW_PEER_BYTES = 262144;
+  /** calls one packed (batch) kernel takes: GcBatch stays 1552 B, so with GcArgs the parameter is under the 4 KB every driver accepts. */
+  public static final int MAX_BATCH_CALLS = 64;
   public static final int A2AV_SEND_COUNTS = 0;
   public static final int A2AV_SEND_DISPLS = 1;
   public static final int A2AV_RECV_COUNTS = 2;
@@ -76,6 +78,8 @@ public final class KernelTable {
   public static final int ERR_BAD_ARGS = 3;
   /** message larger than this kernel's capacity; detail = bytes. */
   public static final int ERR_CAPACITY = 4;
+  /** a batch kernel: rank `peer` recorded a different batch (detail says how). */
+  public static final int ERR_BATCH_MISMATCH = 5;
   public static final int NO_PEER = 0xFFFFFFFF;
   public static final int WORKSPACE_ALIGN = 4096;
 
@@ -112,6 +116,23 @@ public final class KernelTable {
   public static final int ARGS_OFFSET_A2AV = 208;
   public static final int ARGS_SIZE = 720;
 
+  // ---- GcBatch (byte offsets, little-endian)
+  /** u32: 1 .. MAX_BATCH_CALLS. */
+  public static final int BATCH_OFFSET_CALLS = 0;
+  /** u32: first[calls-1] + the last call's slots: the packed message, &lt;= LL_SLOTS. */
+  public static final int BATCH_OFFSET_SLOTS = 4;
+  /** u64: the recorded batch's hash (every call, also those not in this launch); equal on every rank. */
+  public static final int BATCH_OFFSET_HASH = 8;
+  /** u64[64]. */
+  public static final int BATCH_OFFSET_SEND = 16;
+  /** u64[64]. */
+  public static final int BATCH_OFFSET_RECV = 528;
+  /** u32[64]. */
+  public static final int BATCH_OFFSET_COUNT = 1040;
+  /** u32[64]: first slot of each call, ascending. */
+  public static final int BATCH_OFFSET_FIRST = 1296;
+  public static final int BATCH_SIZE = 1552;
+
   // ---- GcErrorRecord (byte offsets, little-endian)
   /** u32: GC_OK or GC_ERR_*; written LAST, after the other fields. */
   public static final int ERR_OFFSET_CODE = 0;
@@ -127,7 +148,7 @@ public final class KernelTable {
   public static final int ERR_OFFSET_WAITED = 24;
   /** u64: value it last read. */
   public static final int ERR_OFFSET_OBSERVED = 32;
-  /** u64: BAD_ARGS: 1 nranks 2 rank/root 3 epoch 4 geometry/counts 5 peers 6 dtype 7 op; CAPACITY: bytes (lines for LL128); TIMEOUT/ABORTED: the peer polled. */
+  /** u64: BAD_ARGS: 1 nranks 2 rank/root 3 epoch 4 geometry/counts 5 peers 6 dtype 7 op 8 batch layout; CAPACITY: bytes (lines for LL128); TIMEOUT/ABORTED: the peer polled; BATCH_MISMATCH: 0 the peer's batch signature differs (waited = mine, observed = the peer's), 1 the peer ran another kernel at this epoch. */
   public static final int ERR_OFFSET_DETAIL = 40;
   /** u32: blockIdx.x of the recorder. */
   public static final int ERR_OFFSET_BLOCK = 48;
@@ -171,7 +192,9 @@ public final class KernelTable {
     /** raw stores between two flag barriers (comparison only, bench fatbin). */
     TWO_BARRIER(4, "barrier2"),
     /** per-block barrier words (the barrier collective). */
-    FLAG_BARRIER(5, "");
+    FLAG_BARRIER(5, ""),
+    /** LL packets of a batch of calls, packed into one message at slot-aligned offsets. */
+    LL_BATCH(6, "batch_ll");
 
     private final int id;
     private final String abiName;
@@ -215,9 +238,10 @@ public final class KernelTable {
     private final boolean[] ops;
     private final GridRule gridRule;
     private final int fixedGrid;
+    private final boolean packed;
 
     Kernel(Collective collective, Protocol protocol, Algorithm algorithm, boolean shipped, String[] names,
-        long[] capacity, boolean[] ops, GridRule gridRule, int fixedGrid) {
+        long[] capacity, boolean[] ops, GridRule gridRule, int fixedGrid, boolean packed) {
       this.collective = collective;
       this.protocol = protocol;
       this.algorithm = algorithm;
@@ -227,6 +251,7 @@ public final class KernelTable {
       this.ops = ops;
       this.gridRule = gridRule;
       this.fixedGrid = fixedGrid;
+      this.packed = packed;
     }
 
     public Collective collective() {
@@ -245,6 +270,14 @@ public final class KernelTable {
     /** In the shipped fatbin (true), or only in the benchmark fatbin of the test programs. */
     public boolean shipped() {
       return shipped;
+    }
+
+    /**
+     * A batch kernel: it takes GcBatch (up to {@link #MAX_BATCH_CALLS} calls) beside GcArgs, and
+     * {@link #capacityElements} bounds the calls' slot-aligned payloads together.
+     */
+    public boolean packed() {
+      return packed;
     }
 
     /** GcErrorRecord.kernel of this kernel. */
@@ -302,67 +335,71 @@ public final class KernelTable {
       new Kernel(Collective.ALL_REDUCE, Protocol.LL, Algorithm.GPU_LL_ONESHOT, true,
           new String[] {"gc_allreduce_ll_f32", "gc_allreduce_ll_f64", "gc_allreduce_ll_f16", "gc_allreduce_ll_bf16", "gc_allreduce_ll_i32", "gc_allreduce_ll_i64", "gc_allreduce_ll_i8", "gc_allreduce_ll_u8"},
           new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
-          new boolean[] {true, true, true, true, true}, GridRule.BYTES, 0),
+          new boolean[] {true, true, true, true, true}, GridRule.BYTES, 0, false),
       new Kernel(Collective.ALL_REDUCE, Protocol.SENTINEL, Algorithm.GPU_SENTINEL_TWOSHOT, true,
           new String[] {"gc_allreduce_sentinel_f32", "gc_allreduce_sentinel_f64", "gc_allreduce_sentinel_f16", "gc_allreduce_sentinel_bf16", "gc_allreduce_sentinel_i32", "gc_allreduce_sentinel_i64", "gc_allreduce_sentinel_i8", "gc_allreduce_sentinel_u8"},
           new long[] {262144L, 131072L, 524288L, 524288L, 262144L, 131072L, 1048576L, 1048576L},
-          new boolean[] {true, true, true, true, true}, GridRule.BYTES, 0),
+          new boolean[] {true, true, true, true, true}, GridRule.BYTES, 0, false),
       new Kernel(Collective.ALL_REDUCE, Protocol.LL128, Algorithm.GPU_LL128_ATOMIC, true,
           new String[] {"gc_allreduce_ll128_f32", "gc_allreduce_ll128_f64", "gc_allreduce_ll128_f16", "gc_allreduce_ll128_bf16", "gc_allreduce_ll128_i32", "gc_allreduce_ll128_i64", null, null},
           new long[] {491520L, 245760L, 491520L, 491520L, 491520L, 245760L, 0L, 0L},
-          new boolean[] {true, false, false, false, true}, GridRule.BYTES, 0),
+          new boolean[] {true, false, false, false, true}, GridRule.BYTES, 0, false),
       new Kernel(Collective.ALL_REDUCE, Protocol.PIPE, Algorithm.GPU_PIPE, true,
           new String[] {"gc_allreduce_pipe_f32", "gc_allreduce_pipe_f64", "gc_allreduce_pipe_f16", "gc_allreduce_pipe_bf16", "gc_allreduce_pipe_i32", "gc_allreduce_pipe_i64", "gc_allreduce_pipe_i8", "gc_allreduce_pipe_u8"},
           new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
-          new boolean[] {true, true, true, true, true}, GridRule.FIXED, PIPE_BLOCKS),
+          new boolean[] {true, true, true, true, true}, GridRule.FIXED, PIPE_BLOCKS, false),
       new Kernel(Collective.ALL_REDUCE, Protocol.TWO_BARRIER, Algorithm.GPU_BARRIER2, false,
           new String[] {"gc_allreduce_barrier2_f32", "gc_allreduce_barrier2_f64", "gc_allreduce_barrier2_f16", "gc_allreduce_barrier2_bf16", "gc_allreduce_barrier2_i32", "gc_allreduce_barrier2_i64", "gc_allreduce_barrier2_i8", "gc_allreduce_barrier2_u8"},
           new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
-          new boolean[] {true, true, true, true, true}, GridRule.SAME_BYTES, 0),
+          new boolean[] {true, true, true, true, true}, GridRule.SAME_BYTES, 0, false),
       new Kernel(Collective.REDUCE_SCATTER, Protocol.LL, Algorithm.GPU_LL, true,
           new String[] {"gc_reducescatter_ll_f32", "gc_reducescatter_ll_f64", "gc_reducescatter_ll_f16", "gc_reducescatter_ll_bf16", "gc_reducescatter_ll_i32", "gc_reducescatter_ll_i64", "gc_reducescatter_ll_i8", "gc_reducescatter_ll_u8"},
           new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
-          new boolean[] {true, true, true, true, true}, GridRule.BYTES, 0),
+          new boolean[] {true, true, true, true, true}, GridRule.BYTES, 0, false),
       new Kernel(Collective.REDUCE_SCATTER, Protocol.PIPE, Algorithm.GPU_PIPE, true,
           new String[] {"gc_reducescatter_pipe_f32", "gc_reducescatter_pipe_f64", "gc_reducescatter_pipe_f16", "gc_reducescatter_pipe_bf16", "gc_reducescatter_pipe_i32", "gc_reducescatter_pipe_i64", "gc_reducescatter_pipe_i8", "gc_reducescatter_pipe_u8"},
           new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
-          new boolean[] {true, true, true, true, true}, GridRule.FIXED, PIPE_BLOCKS),
+          new boolean[] {true, true, true, true, true}, GridRule.FIXED, PIPE_BLOCKS, false),
       new Kernel(Collective.ALL_GATHER, Protocol.LL, Algorithm.GPU_LL, true,
           new String[] {"gc_allgather_ll", "gc_allgather_ll", "gc_allgather_ll", "gc_allgather_ll", "gc_allgather_ll", "gc_allgather_ll", "gc_allgather_ll", "gc_allgather_ll"},
           new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
-          new boolean[] {false, false, false, false, false}, GridRule.BYTES, 0),
+          new boolean[] {false, false, false, false, false}, GridRule.BYTES, 0, false),
       new Kernel(Collective.ALL_GATHER, Protocol.PIPE, Algorithm.GPU_PIPE, true,
           new String[] {"gc_allgather_pipe", "gc_allgather_pipe", "gc_allgather_pipe", "gc_allgather_pipe", "gc_allgather_pipe", "gc_allgather_pipe", "gc_allgather_pipe", "gc_allgather_pipe"},
           new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
-          new boolean[] {false, false, false, false, false}, GridRule.FIXED, PIPE_BLOCKS),
+          new boolean[] {false, false, false, false, false}, GridRule.FIXED, PIPE_BLOCKS, false),
       new Kernel(Collective.ALL_TO_ALL, Protocol.LL, Algorithm.GPU_LL, true,
           new String[] {"gc_alltoall_ll", "gc_alltoall_ll", "gc_alltoall_ll", "gc_alltoall_ll", "gc_alltoall_ll", "gc_alltoall_ll", "gc_alltoall_ll", "gc_alltoall_ll"},
           new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
-          new boolean[] {false, false, false, false, false}, GridRule.BYTES, 0),
+          new boolean[] {false, false, false, false, false}, GridRule.BYTES, 0, false),
       new Kernel(Collective.ALL_TO_ALL, Protocol.PIPE, Algorithm.GPU_PIPE, true,
           new String[] {"gc_alltoall_pipe", "gc_alltoall_pipe", "gc_alltoall_pipe", "gc_alltoall_pipe", "gc_alltoall_pipe", "gc_alltoall_pipe", "gc_alltoall_pipe", "gc_alltoall_pipe"},
           new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
-          new boolean[] {false, false, false, false, false}, GridRule.FIXED, PIPE_BLOCKS),
+          new boolean[] {false, false, false, false, false}, GridRule.FIXED, PIPE_BLOCKS, false),
       new Kernel(Collective.ALL_TO_ALLV, Protocol.LL, Algorithm.GPU_LL, true,
           new String[] {"gc_alltoallv_ll", "gc_alltoallv_ll", "gc_alltoallv_ll", "gc_alltoallv_ll", "gc_alltoallv_ll", "gc_alltoallv_ll", "gc_alltoallv_ll", "gc_alltoallv_ll"},
           new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
-          new boolean[] {false, false, false, false, false}, GridRule.BYTES, 0),
+          new boolean[] {false, false, false, false, false}, GridRule.BYTES, 0, false),
       new Kernel(Collective.ALL_TO_ALLV, Protocol.PIPE, Algorithm.GPU_PIPE, true,
           new String[] {"gc_alltoallv_pipe", "gc_alltoallv_pipe", "gc_alltoallv_pipe", "gc_alltoallv_pipe", "gc_alltoallv_pipe", "gc_alltoallv_pipe", "gc_alltoallv_pipe", "gc_alltoallv_pipe"},
           new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
-          new boolean[] {false, false, false, false, false}, GridRule.FIXED, PIPE_BLOCKS),
+          new boolean[] {false, false, false, false, false}, GridRule.FIXED, PIPE_BLOCKS, false),
       new Kernel(Collective.BROADCAST, Protocol.LL, Algorithm.GPU_LL, true,
           new String[] {"gc_broadcast_ll", "gc_broadcast_ll", "gc_broadcast_ll", "gc_broadcast_ll", "gc_broadcast_ll", "gc_broadcast_ll", "gc_broadcast_ll", "gc_broadcast_ll"},
           new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
-          new boolean[] {false, false, false, false, false}, GridRule.BYTES, 0),
+          new boolean[] {false, false, false, false, false}, GridRule.BYTES, 0, false),
       new Kernel(Collective.BROADCAST, Protocol.PIPE, Algorithm.GPU_PIPE, true,
           new String[] {"gc_broadcast_pipe", "gc_broadcast_pipe", "gc_broadcast_pipe", "gc_broadcast_pipe", "gc_broadcast_pipe", "gc_broadcast_pipe", "gc_broadcast_pipe", "gc_broadcast_pipe"},
           new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
-          new boolean[] {false, false, false, false, false}, GridRule.FIXED, PIPE_BLOCKS),
+          new boolean[] {false, false, false, false, false}, GridRule.FIXED, PIPE_BLOCKS, false),
       new Kernel(Collective.BARRIER, Protocol.FLAG_BARRIER, Algorithm.GPU_BARRIER, true,
           new String[] {"gc_barrier", "gc_barrier", "gc_barrier", "gc_barrier", "gc_barrier", "gc_barrier", "gc_barrier", "gc_barrier"},
           new long[] {Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE},
-          new boolean[] {false, false, false, false, false}, GridRule.ONE, 0));
+          new boolean[] {false, false, false, false, false}, GridRule.ONE, 0, false),
+      new Kernel(Collective.ALL_REDUCE, Protocol.LL_BATCH, Algorithm.GPU_LL_ONESHOT, true,
+          new String[] {"gc_allreduce_batch_ll_f32", "gc_allreduce_batch_ll_f64", "gc_allreduce_batch_ll_f16", "gc_allreduce_batch_ll_bf16", "gc_allreduce_batch_ll_i32", "gc_allreduce_batch_ll_i64", "gc_allreduce_batch_ll_i8", "gc_allreduce_batch_ll_u8"},
+          new long[] {16384L, 8192L, 32768L, 32768L, 16384L, 8192L, 65536L, 65536L},
+          new boolean[] {true, true, true, true, true}, GridRule.BYTES, 0, true));
 
   private static final Kernel[][] BY_COLLECTIVE = new Kernel[Collective.values().length][Protocol.values().length];
 
@@ -404,10 +441,10 @@ public final class KernelTable {
     return BY_COLLECTIVE[c.ordinal()][p.ordinal()];
   }
 
-  /** The kernel for {@code c} that runs {@code a}, or {@code null} when none does (NCCL, host paths). */
+  /** The kernel for {@code c} that runs {@code a} call by call (no batch kernel), or {@code null} when none does (NCCL, host paths). */
   public static Kernel kernel(Collective c, Algorithm a) {
     for (Kernel k : BY_COLLECTIVE[c.ordinal()]) {
-      if (k != null && k.algorithm() == a) {
+      if (k != null && k.algorithm() == a && !k.packed()) {
         return k;
       }
     }
