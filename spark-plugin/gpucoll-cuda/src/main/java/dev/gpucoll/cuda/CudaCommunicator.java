@@ -343,16 +343,10 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   // ---- grouped calls and graph capture ----
 
   /**
-   * Records the batch, then enqueues it as {@link GroupRoute#group} plans it: each run of
-   * consecutive allReduces that our LL one-shot kernel serves (one type and op, device buffers, at
-   * most {@value KernelTable#MAX_BATCH_CALLS} calls within {@value KernelTable#LL_MAX_BYTES} bytes of
-   * packed payload) is ONE launch of the batch kernel, whose signature check makes every rank whose
-   * batch kernel meets a peer with another batch fail naming it; the other calls run as they would
-   * alone, our kernels back to back (programmatic dependent launch lets each start while the previous
-   * one finishes) and the calls NCCL serves between ncclGroupStart and ncclGroupEnd, so NCCL fuses
-   * them into its own launch. Those calls are not compared across ranks (as in NCCL): a rank that
-   * records other ones there makes its peers wait until the timeout, which names it. A batch with a
-   * host buffer runs call by call (each staged and waited for), unfused and not compared.
+   * Records the batch and enqueues it as {@link GroupRoute#group} plans it (the one place that decides
+   * which calls fuse): each fused run is one {@link KernelCalls#runBatch} launch, every other call runs
+   * through its own method, inside the NCCL group when the group has NCCL; a batch with a host buffer
+   * runs call by call. What is fused and checked across ranks: {@link GpuCommunicator#group}.
    */
   @Override
   public void group(java.util.function.Consumer<dev.gpucoll.api.CollectiveBatch> calls) {

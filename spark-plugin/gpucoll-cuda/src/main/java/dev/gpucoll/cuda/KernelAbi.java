@@ -2,6 +2,7 @@ package dev.gpucoll.cuda;
 
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CollectiveMismatchException;
 import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ReduceOp;
@@ -143,7 +144,7 @@ final class KernelAbi {
           + ": detail " + detail);
       case KernelTable.ERR_CAPACITY -> new CollectiveException(rank, coll, "message of " + detail + " bytes exceeds the capacity of "
           + where);
-      case KernelTable.ERR_BATCH_MISMATCH -> new CollectiveException(rank, coll, "ranks recorded different batches in"
+      case KernelTable.ERR_BATCH_MISMATCH -> new CollectiveMismatchException(rank, coll, "ranks recorded different batches in"
           + " group(): " + (detail == 1
               ? "rank " + peer + " ran another call where rank " + rank + " ran allReduces fused into one launch"
                   + " (its batch has other calls, counts, types or ops here, or it called outside a group)"
