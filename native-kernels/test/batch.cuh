@@ -37,18 +37,5 @@ inline GcBatch packBatch(const std::vector<BatchCall>& calls, uint32_t esz, uint
 inline unsigned batchGrid(const GcBatch& b) { return GC_GRID_FOR_BYTES((uint64_t)b.slots * 8); }
 
 inline void launchBatch(BatchKernel k, unsigned grid, cudaStream_t s, const GcArgs& a, const GcBatch& b, bool pdl) {
-  if (!pdl) {
-    k<<<grid, GC_BLOCK_THREADS, 0, s>>>(a, b);
-    return;
-  }
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(grid);
-  cfg.blockDim = dim3(GC_BLOCK_THREADS);
-  cfg.stream = s;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  at[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = at;
-  cfg.numAttrs = 1;
-  CK(cudaLaunchKernelEx(&cfg, k, a, b));
+  launchWith(k, grid, GC_BLOCK_THREADS, s, pdl, a, b);
 }

@@ -366,13 +366,15 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     for (RecordedBatch.Call c : list) {
       host |= c.send() instanceof CommBuffer.Host || c.recv() instanceof CommBuffer.Host;
     }
-    if (host || kernels == null) {
-      runGroupCalls(batch, null);
-    } else if (nccl == null) {
-      runGroupCalls(batch, route.group(list, c -> BufferRegistration.UNKNOWN));
+    if (host) {
+      batch.runEach(this);
+      return;
+    }
+    List<GroupRoute.GroupStep> steps = kernels == null ? null : route.group(list, c -> nccl == null
+        ? BufferRegistration.UNKNOWN : nccl.registration(c.send(), groupSendBytes(c), c.recv(), groupRecvBytes(c)));
+    if (nccl == null) {
+      runGroupCalls(batch, steps);
     } else {
-      List<GroupRoute.GroupStep> steps = route.group(list,
-          c -> nccl.registration(c.send(), groupSendBytes(c), c.recv(), groupRecvBytes(c)));
       nccl.communicator().group(() -> runGroupCalls(batch, steps));
     }
   }
