@@ -43,7 +43,7 @@ import java.util.function.Consumer;
  *   <li>{@code gpu-allreduce}: allReduce fp32 SUM by size on the auto path: per call under graph replay,
  *       and the blocking round trip (call + synchronize) of single calls, whose tail the table shows.
  * </ul>
- * Usage: GpuBench [--quick] [--device N] [--cpp-us-per-launch X] [--json-dir DIR] [--commit SHA]
+ * Usage: GpuBench [--quick] [--group-only] [--device N] [--cpp-us-per-launch X] [--json-dir DIR] [--commit SHA]
  */
 public final class GpuBench {
   private static final Duration LIMIT = Duration.ofSeconds(120);
@@ -89,12 +89,14 @@ public final class GpuBench {
   public static void main(String[] args) throws Exception {
     int device = 0;
     boolean quick = false;
+    boolean groupOnly = false;
     Double cppUs = null;
     Path jsonDir = Path.of(System.getenv().getOrDefault("OUT", "/tmp/gpucoll-out"), "bench");
     String commit = "unknown";
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--quick" -> quick = true;
+        case "--group-only" -> groupOnly = true;
         case "--device" -> device = Integer.parseInt(args[++i]);
         case "--cpp-us-per-launch" -> cppUs = Double.parseDouble(args[++i]);
         case "--json-dir" -> jsonDir = Path.of(args[++i]);
@@ -113,7 +115,9 @@ public final class GpuBench {
     System.out.println("== GpuBench on " + f.name() + " " + f.uuid() + ", ranks as threads of one process");
     GpuBench b = new GpuBench(device, quick, cppUs, jsonDir, commit, machine);
     List<String> tables = new ArrayList<>();
-    for (Section s : new Section[] {b::launch, b::oneRank, b::grouped, b::allReduceBySize}) {
+    Section[] sections = groupOnly ? new Section[] {b::grouped}
+        : new Section[] {b::launch, b::oneRank, b::grouped, b::allReduceBySize};
+    for (Section s : sections) {
       try {
         tables.add(s.run());
       } catch (RuntimeException e) {
