@@ -60,6 +60,7 @@ public final class CudaNative {
     m.put("cuCtxGetCurrent", 4000);
     m.put("cuModuleLoadData", 2000);
     m.put("cuModuleGetFunction", 2000);
+    m.put("cuFuncLoad", 12040);
     m.put("cuLaunchKernel", 4000);
     m.put("cuLaunchKernelEx", 12000);
     m.put("cudaStreamIsCapturing", 10000);
@@ -368,6 +369,15 @@ public final class CudaNative {
     CUfunc_st f = new CUfunc_st();
     checkDriver(cuModuleGetFunction(f, new CUmod_st(ptr(module)), name), "cuModuleGetFunction(" + name + ")");
     return f.address();
+  }
+
+  /**
+   * Loads a function now (a no-op when loaded). Under CUDA's lazy loading (the default) a kernel is
+   * otherwise loaded at its first launch, which can wait for the context to go idle: a peer's
+   * spinning kernel on the same GPU never lets it.
+   */
+  public static void functionLoad(long function, String name) {
+    checkDriver(cuFuncLoad(new CUfunc_st(ptr(function))), "cuFuncLoad(" + name + ")");
   }
 
   /**
