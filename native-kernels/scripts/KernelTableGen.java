@@ -32,6 +32,21 @@ public final class KernelTableGen {
       String p = proto.part.equals("-") ? "" : "_" + proto.part;
       return "gc_" + coll.part + p + (t == null ? "" : "_" + t.suffix);
     }
+
+    /** A batch kernel: takes GcBatch beside GcArgs (capacity "packed"). */
+    boolean packed() {
+      return capacity.startsWith("packed:");
+    }
+  }
+
+  /** The macro prefix of a struct's offsets: GC_ARGS_ (GcArgs), GC_BATCH_ (GcBatch), GC_ERR_ (GcErrorRecord). */
+  static String structPrefix(String name) {
+    return switch (name) {
+      case "GcArgs" -> "ARGS_";
+      case "GcBatch" -> "BATCH_";
+      case "GcErrorRecord" -> "ERR_";
+      default -> throw new IllegalArgumentException("unknown struct " + name);
+    };
   }
 
   final Map<String, Const> consts = new LinkedHashMap<>();
@@ -204,7 +219,8 @@ public final class KernelTableGen {
         throw new IllegalArgumentException("unknown op " + o);
       }
     }
-    if (!(f[7].equals("lines") || f[7].equals("unbounded") || f[7].startsWith("bytes:") && consts.containsKey(f[7].substring(6)))) {
+    if (!(f[7].equals("lines") || f[7].equals("unbounded") || f[7].startsWith("bytes:") && consts.containsKey(f[7].substring(6))
+        || f[7].startsWith("packed:") && consts.containsKey(f[7].substring(7)) && c.kind.equals("reduction"))) {
       throw new IllegalArgumentException("capacity " + f[7]);
     }
     if (!(f[8].equals("bytes") || f[8].equals("same-bytes") || f[8].equals("one")
@@ -338,17 +354,23 @@ public final class KernelTableGen {
     }
     h.append("#define GC_KERNEL_ID(coll, proto) ((coll) * 16 + (proto))\n\n");
     h.append("/* ---- the kernels; X(name, GC_COLL_*, GC_PROTO_*, cuda_type) per reduction kernel (one per type),\n")
-        .append(" *      X(name, GC_COLL_*, GC_PROTO_*) per kernel for every type or none ---- */\n");
+        .append(" *      X(name, GC_COLL_*, GC_PROTO_*) per kernel for every type or none; the batch kernels (capacity\n")
+        .append(" *      \"packed\", parameters GcArgs and GcBatch) X(name, GC_COLL_*, GC_PROTO_*, cuda_type) ---- */\n");
     for (boolean shipped : new boolean[] {true, false}) {
       String image = shipped ? "SHIPPED" : "BENCH";
       h.append("/* ").append(shipped ? "gpucoll_kernels.fatbin (in the jar)" : "gpucoll_bench.fatbin (test programs only)").append(" */\n");
-      h.append("#define GC_").append(image).append("_REDUCTION_KERNELS(X)");
-      for (Kernel k : kernels) {
-        if (k.shipped == shipped && k.coll.kind.equals("reduction")) {
-          for (Type t : k.types) {
-            h.append(" \\\n  X(").append(k.name(t)).append(", GC_COLL_").append(upper(k.coll.part)).append(", GC_PROTO_")
-                .append(k.proto.name).append(", ").append(t.cType).append(')');
+      for (boolean packed : new boolean[] {false, true}) {
+        h.append("#define GC_").append(image).append(packed ? "_BATCH_KERNELS(X)" : "_REDUCTION_KERNELS(X)");
+        for (Kernel k : kernels) {
+          if (k.shipped == shipped && k.coll.kind.equals("reduction") && k.packed() == packed) {
+            for (Type t : k.types) {
+              h.append(" \\\n  X(").append(k.name(t)).append(", GC_COLL_").append(upper(k.coll.part)).append(", GC_PROTO_")
+                  .append(k.proto.name).append(", ").append(t.cType).append(')');
+            }
           }
+        }
+        if (!packed) {
+          h.append('\n');
         }
       }
       h.append("\n#define GC_").append(image).append("_UNTYPED_KERNELS(X)");
@@ -374,7 +396,7 @@ public final class KernelTableGen {
     }
     h.append("  (op) < GC_OP_COUNT)\n\n");
     for (Struct s : structs) {
-      String pfx = s.name.equals("GcArgs") ? "GC_ARGS_" : "GC_ERR_";
+      String pfx = "GC_" + structPrefix(s.name);
       h.append("/* ---- ").append(s.name).append(" ---- */\ntypedef struct ").append(s.name).append(" {\n");
       for (Field f : s.fields) {
         String ct = f.type.equals("u32") ? "uint32_t" : f.type.equals("u64") ? "uint64_t" : "int64_t";
@@ -403,7 +425,7 @@ public final class KernelTableGen {
     h.append("#ifdef __cplusplus\n#define GC_STATIC_ASSERT(c, m) static_assert(c, m)\n#else\n")
         .append("#define GC_STATIC_ASSERT(c, m) _Static_assert(c, m)\n#endif\n");
     for (Struct s : structs) {
-      String pfx = s.name.equals("GcArgs") ? "GC_ARGS_" : "GC_ERR_";
+      String pfx = "GC_" + structPrefix(s.name);
       for (Field f : s.fields) {
         h.append("GC_STATIC_ASSERT(offsetof(").append(s.name).append(", ").append(f.name).append(") == ").append(pfx)
             .append("OFFSET_").append(upper(f.name)).append(", \"").append(s.name).append('.').append(f.name).append("\");\n");
@@ -490,7 +512,7 @@ public final class KernelTableGen {
           .append(javaLiteral(c.value, c.hexBits, false)).append(";\n");
     }
     for (Struct s : structs) {
-      String pfx = s.name.equals("GcArgs") ? "ARGS_" : "ERR_";
+      String pfx = structPrefix(s.name);
       j.append("\n  // ---- ").append(s.name).append(" (byte offsets, little-endian)\n");
       for (Field f : s.fields) {
         j.append("  /** ").append(f.type).append(f.dims.isEmpty() ? "" : f.dims.toString()).append(f.comment.isEmpty() ? "" : ": " + javadoc(f.comment))
@@ -537,17 +559,21 @@ public final class KernelTableGen {
     j.append("  public static final class Kernel {\n")
         .append("    private final Collective collective;\n    private final Protocol protocol;\n    private final Algorithm algorithm;\n")
         .append("    private final boolean shipped;\n    private final String[] names;\n    private final long[] capacity;\n")
-        .append("    private final boolean[] ops;\n    private final GridRule gridRule;\n    private final int fixedGrid;\n\n")
+        .append("    private final boolean[] ops;\n    private final GridRule gridRule;\n    private final int fixedGrid;\n")
+        .append("    private final boolean packed;\n\n")
         .append("    Kernel(Collective collective, Protocol protocol, Algorithm algorithm, boolean shipped, String[] names,\n")
-        .append("        long[] capacity, boolean[] ops, GridRule gridRule, int fixedGrid) {\n")
+        .append("        long[] capacity, boolean[] ops, GridRule gridRule, int fixedGrid, boolean packed) {\n")
         .append("      this.collective = collective;\n      this.protocol = protocol;\n      this.algorithm = algorithm;\n")
         .append("      this.shipped = shipped;\n      this.names = names;\n      this.capacity = capacity;\n      this.ops = ops;\n")
-        .append("      this.gridRule = gridRule;\n      this.fixedGrid = fixedGrid;\n    }\n\n")
+        .append("      this.gridRule = gridRule;\n      this.fixedGrid = fixedGrid;\n      this.packed = packed;\n    }\n\n")
         .append("    public Collective collective() {\n      return collective;\n    }\n\n")
         .append("    public Protocol protocol() {\n      return protocol;\n    }\n\n")
         .append("    /** The path a call on this kernel reports. */\n    public Algorithm algorithm() {\n      return algorithm;\n    }\n\n")
         .append("    /** In the shipped fatbin (true), or only in the benchmark fatbin of the test programs. */\n")
         .append("    public boolean shipped() {\n      return shipped;\n    }\n\n")
+        .append("    /**\n     * A batch kernel: it takes GcBatch (up to {@link #MAX_BATCH_CALLS} calls) beside GcArgs, and\n")
+        .append("     * {@link #capacityElements} bounds the calls' slot-aligned payloads together.\n     */\n")
+        .append("    public boolean packed() {\n      return packed;\n    }\n\n")
         .append("    /** GcErrorRecord.kernel of this kernel. */\n    public int id() {\n      return kernelId(collective, protocol);\n    }\n\n")
         .append("    /** The kernel function for elements of {@code t}, or {@code null} when this kernel does not take {@code t}. */\n")
         .append("    public String name(DataType t) {\n      return names[t.ordinal()];\n    }\n\n")
@@ -583,17 +609,18 @@ public final class KernelTableGen {
       String opList = k.ops.isEmpty() ? "NO_OPS" : k.ops.size() == ops.size() ? "ALL_OPS"
           : "EnumSet.of(" + String.join(", ", k.ops.stream().map(o -> "ReduceOp." + o).toList()) + ")";
       String cap = k.capacity.equals("unbounded") ? "Capacity.UNBOUNDED, 0" : k.capacity.equals("lines") ? "Capacity.LINES, 0"
-          : "Capacity.BYTES, " + k.capacity.substring(6);
+          : "Capacity.BYTES, " + k.capacity.substring(k.capacity.indexOf(':') + 1);
       String rule = k.grid.startsWith("fixed:") ? "FIXED" : upper(k.grid.replace('-', '_'));
       String fixed = k.grid.startsWith("fixed:") ? k.grid.substring(6) : "0";
       j.append("      kernel(Collective.").append(k.coll.name).append(", Protocol.").append(k.proto.name).append(", Algorithm.")
           .append(k.algorithm).append(", ").append(k.shipped).append(", \"").append(k.name(null)).append("\", ")
           .append(reduction).append(", ").append(typeList).append(", ").append(opList).append(", ").append(cap)
-          .append(", GridRule.").append(rule).append(", ").append(fixed).append(')').append(i + 1 < kernels.size() ? ",\n" : ");\n\n");
+          .append(", GridRule.").append(rule).append(", ").append(fixed).append(", ").append(k.packed()).append(')').append(i + 1 < kernels.size() ? ",\n" : ");\n\n");
     }
     j.append("  /** One row of the table, its names and capacities per element type (0 and no name for a type it does not take). */\n")
         .append("  private static Kernel kernel(Collective c, Protocol p, Algorithm a, boolean shipped, String name, boolean perType,\n")
-        .append("      Set<DataType> types, Set<ReduceOp> ops, Capacity capacity, long capacityBytes, GridRule rule, int fixedGrid) {\n")
+        .append("      Set<DataType> types, Set<ReduceOp> ops, Capacity capacity, long capacityBytes, GridRule rule, int fixedGrid,\n")
+        .append("      boolean packed) {\n")
         .append("    String[] names = new String[DataType.values().length];\n")
         .append("    long[] elements = new long[names.length];\n")
         .append("    for (DataType t : types) {\n")
@@ -605,7 +632,7 @@ public final class KernelTableGen {
         .append("      };\n    }\n")
         .append("    boolean[] takes = new boolean[ReduceOp.values().length];\n")
         .append("    ops.forEach(op -> takes[op.ordinal()] = true);\n")
-        .append("    return new Kernel(c, p, a, shipped, names, elements, takes, rule, fixedGrid);\n  }\n\n");
+        .append("    return new Kernel(c, p, a, shipped, names, elements, takes, rule, fixedGrid, packed);\n  }\n\n");
     j.append("  private static final Kernel[][] BY_COLLECTIVE = new Kernel[Collective.values().length][Protocol.values().length];\n\n");
     j.append("  static {\n    for (Kernel k : KERNELS) {\n      BY_COLLECTIVE[k.collective().ordinal()][k.protocol().ordinal()] = k;\n    }\n");
     j.append("    // The C codes are the API ordinals: a reordered enum must fail here, not launch the wrong type.\n");
@@ -623,9 +650,9 @@ public final class KernelTableGen {
         .append("  public static List<Kernel> kernels() {\n    return KERNELS;\n  }\n\n");
     j.append("  /** The kernel for {@code c} on {@code p}, or {@code null} when the table has none. */\n")
         .append("  public static Kernel kernel(Collective c, Protocol p) {\n    return BY_COLLECTIVE[c.ordinal()][p.ordinal()];\n  }\n\n");
-    j.append("  /** The kernel for {@code c} that runs {@code a}, or {@code null} when none does (NCCL, host paths). */\n")
+    j.append("  /** The kernel for {@code c} that runs {@code a} call by call (no batch kernel), or {@code null} when none does (NCCL, host paths). */\n")
         .append("  public static Kernel kernel(Collective c, Algorithm a) {\n    for (Kernel k : BY_COLLECTIVE[c.ordinal()]) {\n")
-        .append("      if (k != null && k.algorithm() == a) {\n        return k;\n      }\n    }\n    return null;\n  }\n\n");
+        .append("      if (k != null && k.algorithm() == a && !k.packed()) {\n        return k;\n      }\n    }\n    return null;\n  }\n\n");
     j.append("  /** GcErrorRecord.kernel of {@code c} on {@code p}. */\n")
         .append("  public static int kernelId(Collective c, Protocol p) {\n    return collectiveId(c) * 16 + p.id();\n  }\n\n");
     j.append("  /** The kernel a GcErrorRecord.kernel value names, or {@code null}. */\n")

@@ -11,7 +11,8 @@
 //  3. Host cost per launch of the same kernel: <<<>>> and cuLaunchKernel on this build's fatbin.
 //  --floor-study: instead, the floor with one piece of our per-call work added at a time (floor.cuh),
 //     in-kernel loops as in 1, so the cost of each piece is measured rather than guessed.
-//   usage: gc_bench [--floor-only | --floor-study] [--fatbin PATH] [--before PATH]
+//  4. Grouped calls: one batch-kernel launch against the same calls launched one by one (group_bench.cuh).
+//   usage: gc_bench [--floor-only | --floor-study | --group-only] [--fatbin PATH] [--before PATH]
 //          (defaults: gpucoll_kernels.fatbin; no --before: part 2 is skipped)
 #include "kernels.h"  // every kernel (all_kernels.cu)
 #include "harness.cuh"
@@ -253,17 +254,20 @@ int runFloorStudy(int reps) {
 
 }  // namespace
 
+#include "group_bench.cuh"  // part 4; uses median()
+
 int main(int argc, char** argv) {
-  bool floorOnly = false, floorStudy = false;
+  bool floorOnly = false, floorStudy = false, groupOnly = false;
   const char* fatbinPath = "gpucoll_kernels.fatbin";
   const char* beforePath = nullptr;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--floor-only") floorOnly = true;
     else if (a == "--floor-study") floorStudy = true;
+    else if (a == "--group-only") groupOnly = true;
     else if (a == "--fatbin" && i + 1 < argc) fatbinPath = argv[++i];
     else if (a == "--before" && i + 1 < argc) beforePath = argv[++i];
-    else { std::fprintf(stderr, "usage: gc_bench [--floor-only | --floor-study] [--fatbin PATH] [--before PATH]\n"); return 2; }
+    else { std::fprintf(stderr, "usage: gc_bench [--floor-only | --floor-study | --group-only] [--fatbin PATH] [--before PATH]\n"); return 2; }
   }
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
@@ -272,6 +276,10 @@ int main(int argc, char** argv) {
   std::printf("gc_bench on %s (%d SMs), driver API %d\n", prop.name, prop.multiProcessorCount, driver);
   const int reps = 7;
   if (floorStudy) return runFloorStudy(reps);
+  if (groupOnly) {
+    groupBench(5);
+    return 0;
+  }
 
   // ---- 1. the floor
   std::printf("\n## allReduce fp32 sum against the floor (minimal LL kernel) and a minimal two-barrier kernel,\n");
@@ -438,5 +446,6 @@ int main(int argc, char** argv) {
     else std::printf("| C++ cuLaunchKernel | fatbin %s not loaded |\n", fatbinPath);
     if (!e.empty()) std::printf("ERROR: %s\n", e.c_str());
   }
+  groupBench(reps);
   return 0;
 }

@@ -5,14 +5,18 @@
 // (correctness-matrix.txt, the Java GPU suite's too) whose block names a kernel variant, on that
 // variant's kernel: fresh random inputs, poisoned outputs, every rank's output compared bit-for-bit
 // with the other ranks and with a host emulation of the kernel's fixed reduction order, and (floats)
-// with a float64 reference within a rounding bound.
-//   usage: gc_test [--quick] [--matrix FILE] [--list-cases]
+// with a float64 reference within a rounding bound. And the batch kernels: packed calls bit-identical
+// to the same calls one by one and to the host emulation, mismatched batches failing on every rank, an
+// absent rank timing out.
+//   usage: gc_test [--quick | --batch] [--matrix FILE] [--list-cases]   (--batch: the batch checks alone)
 //   FILE: default $GC_MATRIX, else correctness-matrix.txt beside this binary; --list-cases prints the
 //   matrix's expansion and exits without touching a GPU.
 #include "kernels.h"  // every kernel, the two-barrier comparison ones too (all_kernels.cu)
 #include "harness.cuh"
 #include "correctness_matrix.h"
+#include "batch.cuh"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -795,18 +799,209 @@ std::string matrixBesideBinary() {
   return dir + "/correctness-matrix.txt";
 }
 
+// ---- batch kernels (kernel_abi.h section 6)
+BatchKernel kAllReduceBatch[8] = GC_TYPED(gc_allreduce_batch_ll);
+constexpr uint64_t kBatchHash = 0x5ba7c4ull;
+
+// Call i's input and outputs: every call at its own 256-byte aligned offset (plus `skew` elements, so
+// some calls start off the 8-byte grid), batch results in recv, the separate calls' in recv + 1 MB.
+struct BatchShape {
+  std::vector<uint32_t> counts;
+  std::vector<size_t> offs;
+  size_t bytes = 0;
+  BatchShape(const std::vector<uint32_t>& c, uint32_t esz, uint32_t skew) : counts(c) {
+    for (size_t i = 0; i < c.size(); ++i) {
+      offs.push_back(bytes + (i % 3 == 1 ? skew * esz : 0));
+      bytes = (offs.back() + c[i] * esz + 255) / 256 * 256;
+    }
+  }
+  std::vector<BatchCall> calls(Buffers& b, int r, uint32_t esz, bool separate, bool inPlace) const {
+    std::vector<BatchCall> out;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      uint8_t* in = b.send[r] + offs[i];
+      out.push_back({in, inPlace ? in : b.recv[r] + (separate ? (1u << 20) : 0) + offs[i], counts[i]});
+    }
+    return out;
+  }
+};
+
+void testBatch(Comm& c, Buffers& b, int dt, int op, const std::vector<uint32_t>& counts, bool inPlace, bool pdl) {
+  const uint32_t esz = gc_dtype_size(dt);
+  const BatchShape shape(counts, esz, /*skew=*/1);
+  char what[200];
+  std::snprintf(what, sizeof what, "allReduce/batch_ll n=%d %s %s %zu calls (%u..%u elements)%s%s", c.n, kTypeName[dt],
+                kOpName[op], counts.size(), *std::min_element(counts.begin(), counts.end()),
+                *std::max_element(counts.begin(), counts.end()), inPlace ? " in-place" : "", pdl ? " pdl" : "");
+  b.randomInputs(dt, shape.bytes);
+  b.poison(shape.bytes + (1u << 20) + shape.bytes);
+  // The same calls one by one (one-shot LL), then the batch: their results must be the same bits.
+  for (size_t i = 0; i < counts.size() && !inPlace; ++i) {
+    c.launch(kAllReduce[kLL][dt], GC_GRID_FOR_BYTES((uint64_t)counts[i] * esz), [&](GcArgs& a, int r) {
+      a.send = (uint64_t)(b.send[r] + shape.offs[i]);
+      a.recv = (uint64_t)(b.recv[r] + (1u << 20) + shape.offs[i]);
+      a.count = counts[i]; a.dtype = dt; a.op = op;
+    });
+  }
+  for (int r = 0; r < c.n; ++r) {
+    GcArgs a = c.args(r);
+    a.dtype = dt;
+    a.op = op;
+    const GcBatch bt = packBatch(shape.calls(b, r, esz, false, inPlace), esz, kBatchHash);
+    launchBatch(kAllReduceBatch[dt], batchGrid(bt), c.streams[r], a, bt, pdl);
+  }
+  CK(cudaGetLastError());
+  ++c.epoch;
+  if (!runAndCheckErrors(c, what)) return;
+  std::vector<std::vector<uint8_t>> batch(c.n), separate(c.n);
+  for (int r = 0; r < c.n; ++r) {
+    batch[r].resize(shape.bytes);
+    separate[r].resize(shape.bytes);
+    CK(cudaMemcpy(batch[r].data(), inPlace ? b.send[r] : b.recv[r], shape.bytes, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(separate[r].data(), b.recv[r] + (1u << 20), shape.bytes, cudaMemcpyDeviceToHost));
+  }
+  std::vector<uint8_t> want(8);
+  std::vector<const uint8_t*> in(c.n);
+  for (size_t k = 0; k < counts.size(); ++k)
+    for (uint32_t e = 0; e < counts[k]; ++e) {
+      const size_t at = shape.offs[k] + (size_t)e * esz;
+      for (int r = 0; r < c.n; ++r) in[r] = &b.hin[r][at];
+      emulate(dt, op, c.n, in, want.data());
+      for (int r = 0; r < c.n; ++r) {
+        const bool ok = std::memcmp(&batch[r][at], want.data(), esz) == 0 &&
+                        (inPlace || std::memcmp(&batch[r][at], &separate[r][at], esz) == 0);
+        if (!ok) {
+          char buf[200];
+          std::snprintf(buf, sizeof buf, " rank %d call %zu elem %u got %.9g want %.9g separate %.9g", r, k, e,
+                        toDouble(dt, &batch[r][at]), toDouble(dt, want.data()), toDouble(dt, &separate[r][at]));
+          tally.record(false, what + std::string(buf));
+          return;
+        }
+      }
+    }
+  tally.record(true, what);
+}
+
+// Each rank's batch from `callsOf(r)` (its counts) and `opOf(r)`; rank `plain` (if >= 0) launches the
+// plain one-shot kernel instead, rank `absent` nothing. Returns after every stream finished.
+template <typename Counts, typename Op>
+void launchMismatched(Comm& c, Buffers& b, Counts callsOf, Op opOf, int plain, int absent) {
+  for (int r = 0; r < c.n; ++r) {
+    if (r == absent) continue;
+    GcArgs a = c.args(r);
+    a.dtype = GC_DT_FLOAT32;
+    a.op = opOf(r);
+    const BatchShape shape(callsOf(r), 4, 0);
+    if (r == plain) {
+      a.send = (uint64_t)b.send[r]; a.recv = (uint64_t)b.recv[r]; a.count = shape.counts[0];
+      launchOne(gc_allreduce_ll_f32, 1, GC_BLOCK_THREADS, c.streams[r], a, false);
+      continue;
+    }
+    const GcBatch bt = packBatch(shape.calls(b, r, 4, false, false), 4, kBatchHash);
+    launchBatch(kAllReduceBatch[GC_DT_FLOAT32], batchGrid(bt), c.streams[r], a, bt, false);
+  }
+  CK(cudaGetLastError());
+  ++c.epoch;
+  c.sync();
+}
+
+// Batches that differ must fail on EVERY rank with GC_ERR_BATCH_MISMATCH, each naming a rank whose
+// batch differs from its own (the odd rank names rank 0, the others the odd one), well before the timeout.
+void testBatchMismatch(int n, const char* how) {
+  Comm c(n);
+  Buffers b(n, 4u << 20);
+  c.timeoutNs = 200'000'000;  // threads waiting for packets the odd rank never sends stop here
+  const int odd = n - 1;
+  const std::string h = how;
+  const std::vector<uint32_t> base(16, 1024);
+  std::vector<uint32_t> other = base;
+  if (h == "fewer calls") other.pop_back();
+  if (h == "a count") other[5] = 1000;
+  auto t0 = std::chrono::steady_clock::now();
+  launchMismatched(c, b, [&](int r) { return r == odd ? other : base; },
+                   [&](int r) { return h == "the op" && r == odd ? GC_OP_MAX : GC_OP_SUM; }, h == "a plain call" ? odd : -1, -1);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  bool ok = true;
+  for (int r = 0; r < n; ++r) {
+    if (h == "a plain call" && r == odd) continue;  // a kernel without a signature: what it saw is undefined
+    const GcErrorRecord& e = c.errHost[r];
+    const uint32_t named = r == odd ? 0u : (uint32_t)odd;
+    ok = ok && e.code == GC_ERR_BATCH_MISMATCH && e.peer == named && e.rank == (uint32_t)r &&
+         e.detail == (h == "a plain call" ? 1u : 0u);
+  }
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "batch mismatch (rank %d: %s), n=%d -> GC_ERR_BATCH_MISMATCH naming it on every rank (%.1f ms)",
+                odd, how, n, ms);
+  tally.record(ok, std::string(buf) + (ok ? "" : " got: " + c.errors()));
+}
+
+void testBatchAbsentRank(int n) {
+  Comm c(n);
+  Buffers b(n, 4u << 20);
+  c.timeoutNs = 50'000'000;
+  const std::vector<uint32_t> counts(16, 1024);
+  launchMismatched(c, b, [&](int) { return counts; }, [](int) { return GC_OP_SUM; }, -1, -1);  // a healthy batch first
+  bool ok = c.errors().empty();
+  const uint64_t epoch = c.epoch;
+  launchMismatched(c, b, [&](int) { return counts; }, [](int) { return GC_OP_SUM; }, -1, n - 1);
+  for (int r = 0; r < n - 1; ++r) {
+    const GcErrorRecord& e = c.errHost[r];
+    ok = ok && e.code == GC_ERR_TIMEOUT && e.peer == (uint32_t)(n - 1) && e.epoch == epoch;
+  }
+  tally.record(ok, "batch with rank " + std::to_string(n - 1) + " of " + std::to_string(n) +
+                       " absent -> timeout record naming it" + (ok ? "" : " got: " + c.errors()));
+}
+
+void testBatchBadLayout() {
+  Comm c(2);
+  Buffers b(2, 1 << 20);
+  const std::vector<uint32_t> counts(2, GC_LL_MAX_BYTES / 4);  // 128 KB of packets: over the inbox
+  launchMismatched(c, b, [&](int) { return counts; }, [](int) { return GC_OP_SUM; }, -1, -1);
+  bool ok = true;
+  for (int r = 0; r < 2; ++r) ok = ok && c.errHost[r].code == GC_ERR_BAD_ARGS && c.errHost[r].detail == 8;
+  tally.record(ok, "batch over the LL inbox -> GC_ERR_BAD_ARGS detail 8 on every rank" + (ok ? std::string() : c.errors()));
+}
+
+void testBatches(bool quick) {
+  for (int n : {2, 3, 4, 8}) {
+    Comm c(n);
+    Buffers b(n, 4u << 20);
+    const long before = tally.pass + tally.fail;
+    testBatch(c, b, GC_DT_FLOAT32, GC_OP_SUM, std::vector<uint32_t>(16, 1024), false, false);  // 16 x 4 KB
+    testBatch(c, b, GC_DT_FLOAT32, GC_OP_SUM, std::vector<uint32_t>(16, 1024), false, true);
+    testBatch(c, b, GC_DT_FLOAT32, GC_OP_AVG, std::vector<uint32_t>(64, 256), false, true);   // 64 x 1 KB
+    testBatch(c, b, GC_DT_BFLOAT16, GC_OP_SUM, std::vector<uint32_t>(16, 128), true, false);  // 16 x 256 B in place
+    testBatch(c, b, GC_DT_FLOAT32, GC_OP_SUM, {GC_LL_MAX_BYTES / 4}, false, false);           // one call, 64 KB
+    for (int dt = 0; dt < GC_DT_COUNT; ++dt)
+      for (int op = 0; op < 5; ++op) {
+        if (quick && op != GC_OP_SUM && op != GC_OP_MAX) continue;
+        const uint32_t esz = gc_dtype_size(dt);
+        std::vector<uint32_t> mixed = {1, 3, 1021, 7, 4096 / esz, 2, 333};
+        for (int k = 0; k < 20; ++k) mixed.push_back(1 + (uint32_t)(rng.next() % (1500 / esz)));
+        testBatch(c, b, dt, op, mixed, false, (dt + op) % 2 == 1);
+      }
+    std::printf("batch n=%d: %ld checks (failures so far: %ld)\n", n, tally.pass + tally.fail - before, tally.fail);
+    std::fflush(stdout);
+  }
+  for (const char* how : {"fewer calls", "a count", "the op", "a plain call"})
+    for (int n : {2, 3}) testBatchMismatch(n, how);
+  testBatchMismatch(8, "fewer calls");
+  testBatchAbsentRank(4);
+  testBatchBadLayout();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, listOnly = false;
+  bool quick = false, listOnly = false, batchOnly = false;
   std::string matrixPath;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--quick") quick = true;
     else if (a == "--list-cases") listOnly = true;
+    else if (a == "--batch") batchOnly = true;
     else if (a == "--matrix" && i + 1 < argc) matrixPath = argv[++i];
     else {
-      std::fprintf(stderr, "usage: gc_test [--quick] [--matrix correctness-matrix.txt] [--list-cases]\n");
+      std::fprintf(stderr, "usage: gc_test [--quick | --batch] [--matrix correctness-matrix.txt] [--list-cases]\n");
       return 2;
     }
   }
@@ -836,6 +1031,13 @@ int main(int argc, char** argv) {
   std::printf("gc_test on %s (sm_%d%d, %d SMs), driver %d, runtime %d\n", prop.name, prop.major, prop.minor,
               prop.multiProcessorCount, driver, runtime);
   auto start = std::chrono::steady_clock::now();
+  if (batchOnly) {
+    testBatches(false);
+    for (const std::string& f : tally.firstFailures) std::printf("  failure: %s\n", f.c_str());
+    std::printf("\ngc_test --batch: %ld passed, %ld failed, %.1f s\n", tally.pass, tally.fail,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return tally.fail == 0 ? 0 : 1;
+  }
   {
     std::string rows;
     for (int n : {2, 4, 8})
@@ -857,6 +1059,7 @@ int main(int argc, char** argv) {
   testMissingRank(5, gc_allgather_pipe, GC_PIPE_BLOCKS, "allGather/pipe");
   testAbort(3);
   testCapacity(3);
+  testBatches(quick);
   std::printf("robustness checks: %ld passed, %ld failed\n", tally.pass, tally.fail);
   std::fflush(stdout);
   runMatrix(groups);

@@ -26,9 +26,10 @@ using Kernel = void (*)(const GcArgs);
 
 // pdl: launch with the programmatic-stream-serialization attribute (the kernel may start while its
 // predecessor on the stream still runs; the gc_ kernels wait for it before touching memory).
-inline void launchOne(Kernel k, unsigned grid, unsigned threads, cudaStream_t s, const GcArgs& a, bool pdl) {
+template <typename K, typename... Params>
+inline void launchWith(K k, unsigned grid, unsigned threads, cudaStream_t s, bool pdl, const Params&... params) {
   if (!pdl) {
-    k<<<grid, threads, 0, s>>>(a);
+    k<<<grid, threads, 0, s>>>(params...);
     return;
   }
   cudaLaunchConfig_t cfg = {};
@@ -40,7 +41,10 @@ inline void launchOne(Kernel k, unsigned grid, unsigned threads, cudaStream_t s,
   at[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = at;
   cfg.numAttrs = 1;
-  CK(cudaLaunchKernelEx(&cfg, k, a));
+  CK(cudaLaunchKernelEx(&cfg, k, params...));
+}
+inline void launchOne(Kernel k, unsigned grid, unsigned threads, cudaStream_t s, const GcArgs& a, bool pdl) {
+  launchWith(k, grid, threads, s, pdl, a);
 }
 
 __global__ void gcFill32(uint32_t* p, uint64_t words, uint32_t v) {

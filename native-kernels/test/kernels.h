@@ -13,6 +13,10 @@ GC_SHIPPED_UNTYPED_KERNELS(GC_DECLARE_KERNEL)
 GC_BENCH_REDUCTION_KERNELS(GC_DECLARE_KERNEL)
 GC_BENCH_UNTYPED_KERNELS(GC_DECLARE_KERNEL)
 #undef GC_DECLARE_KERNEL
+#define GC_DECLARE_BATCH_KERNEL(name, ...) \
+  extern "C" __global__ void name(const __grid_constant__ GcArgs a, const __grid_constant__ GcBatch b);
+GC_SHIPPED_BATCH_KERNELS(GC_DECLARE_BATCH_KERNEL)
+#undef GC_DECLARE_BATCH_KERNEL
 
 // In-kernel loops (gpucoll_bench.cu): k collectives inside one launch, epochs a.epoch .. a.epoch + k - 1.
 extern "C" __global__ void gc_floor_ll_loop(const __grid_constant__ GcArgs a, int k);

@@ -13,7 +13,7 @@
 namespace gc {
 
 constexpr uint32_t kBadNranks = 1, kBadRank = 2, kBadEpoch = 3, kBadGeometry = 4, kBadPeers = 5,
-                   kBadDtype = 6, kBadOp = 7;
+                   kBadDtype = 6, kBadOp = 7, kBadBatch = 8;
 
 template <typename T> struct DtypeOf;
 template <> struct DtypeOf<float> { static constexpr uint32_t value = GC_DT_FLOAT32; };
@@ -172,6 +172,118 @@ template <class P, typename T, uint32_t OP> __device__ void allReduceOneShot(con
   }
 }
 
+// ------------------------------------------------------------------ batch: several one-shot allReduces, one launch
+
+// The calls of a GcBatch packed into one LL message: call i's payload at slots first[i] .. (whole
+// slots, so a call's bytes sit exactly as in its own one-shot call). The spare warp (the last of
+// block 0) moves no data: it carries the batch's signature (kernel_abi.h section 6).
+struct PackedCalls {
+  const GcBatch& b;
+  uint32_t esz;
+  __device__ PackedCalls(const GcBatch& batch, uint32_t elemBytes) : b(batch), esz(elemBytes) {}
+  __device__ uint64_t bytesOf(uint32_t i) const { return (uint64_t)b.count[i] * esz; }
+  __device__ uint64_t slotsOf(uint32_t i) const { return ceilDiv(bytesOf(i), 8); }
+  // The call holding slot g: the last i with first[i] <= g (binary search over <= 64 entries).
+  __device__ uint32_t callOf(uint32_t g) const {
+    uint32_t lo = 0, hi = b.calls;
+    while (hi - lo > 1) {
+      const uint32_t mid = (lo + hi) / 2;
+      if (b.first[mid] <= g) lo = mid; else hi = mid;
+    }
+    return lo;
+  }
+  // The data threads: every thread of the grid but the spare warp, numbered without it.
+  static __device__ bool spareWarp() { return blockIdx.x == 0 && inLastWarp(); }
+  static __device__ uint64_t dataThread() { return tid() - (blockIdx.x > 0 ? 32u : 0u); }
+  static __device__ uint64_t dataThreads() { return nthreads() - 32u; }
+  // Slot g's place: its call i, offset in the call's buffers, bytes (0 for a slot between calls).
+  __device__ uint32_t locate(uint32_t g, uint32_t& i) const {
+    i = callOf(g);
+    const uint64_t j = g - b.first[i];
+    return j < slotsOf(i) ? min32(bytesOf(i) - 8 * j, 8) : 0;
+  }
+};
+
+// The signature every rank of a batch launch must share: the recorded batch's hash and this launch's
+// own layout (calls, counts, type, op). Computed by the 32 lanes of the spare warp.
+__device__ __forceinline__ uint64_t mix64(uint64_t x) {
+  x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ull; x ^= x >> 27; x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+__device__ uint64_t batchSignature(const GcArgs& a, const GcBatch& b) {
+  uint64_t h = 0;
+  for (uint32_t i = threadIdx.x & 31; i < b.calls; i += 32) h ^= mix64(((uint64_t)i << 32 | b.count[i]) + 0x9e3779b97f4a7c15ull);
+  for (int d = 16; d > 0; d /= 2) h ^= __shfl_xor_sync(0xffffffffu, h, d);
+  return mix64(h ^ mix64(b.hash) ^ ((uint64_t)b.calls << 40 | (uint64_t)a.dtype << 8 | a.op));
+}
+
+// The spare warp: signature packet to every peer, fence, arrival words (so a peer that sees this
+// epoch's arrival sees the packet too); then every peer's packet of this epoch compared with mine.
+// The lowest peer whose batch differs, or that arrived at this epoch without a packet (it runs
+// another kernel), is recorded as GC_ERR_BATCH_MISMATCH. Waiting for every peer's packet also gives
+// the no-barrier invariant (every peer started this epoch) without finishArrivals.
+__device__ void checkBatchSignatures(const Ctx& c, uint32_t flag, uint64_t sig) {
+  const uint32_t p = threadIdx.x & 31;
+  const uint64_t at = GC_WS_BATCH_SIG + 16ull * (c.half() * GC_MAX_RANKS + c.rank);
+  const bool peer = p < c.n && p != c.rank;
+  if (peer) stVolatile4(c.ws(p) + at, (uint32_t)sig, flag, (uint32_t)(sig >> 32), flag);
+  __threadfence_system();
+  if (peer) st64(c.ws(p) + GC_WS_ARRIVED + 8u * c.rank, c.epoch);
+  uint32_t verdict = 0;  // 0 same, 1 signature differs, 2 another kernel, 3 gave up (recorded)
+  uint64_t theirs = 0;
+  if (peer) {
+    const char* mine = c.own() + GC_WS_BATCH_SIG + 16ull * (c.half() * GC_MAX_RANKS + p);
+    Spinner sp;
+    for (bool arrived = false;;) {
+      const uint4 u = ldVolatile4(mine);
+      if (u.y == flag && u.w == flag) {
+        theirs = (uint64_t)u.x | ((uint64_t)u.z << 32);
+        verdict = theirs == sig ? 0 : 1;
+        break;
+      }
+      if (arrived) { verdict = 2; break; }  // arrived before this load, yet no packet: not a batch kernel
+      arrived = ldAcquire64(c.own() + GC_WS_ARRIVED + 8u * p) >= c.epoch;
+      if (!arrived && !sp.keepWaiting(c, p, flag, u.y)) { verdict = 3; break; }
+    }
+  }
+  const uint32_t differ = __ballot_sync(0xffffffffu, verdict == 1 || verdict == 2);
+  if (differ != 0 && p == (uint32_t)(__ffs(differ) - 1))
+    c.recordError(GC_ERR_BATCH_MISMATCH, p, sig, theirs, verdict == 2 ? 1 : 0);
+}
+
+// Batch allReduce (kernel_abi.h section 6): the one-shot recipe over the packed message, every slot of
+// every call spread over all data threads at once (not call after call on the same threads).
+template <typename T, uint32_t OP> __device__ void allReduceBatch(const GcArgs& a, const GcBatch& b, uint64_t epoch) {
+  Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_LL_BATCH), epoch);
+  if (!validate(c, DtypeOf<T>::value, true)) return;
+  if (b.calls == 0 || b.calls > GC_MAX_BATCH_CALLS || b.slots > GC_LL_SLOTS) {
+    if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, b.calls, kBadBatch);
+    return;
+  }
+  ProtoLL p(c, 0);
+  const PackedCalls m(b, sizeof(T));
+  if (PackedCalls::spareWarp()) {
+    if (c.n > 1) checkBatchSignatures(c, p.flag, batchSignature(a, b));
+    return;
+  }
+  uint32_t i;
+  for (uint64_t g = PackedCalls::dataThread(); g < b.slots; g += PackedCalls::dataThreads()) {
+    const uint32_t nb = m.locate((uint32_t)g, i);
+    const char* in = reinterpret_cast<const char*>(b.send[i]) + 8 * (g - b.first[i]);
+    if (nb == 0) continue;
+    if (c.n == 1) storeBytes8(reinterpret_cast<char*>(b.recv[i]) + 8 * (g - b.first[i]), loadBytes8(in, nb), nb);
+    else p.template copySendSlot<T>(in, nb, g);
+  }
+  if (c.n == 1) return;
+  for (uint64_t g = PackedCalls::dataThread(); g < b.slots; g += PackedCalls::dataThreads()) {
+    const uint32_t nb = m.locate((uint32_t)g, i);
+    const uint64_t off = 8 * (g - b.first[i]);
+    if (nb != 0 && !p.template recvReduceCopySlot<T, OP>(reinterpret_cast<const char*>(b.send[i]) + off,
+                                                          reinterpret_cast<char*>(b.recv[i]) + off, nb, g))
+      return;
+  }
+}
+
 // Two-shot allReduce: reduce-scatter (owner o reduces segment o in rank order), then all-gather of
 // the owners' results. (Protocols sentinel, LL128, pipe.)
 template <class P, typename T, uint32_t OP> __device__ void allReduceTwoShot(const GcArgs& a, uint64_t epoch) {
@@ -302,6 +414,16 @@ template <class P, typename T> __device__ __forceinline__ void allReduceOneShotO
   }
 }
 
+template <typename T> __device__ __forceinline__ void allReduceBatchOp(const GcArgs& a, const GcBatch& b, uint64_t epoch) {
+  switch (a.op) {
+    case GC_OP_PROD: return allReduceBatch<T, GC_OP_PROD>(a, b, epoch);
+    case GC_OP_MIN: return allReduceBatch<T, GC_OP_MIN>(a, b, epoch);
+    case GC_OP_MAX: return allReduceBatch<T, GC_OP_MAX>(a, b, epoch);
+    case GC_OP_AVG: return allReduceBatch<T, GC_OP_AVG>(a, b, epoch);
+    default: return allReduceBatch<T, GC_OP_SUM>(a, b, epoch);  // validate() rejects unknown ops
+  }
+}
+
 // Body<collective, protocol>::run<T>: what the kernel table's (collective, protocol) kernel runs. The
 // kernels themselves come from the table's X-macro lists (kernel_table.h), so a kernel exists exactly
 // when the table names it. T is void for the kernels that take every type (data movement, barrier).
@@ -343,3 +465,8 @@ template <> struct Body<GC_COLL_BARRIER, GC_PROTO_FLAG_BARRIER> {
     gc::runLaunch(a, [&](uint64_t epoch) { gc::Body<coll, proto>::template run<T>(a, epoch); }); \
   }
 #define GC_DEFINE_UNTYPED_KERNEL(name, coll, proto) GC_DEFINE_TYPED_KERNEL(name, coll, proto, void)
+// The batch kernels (capacity "packed"): GcArgs and GcBatch (kernel_abi.h section 6).
+#define GC_DEFINE_BATCH_KERNEL(name, coll, proto, T) \
+  GC_KERNEL name(const __grid_constant__ GcArgs a, const __grid_constant__ GcBatch b) { \
+    gc::runLaunch(a, [&](uint64_t epoch) { gc::allReduceBatchOp<T>(a, b, epoch); }); \
+  }

@@ -88,6 +88,9 @@
  *         GC_WS_PIPE_SENT+ 8*((dst*GC_MAX_BLOCKS + block)*2 + half)  last flag this rank sent (own state)
  *         GC_WS_ERR_CLAIM                                 highest epoch whose error was recorded (own)
  *         GC_WS_EPOCH    + 8*block                        last epoch this rank ran (own; section 3)
+ *         GC_WS_BATCH_SIG+ 16*(half*GC_MAX_RANKS + src)    batch kernels: src's batch signature packet
+ *                                                         {u32 lo, u32 flag, u32 hi, u32 flag} (written by src,
+ *                                                         flag as an LL packet's; section 6)
  *     GC_WS_LL_OFFSET:    LL packets [2 halves][GC_MAX_RANKS src][GC_LL_SLOTS] of 16 B {u32 data, u32 flag, u32 data, u32 flag}
  *     GC_WS_SENT_OFFSET:  sentinel data [2 halves][2 phases][GC_MAX_RANKS src][GC_SENT_PEER_BYTES]
  *     GC_WS_ESC_OFFSET:   sentinel escape words, u64 per 16-B unit of the sentinel region, same index
@@ -110,6 +113,22 @@
  *   required) -- the first error of the call wins -- and exits; it never spins forever. The host reads
  *   error_record->code after the stream completes; code != GC_OK => raise (timeout: name rank, peer,
  *   epoch). After any error the workspace state is undefined: close the communicator.
+ *
+ * ---------------------------------------------------------------------------------------------------
+ * 6. Batch kernels (capacity "packed": gc_allreduce_batch_ll_<t>)
+ * ---------------------------------------------------------------------------------------------------
+ *   Two parameters, GcArgs then GcBatch, both by value (kernelParams = { &args, &batch }). One launch
+ *   runs GcBatch.calls one-shot allReduces of GcArgs.dtype and GcArgs.op as ONE packed LL message:
+ *   call i's packets at slots first[i].. of the inbox, so the calls together take at most GC_LL_SLOTS
+ *   slots (64 KB of payload per peer: 16 calls of 4 KB fit). Results are bit-identical to the same
+ *   calls launched one by one. GcArgs.send/recv/count are not read.
+ *   Every rank of a launch must have recorded the same batch. The last warp of block 0 (which moves
+ *   no data in these kernels) stores this launch's signature -- a hash of GcBatch.hash, calls,
+ *   count[], dtype and op -- into every peer's GC_WS_BATCH_SIG packet, fences, stores the arrival
+ *   words, then awaits every peer's packet of this epoch: a different signature, or a peer that
+ *   arrived at this epoch without one (it runs another kernel), records GC_ERR_BATCH_MISMATCH naming
+ *   the lowest such peer (detail 0 / 1), on every rank whose batch kernel sees it. The kernel ends only
+ *   after every peer's signature came, so no rank completes a mismatched batch.
  */
 #ifndef GPUCOLL_KERNEL_ABI_H_
 #define GPUCOLL_KERNEL_ABI_H_
@@ -124,9 +143,12 @@
 #define GC_WS_PIPE_SENT (GC_WS_PIPE_ACK + 8u * GC_MAX_RANKS * GC_MAX_BLOCKS * 2u)    /* 20736 */
 #define GC_WS_ERR_CLAIM (GC_WS_PIPE_SENT + 8u * GC_MAX_RANKS * GC_MAX_BLOCKS * 2u)   /* 28928 */
 #define GC_WS_EPOCH (GC_WS_ERR_CLAIM + 256u)                                          /* 29184 */
+#define GC_WS_BATCH_SIG (GC_WS_EPOCH + 8u * GC_MAX_BLOCKS)                            /* 29440 */
 
 GC_STATIC_ASSERT(GC_WS_ERR_CLAIM + 8 <= GC_WS_CTRL_BYTES, "control words fit");
 GC_STATIC_ASSERT(GC_WS_EPOCH + 8 * GC_MAX_BLOCKS <= GC_WS_CTRL_BYTES, "epoch words fit");
+GC_STATIC_ASSERT(GC_WS_BATCH_SIG % 16 == 0 && GC_WS_BATCH_SIG + 16 * 2 * GC_MAX_RANKS <= GC_WS_CTRL_BYTES,
+                 "batch signature packets fit");
 GC_STATIC_ASSERT(GC_WS_LL_BYTES == 2ull * GC_MAX_RANKS * GC_LL_SLOTS * 16u, "LL slots");
 GC_STATIC_ASSERT(GC_WS_SENT_OFFSET % 4096 == 0 && GC_WS_LL128_OFFSET % 4096 == 0 &&
                  GC_WS_PIPE_OFFSET % 4096 == 0 && GC_WS_RAW_OFFSET % 4096 == 0, "regions aligned");

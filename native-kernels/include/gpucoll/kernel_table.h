@@ -29,6 +29,7 @@
 #define GC_LL128_LINES_PER_HALF 24576
 #define GC_PIPE_CHUNK_BYTES 16384
 #define GC_RAW_PEER_BYTES 262144 /* staging of the two-barrier comparison kernel (bench only) */
+#define GC_MAX_BATCH_CALLS 64 /* calls one packed (batch) kernel takes: GcBatch stays 1552 B, so with GcArgs the parameter is under the 4 KB every driver accepts */
 #define GC_A2AV_SEND_COUNTS 0
 #define GC_A2AV_SEND_DISPLS 1
 #define GC_A2AV_RECV_COUNTS 2
@@ -38,6 +39,7 @@
 #define GC_ERR_ABORTED 2 /* the host set *abort_word */
 #define GC_ERR_BAD_ARGS 3 /* rank/nranks/dtype/op/epoch/grid invalid; detail says which */
 #define GC_ERR_CAPACITY 4 /* message larger than this kernel's capacity; detail = bytes */
+#define GC_ERR_BATCH_MISMATCH 5 /* a batch kernel: rank `peer` recorded a different batch (detail says how) */
 #define GC_NO_PEER 0xFFFFFFFFu
 #define GC_WORKSPACE_ALIGN 4096
 /* Grid rule "bytes": ceil(bytes / GC_BYTES_PER_BLOCK) clamped to [1, GC_MAX_GRID_RULE]. */
@@ -89,10 +91,12 @@
 #define GC_PROTO_PIPE 3 /* 16 KB chunks per block with credits: any size */
 #define GC_PROTO_TWO_BARRIER 4 /* raw stores between two flag barriers (comparison only, bench fatbin) */
 #define GC_PROTO_FLAG_BARRIER 5 /* per-block barrier words (the barrier collective) */
+#define GC_PROTO_LL_BATCH 6 /* LL packets of a batch of calls, packed into one message at slot-aligned offsets */
 #define GC_KERNEL_ID(coll, proto) ((coll) * 16 + (proto))
 
 /* ---- the kernels; X(name, GC_COLL_*, GC_PROTO_*, cuda_type) per reduction kernel (one per type),
- *      X(name, GC_COLL_*, GC_PROTO_*) per kernel for every type or none ---- */
+ *      X(name, GC_COLL_*, GC_PROTO_*) per kernel for every type or none; the batch kernels (capacity
+ *      "packed", parameters GcArgs and GcBatch) X(name, GC_COLL_*, GC_PROTO_*, cuda_type) ---- */
 /* gpucoll_kernels.fatbin (in the jar) */
 #define GC_SHIPPED_REDUCTION_KERNELS(X) \
   X(gc_allreduce_ll_f32, GC_COLL_ALLREDUCE, GC_PROTO_LL, float) \
@@ -141,6 +145,15 @@
   X(gc_reducescatter_pipe_i64, GC_COLL_REDUCESCATTER, GC_PROTO_PIPE, int64_t) \
   X(gc_reducescatter_pipe_i8, GC_COLL_REDUCESCATTER, GC_PROTO_PIPE, int8_t) \
   X(gc_reducescatter_pipe_u8, GC_COLL_REDUCESCATTER, GC_PROTO_PIPE, uint8_t)
+#define GC_SHIPPED_BATCH_KERNELS(X) \
+  X(gc_allreduce_batch_ll_f32, GC_COLL_ALLREDUCE, GC_PROTO_LL_BATCH, float) \
+  X(gc_allreduce_batch_ll_f64, GC_COLL_ALLREDUCE, GC_PROTO_LL_BATCH, double) \
+  X(gc_allreduce_batch_ll_f16, GC_COLL_ALLREDUCE, GC_PROTO_LL_BATCH, __half) \
+  X(gc_allreduce_batch_ll_bf16, GC_COLL_ALLREDUCE, GC_PROTO_LL_BATCH, __nv_bfloat16) \
+  X(gc_allreduce_batch_ll_i32, GC_COLL_ALLREDUCE, GC_PROTO_LL_BATCH, int32_t) \
+  X(gc_allreduce_batch_ll_i64, GC_COLL_ALLREDUCE, GC_PROTO_LL_BATCH, int64_t) \
+  X(gc_allreduce_batch_ll_i8, GC_COLL_ALLREDUCE, GC_PROTO_LL_BATCH, int8_t) \
+  X(gc_allreduce_batch_ll_u8, GC_COLL_ALLREDUCE, GC_PROTO_LL_BATCH, uint8_t)
 #define GC_SHIPPED_UNTYPED_KERNELS(X) \
   X(gc_allgather_ll, GC_COLL_ALLGATHER, GC_PROTO_LL) \
   X(gc_allgather_pipe, GC_COLL_ALLGATHER, GC_PROTO_PIPE) \
@@ -161,6 +174,7 @@
   X(gc_allreduce_barrier2_i64, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, int64_t) \
   X(gc_allreduce_barrier2_i8, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, int8_t) \
   X(gc_allreduce_barrier2_u8, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, uint8_t)
+#define GC_BENCH_BATCH_KERNELS(X)
 #define GC_BENCH_UNTYPED_KERNELS(X)
 /* Whether (collective, protocol) supports op (reductions) -- the table's op lists. */
 #define GC_KERNEL_TAKES_OP(coll, proto, op) ( \
@@ -201,6 +215,24 @@ typedef struct GcArgs {
 #define GC_ARGS_OFFSET_PEERS 80
 #define GC_ARGS_OFFSET_A2AV 208
 #define GC_ARGS_SIZE 720
+/* ---- GcBatch ---- */
+typedef struct GcBatch {
+  uint32_t calls; /* 1 .. MAX_BATCH_CALLS */
+  uint32_t slots; /* first[calls-1] + the last call's slots: the packed message, <= LL_SLOTS */
+  uint64_t hash; /* the recorded batch's hash (every call, also those not in this launch); equal on every rank */
+  uint64_t send[64];
+  uint64_t recv[64];
+  uint32_t count[64];
+  uint32_t first[64]; /* first slot of each call, ascending */
+} GcBatch;
+#define GC_BATCH_OFFSET_CALLS 0
+#define GC_BATCH_OFFSET_SLOTS 4
+#define GC_BATCH_OFFSET_HASH 8
+#define GC_BATCH_OFFSET_SEND 16
+#define GC_BATCH_OFFSET_RECV 528
+#define GC_BATCH_OFFSET_COUNT 1040
+#define GC_BATCH_OFFSET_FIRST 1296
+#define GC_BATCH_SIZE 1552
 /* ---- GcErrorRecord ---- */
 typedef struct GcErrorRecord {
   uint32_t code; /* GC_OK or GC_ERR_*; written LAST, after the other fields */
@@ -210,7 +242,7 @@ typedef struct GcErrorRecord {
   uint64_t epoch; /* epoch of the failed call */
   uint64_t waited; /* flag / counter value it waited for */
   uint64_t observed; /* value it last read */
-  uint64_t detail; /* BAD_ARGS: 1 nranks 2 rank/root 3 epoch 4 geometry/counts 5 peers 6 dtype 7 op; CAPACITY: bytes (lines for LL128); TIMEOUT/ABORTED: the peer polled */
+  uint64_t detail; /* BAD_ARGS: 1 nranks 2 rank/root 3 epoch 4 geometry/counts 5 peers 6 dtype 7 op 8 batch layout; CAPACITY: bytes (lines for LL128); TIMEOUT/ABORTED: the peer polled; BATCH_MISMATCH: 0 the peer's batch signature differs (waited = mine, observed = the peer's), 1 the peer ran another kernel at this epoch */
   uint32_t block; /* blockIdx.x of the recorder */
   uint32_t thread; /* threadIdx.x of the recorder */
 } GcErrorRecord;
@@ -264,6 +296,14 @@ GC_STATIC_ASSERT(offsetof(GcArgs, error_record) == GC_ARGS_OFFSET_ERROR_RECORD, 
 GC_STATIC_ASSERT(offsetof(GcArgs, peers) == GC_ARGS_OFFSET_PEERS, "GcArgs.peers");
 GC_STATIC_ASSERT(offsetof(GcArgs, a2av) == GC_ARGS_OFFSET_A2AV, "GcArgs.a2av");
 GC_STATIC_ASSERT(sizeof(GcArgs) == GC_ARGS_SIZE, "GcArgs size");
+GC_STATIC_ASSERT(offsetof(GcBatch, calls) == GC_BATCH_OFFSET_CALLS, "GcBatch.calls");
+GC_STATIC_ASSERT(offsetof(GcBatch, slots) == GC_BATCH_OFFSET_SLOTS, "GcBatch.slots");
+GC_STATIC_ASSERT(offsetof(GcBatch, hash) == GC_BATCH_OFFSET_HASH, "GcBatch.hash");
+GC_STATIC_ASSERT(offsetof(GcBatch, send) == GC_BATCH_OFFSET_SEND, "GcBatch.send");
+GC_STATIC_ASSERT(offsetof(GcBatch, recv) == GC_BATCH_OFFSET_RECV, "GcBatch.recv");
+GC_STATIC_ASSERT(offsetof(GcBatch, count) == GC_BATCH_OFFSET_COUNT, "GcBatch.count");
+GC_STATIC_ASSERT(offsetof(GcBatch, first) == GC_BATCH_OFFSET_FIRST, "GcBatch.first");
+GC_STATIC_ASSERT(sizeof(GcBatch) == GC_BATCH_SIZE, "GcBatch size");
 GC_STATIC_ASSERT(offsetof(GcErrorRecord, code) == GC_ERR_OFFSET_CODE, "GcErrorRecord.code");
 GC_STATIC_ASSERT(offsetof(GcErrorRecord, rank) == GC_ERR_OFFSET_RANK, "GcErrorRecord.rank");
 GC_STATIC_ASSERT(offsetof(GcErrorRecord, peer) == GC_ERR_OFFSET_PEER, "GcErrorRecord.peer");

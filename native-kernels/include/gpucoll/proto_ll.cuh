@@ -51,12 +51,13 @@ struct ProtoLL : WholeCallSteps {
   }
   template <typename T> __device__ bool copySend(const char* src, uint64_t len, const Step& st, uint32_t) const {
     const bool whole = whole8(src, src, len);
-    for (uint64_t s = tid(); s * 8 < len; s += nthreads()) {
-      const uint64_t v = loadWord8(src, s, len, whole);
-      for (uint32_t p = 0; p < c.n; ++p)
-        if (p != c.rank) put(p, st.off / 8 + s, v);
-    }
+    for (uint64_t s = tid(); s * 8 < len; s += nthreads()) putAll(st.off / 8 + s, loadWord8(src, s, len, whole));
     return true;
+  }
+  // Packet s to every peer.
+  __device__ __forceinline__ void putAll(uint64_t s, uint64_t v) const {
+    for (uint32_t p = 0; p < c.n; ++p)
+      if (p != c.rank) put(p, s, v);
   }
   template <typename T> __device__ bool recv(uint32_t src, char* dst, uint64_t len, const Step& st, uint32_t) const {
     for (uint64_t s = tid(); s * 8 < len; s += nthreads()) {
@@ -76,25 +77,46 @@ struct ProtoLL : WholeCallSteps {
   // the 64-register cap that two blocks per SM impose, and measured slower).
   template <typename T, uint32_t OP>
   __device__ bool recvReduceCopy(const char* own, char* dst, uint64_t len, const Step& st, uint32_t) const {
-    const uint32_t n = c.n, op = opOf<OP>(c);
     const bool whole = whole8(own, dst, len);
     for (uint64_t s = tid(); s * 8 < len; s += nthreads()) {
-      const char* at = inbox + (st.off / 8 + s) * 16u;
-      Lanes<T, 8> acc;
-      for (uint32_t r = 0; r < n; ++r) {
-        uint64_t v;
-        if (r == c.rank) {
-          v = loadWord8(own, s, len, whole);
-        } else {
-          Spinner sp;
-          uint32_t seen;
-          while (!ready(at + r * kSrcBytes, v, seen))
-            if (!sp.keepWaiting(c, r, flag, seen)) return false;
-        }
-        if (r == 0) acc.load(U16{v, 0}); else acc.add(U16{v, 0}, op);
-      }
-      storeWord8(dst, s, acc.store(op, n).lo, len, whole);
+      uint64_t v;
+      if (!reduceSlot<T, OP>(st.off / 8 + s, loadWord8(own, s, len, whole), v)) return false;
+      storeWord8(dst, s, v, len, whole);
     }
+    return true;
+  }
+  // Packet s from every rank reduced with the own 8 bytes `mine`, in rank order, into `out`.
+  template <typename T, uint32_t OP>
+  __device__ __forceinline__ bool reduceSlot(uint64_t s, uint64_t mine, uint64_t& out) const {
+    const uint32_t n = c.n, op = opOf<OP>(c);
+    const char* at = inbox + s * 16u;
+    Lanes<T, 8> acc;
+    for (uint32_t r = 0; r < n; ++r) {
+      uint64_t v = mine;
+      if (r != c.rank) {
+        Spinner sp;
+        uint32_t seen;
+        while (!ready(at + r * kSrcBytes, v, seen))
+          if (!sp.keepWaiting(c, r, flag, seen)) return false;
+      }
+      if (r == 0) acc.load(U16{v, 0}); else acc.add(U16{v, 0}, op);
+    }
+    out = acc.store(op, n).lo;
+    return true;
+  }
+
+  // Packet-level forms of copySend and recvReduceCopy, for a packed message (several calls' payloads
+  // in one inbox: collectives.cuh allReduceBatch), whose recipe maps each slot to its call's buffers:
+  // slot s's packet, nb <= 8 bytes of src / own / dst; the same stores, polls and rank-order
+  // reduction as the verbs above, so a packed call's bits equal its own one-shot call's.
+  template <typename T> __device__ __forceinline__ void copySendSlot(const char* src, uint32_t nb, uint64_t s) const {
+    putAll(s, loadBytes8(src, nb));
+  }
+  template <typename T, uint32_t OP>
+  __device__ __forceinline__ bool recvReduceCopySlot(const char* own, char* dst, uint32_t nb, uint64_t s) const {
+    uint64_t v;
+    if (!reduceSlot<T, OP>(s, loadBytes8(own, nb), v)) return false;
+    storeBytes8(dst, v, nb);
     return true;
   }
 };

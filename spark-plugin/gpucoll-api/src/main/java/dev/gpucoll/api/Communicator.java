@@ -58,7 +58,8 @@ public interface Communicator extends AutoCloseable {
    * one. The calls of one group must not depend on each other (one call's output another's input),
    * as in NCCL. Every rank must record the same batch: the same collectives with the same counts,
    * types, ops and roots, in the same order; the host backend checks that before any data moves and
-   * fails on every rank with a {@link CollectiveMismatchException} when they differ. Inside
+   * fails on every rank with a {@link CollectiveMismatchException} when they differ. The GPU backend
+   * checks it in the kernels where it fuses calls (see {@link GpuCommunicator#group}). Inside
    * {@code calls} the communicator's own methods fail; an exception thrown by {@code calls} runs
    * nothing. An empty group does nothing.
    */

@@ -25,6 +25,25 @@ public interface GpuCommunicator extends Communicator {
   void synchronize();
 
   /**
+   * As {@link Communicator#group}, enqueued on {@link #stream()}. Where our kernels serve, each run
+   * of consecutive allReduces that would each take the LL one-shot kernel (at most 64 KB per call),
+   * with one type and op, device buffers, and no call's buffers overlapping another's output, is ONE
+   * kernel launch: up to 64 calls whose payloads, each rounded up to 8 bytes, fit 64 KB (16 calls of
+   * 4 KB fit); a longer run takes several launches. Results are bit-identical to the same calls one
+   * by one. Those launches compare the batch across ranks on the GPU: where a fused launch of one rank
+   * meets a peer whose batch differs (another number of calls, a count, type or op, any other call
+   * of the batch, or a call outside a group), the fused rank fails with a
+   * {@link CollectiveMismatchException} naming that peer, without waiting for the timeout, and the
+   * communicator must be closed; a peer whose own call at that point is not fused fails as a
+   * mismatched single call does (it can time out, or complete with another rank's data). The other
+   * calls run as alone, our kernels back to back, the ones NCCL serves inside one
+   * {@code ncclGroupStart/End}; they are not compared (as in NCCL). A batch with a host buffer runs
+   * call by call, unfused and not compared.
+   */
+  @Override
+  void group(java.util.function.Consumer<CollectiveBatch> calls);
+
+  /**
    * The raw ncclComm_t address for libraries that take one (cuSOLVERMp, cuFFTMp), or 0 when the
    * group has no NCCL communicator. Owned by this communicator: do not destroy it.
    */

@@ -10,6 +10,7 @@ import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.Algorithm;
 import dev.gpucoll.core.UnexpectedError;
+import dev.gpucoll.core.batch.RecordedBatch;
 import dev.gpucoll.core.spi.AllToAllvLayout;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
@@ -342,36 +343,106 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   // ---- grouped calls and graph capture ----
 
   /**
-   * Records the batch, then enqueues it: device buffers on our kernels are launched back to back
-   * (programmatic dependent launch lets each start while the previous finishes), and the calls NCCL
-   * serves go out between ncclGroupStart and ncclGroupEnd, so NCCL fuses them into its own launch.
-   * A batch with host buffers runs call by call (each is staged and waited for). The batch is not
-   * compared across ranks on this backend (as in NCCL): a rank that records another batch makes the
-   * kernels wait for it until the timeout, which names the rank.
+   * Records the batch and enqueues it as {@link GroupRoute#group} plans it (the one place that decides
+   * which calls fuse): each fused run is one {@link KernelCalls#runBatch} launch, every other call runs
+   * through its own method, inside the NCCL group when the group has NCCL; a batch with a host buffer
+   * runs call by call. What is fused and checked across ranks: {@link GpuCommunicator#group}.
    */
   @Override
   public void group(java.util.function.Consumer<dev.gpucoll.api.CollectiveBatch> calls) {
     ensureOpen(null);
-    dev.gpucoll.core.batch.RecordedBatch batch;
+    RecordedBatch batch;
     recording = true;
     try {
-      batch = dev.gpucoll.core.batch.RecordedBatch.record(calls);
+      batch = RecordedBatch.record(calls);
     } finally {
       recording = false;
     }
-    List<dev.gpucoll.core.batch.RecordedBatch.Call> list = batch.calls();
+    List<RecordedBatch.Call> list = batch.calls();
     if (list.isEmpty()) {
       return;
     }
     boolean host = false;
-    for (dev.gpucoll.core.batch.RecordedBatch.Call c : list) {
+    for (RecordedBatch.Call c : list) {
       host |= c.send() instanceof CommBuffer.Host || c.recv() instanceof CommBuffer.Host;
     }
-    if (nccl == null || host) {
+    if (host) {
       batch.runEach(this);
-    } else {
-      nccl.communicator().group(() -> batch.runEach(this));
+      return;
     }
+    List<GroupRoute.GroupStep> steps = kernels == null ? null : route.group(list, c -> nccl == null
+        ? BufferRegistration.UNKNOWN : nccl.registration(c.send(), groupSendBytes(c), c.recv(), groupRecvBytes(c)));
+    if (nccl == null) {
+      runGroupCalls(batch, steps);
+    } else {
+      nccl.communicator().group(() -> runGroupCalls(batch, steps));
+    }
+  }
+
+  /** The batch's steps in order: fused runs through the batch kernel, every other call (all, when {@code steps} is null) alone. */
+  private void runGroupCalls(RecordedBatch batch, List<GroupRoute.GroupStep> steps) {
+    if (steps == null) {
+      batch.runEach(this);
+      return;
+    }
+    List<RecordedBatch.Call> list = batch.calls();
+    long[] sig = batch.signature();
+    long hash = sig[1] ^ (sig[0] * 0x9E3779B97F4A7C15L);
+    for (GroupRoute.GroupStep step : steps) {
+      if (step.fused()) {
+        runFused(list, step, hash);
+      } else {
+        RecordedBatch.runOne(this, list.get(step.first()));
+      }
+    }
+  }
+
+  /** One run of allReduces as one batch-kernel launch: each call validated as {@link #allReduce} would. */
+  private void runFused(List<RecordedBatch.Call> list, GroupRoute.GroupStep step, long hash) {
+    Collective c = Collective.ALL_REDUCE;
+    int n = step.calls();
+    long[] sends = new long[n];
+    long[] recvs = new long[n];
+    long[] counts = new long[n];
+    RecordedBatch.Call head = list.get(step.first());
+    long start = System.nanoTime();
+    Route fused = new Route(GroupRoute.Kind.KERNEL, step.plan().algorithm(), step.plan());
+    for (int i = 0; i < n; i++) {
+      RecordedBatch.Call call = list.get(step.first() + i);
+      long bytes = call.count() * call.type().byteSize();
+      requireCapacity(c, "send", call.send(), bytes);
+      requireCapacity(c, "recv", call.recv(), bytes);
+      refuseUncapturable(c, call.send(), call.recv(), fused);
+      DeviceStage.CallPointers p = stage.pointers(c, call.send(), bytes, call.recv(), bytes);
+      sends[i] = p.send();
+      recvs[i] = p.recv();
+      counts[i] = call.count();
+    }
+    try {
+      kernels.runBatch(step.plan(), hash, sends, recvs, counts, 0, n, head.type(), head.op());
+    } catch (Throwable t) {
+      throw failure(c, t);
+    }
+    for (int i = 0; i < n; i++) {
+      RecordedBatch.Call call = list.get(step.first() + i);
+      observed(c, Algorithm.GPU_LL_ONESHOT, call.count() * call.type().byteSize(), start);
+    }
+  }
+
+  private long groupSendBytes(RecordedBatch.Call c) {
+    long e = c.type().byteSize();
+    return switch (c.collective()) {
+      case REDUCE_SCATTER, ALL_TO_ALL -> c.count() * size * e;
+      default -> c.count() * e;
+    };
+  }
+
+  private long groupRecvBytes(RecordedBatch.Call c) {
+    long e = c.type().byteSize();
+    return switch (c.collective()) {
+      case ALL_GATHER, ALL_TO_ALL -> c.count() * size * e;
+      default -> c.count() * e;
+    };
   }
 
   @Override

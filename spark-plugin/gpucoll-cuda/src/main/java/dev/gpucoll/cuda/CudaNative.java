@@ -60,6 +60,7 @@ public final class CudaNative {
     m.put("cuCtxGetCurrent", 4000);
     m.put("cuModuleLoadData", 2000);
     m.put("cuModuleGetFunction", 2000);
+    m.put("cuFuncLoad", 12040);
     m.put("cuLaunchKernel", 4000);
     m.put("cuLaunchKernelEx", 12000);
     m.put("cudaStreamIsCapturing", 10000);
@@ -371,7 +372,17 @@ public final class CudaNative {
   }
 
   /**
-   * Launches of kernels whose single parameter is a by-value struct held in {@link #args()}, prepared
+   * Loads a function now (a no-op when loaded). Under CUDA's lazy loading (the default) a kernel is
+   * otherwise loaded at its first launch, which can wait for the context to go idle: a peer's
+   * spinning kernel on the same GPU never lets it.
+   */
+  public static void functionLoad(long function, String name) {
+    checkDriver(cuFuncLoad(new CUfunc_st(ptr(function))), "cuFuncLoad(" + name + ")");
+  }
+
+  /**
+   * Launches of kernels whose parameter is a by-value struct held in {@link #args()} (and, for a
+   * kernel of two, a second one in {@link #second()}: the batch kernels' GcBatch), prepared
    * once: the argument block, the parameter array and (with programmatic dependent launch) the launch
    * configuration are native memory allocated here, so a launch only patches the fields that change
    * and crosses JNI once, with no allocation. cuLaunchKernel(Ex) copies the parameter bytes before it
@@ -385,6 +396,9 @@ public final class CudaNative {
   public static final class Launcher {
     private final BytePointer args;
     private final java.nio.ByteBuffer argsView;
+    /** The second parameter block (a batch kernel's GcBatch), or null for kernels of one parameter. */
+    private final BytePointer second;
+    private final java.nio.ByteBuffer secondView;
     private final PointerPointer<BytePointer> params;
     /** Null when launches take plain cuLaunchKernel. */
     private final CUlaunchConfig config;
@@ -402,11 +416,25 @@ public final class CudaNative {
     }
 
     public Launcher(int argBytes, boolean programmatic) {
+      this(argBytes, 0, programmatic);
+    }
+
+    /** A kernel of two parameters ({@code secondBytes} > 0): kernelParams = { args, second }. */
+    public Launcher(int argBytes, int secondBytes, boolean programmatic) {
       args = new BytePointer(argBytes);
       args.fill(0);
       argsView = args.asByteBuffer().order(java.nio.ByteOrder.LITTLE_ENDIAN);
-      params = new PointerPointer<>(1);
+      params = new PointerPointer<>(secondBytes > 0 ? 2 : 1);
       params.put(0, args);
+      if (secondBytes > 0) {
+        second = new BytePointer(secondBytes);
+        second.fill(0);
+        secondView = second.asByteBuffer().order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        params.put(1, second);
+      } else {
+        second = null;
+        secondView = null;
+      }
       if (programmatic) {
         attribute = new CUlaunchAttribute();
         attribute.id(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
@@ -423,6 +451,11 @@ public final class CudaNative {
     /** The argument block as a little-endian direct buffer over the same native memory. */
     public java.nio.ByteBuffer args() {
       return argsView;
+    }
+
+    /** The second parameter block as a little-endian direct buffer; null for kernels of one parameter. */
+    public java.nio.ByteBuffer second() {
+      return secondView;
     }
 
     /** True when launches carry the programmatic stream serialization attribute. */

@@ -2,10 +2,12 @@ package dev.gpucoll.cuda;
 
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.Algorithm;
+import dev.gpucoll.core.batch.RecordedBatch;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.spi.MemberInfo;
@@ -21,6 +23,7 @@ import dev.gpucoll.cuda.eligibility.ZeroCtaDetector;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * Which path every call of one GPU group takes, and why: the one place that decides it. Built once
@@ -46,6 +49,11 @@ import java.util.Optional;
  *       capacity, the credit pipe above; data movement: LL slots up to a per-peer size, the pipe above.
  * </ol>
  * A forced algorithm the group cannot run is an error naming why, never a silent fallback.
+ *
+ * <p>A {@code group()} batch ({@link #group}): consecutive allReduces that would each take the LL
+ * one-shot kernel, with one type and op and device buffers, fuse into one launch of the batch kernel
+ * (up to {@value KernelTable#MAX_BATCH_CALLS} calls whose slot-aligned payloads fit the LL inbox's
+ * {@value KernelTable#LL_MAX_BYTES} bytes per peer); every other call runs on its own route.
  */
 final class GroupRoute {
   /** How one call runs. */
@@ -300,6 +308,98 @@ final class GroupRoute {
 
   GroupTopology topology() {
     return topology;
+  }
+
+  /**
+   * One step of a grouped batch: calls {@code first .. first + calls - 1} of the batch fused into
+   * one launch of {@code plan} (a batch kernel), or, with {@code plan} null, call {@code first}
+   * alone through its own {@link #route}.
+   */
+  record GroupStep(int first, int calls, LaunchPlan plan) {
+    boolean fused() {
+      return plan != null;
+    }
+  }
+
+  /**
+   * Which calls of a recorded batch fuse: runs of consecutive allReduces whose own route is the LL
+   * one-shot kernel, of one type and op, on device buffers, none of whose buffers overlap another
+   * call's of the run in a way that would make its result depend on the order (an in-place call is
+   * fine); a run ends where the next call would pass {@value KernelTable#MAX_BATCH_CALLS} calls or
+   * the LL inbox's slots. A run of one call still takes the batch kernel: its signature lets every
+   * rank see a peer whose batch differs. Every rank recording the same batch gets the same steps.
+   *
+   * @param registration the NCCL registration of a call's buffers (it can decide NCCL over our kernels)
+   */
+  List<GroupStep> group(List<RecordedBatch.Call> calls, Function<RecordedBatch.Call, BufferRegistration> registration) {
+    List<GroupStep> steps = new ArrayList<>();
+    int i = 0;
+    while (i < calls.size()) {
+      RecordedBatch.Call head = calls.get(i);
+      if (!fusable(head, registration)) {
+        steps.add(new GroupStep(i, 1, null));
+        i++;
+        continue;
+      }
+      long slots = KernelAbi.slotsOf(head.count(), head.type());
+      int end = i + 1;
+      while (end < calls.size() && end - i < KernelTable.MAX_BATCH_CALLS) {
+        RecordedBatch.Call next = calls.get(end);
+        long more = slots + KernelAbi.slotsOf(next.count(), next.type());
+        if (next.type() != head.type() || next.op() != head.op() || more > KernelTable.LL_SLOTS
+            || !fusable(next, registration) || overlapsRun(calls, i, end)) {
+          break;
+        }
+        slots = more;
+        end++;
+      }
+      steps.add(new GroupStep(i, end - i, batchPlan(head.type(), head.op(), slots)));
+      i = end;
+    }
+    return steps;
+  }
+
+  private boolean fusable(RecordedBatch.Call c, Function<RecordedBatch.Call, BufferRegistration> registration) {
+    if (c.collective() != Collective.ALL_REDUCE || c.count() <= 0 || !(c.send() instanceof CommBuffer.Device)
+        || !(c.recv() instanceof CommBuffer.Device)) {
+      return false;
+    }
+    Route r = route(c.collective(), c.count(), c.type(), c.op(), registration.apply(c));
+    return r.kind() == Kind.KERNEL && r.plan().entry().protocol() == Protocol.LL;
+  }
+
+  /** Whether call {@code j} writes what an earlier call of the run [from, j) reads or writes, or reads what one writes. */
+  private static boolean overlapsRun(List<RecordedBatch.Call> calls, int from, int j) {
+    RecordedBatch.Call c = calls.get(j);
+    long bytes = c.count() * c.type().byteSize();
+    long send = ((CommBuffer.Device) c.send()).address();
+    long recv = ((CommBuffer.Device) c.recv()).address();
+    for (int i = from; i < j; i++) {
+      RecordedBatch.Call o = calls.get(i);
+      long ob = o.count() * o.type().byteSize();
+      long oSend = ((CommBuffer.Device) o.send()).address();
+      long oRecv = ((CommBuffer.Device) o.recv()).address();
+      if (overlap(recv, bytes, oSend, ob) || overlap(recv, bytes, oRecv, ob) || overlap(send, bytes, oRecv, ob)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean overlap(long a, long aBytes, long b, long bBytes) {
+    return a < b + bBytes && b < a + aBytes;
+  }
+
+  /** The batch kernel's launch for {@code slots} packed slots of {@code t} reduced with {@code op}. */
+  static LaunchPlan batchPlan(DataType t, ReduceOp op, long slots) {
+    KernelTable.Kernel k = KernelTable.kernel(Collective.ALL_REDUCE, Protocol.LL_BATCH);
+    long bytes = slots * 8;
+    if (!k.supports(op) || bytes > k.capacityElements(DataType.UINT8)) {
+      throw new IllegalArgumentException(k + " takes " + op + " up to " + k.capacityElements(DataType.UINT8)
+          + " packed bytes; asked " + bytes);
+    }
+    return new LaunchPlan(Collective.ALL_REDUCE, k, k.name(t), k.grid(bytes), bytes / t.byteSize(), bytes,
+        k.algorithm());
   }
 
   /** What the route found while forming, for the path report. */

@@ -2,6 +2,7 @@ package dev.gpucoll.cuda;
 
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CollectiveMismatchException;
 import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ReduceOp;
@@ -78,6 +79,33 @@ final class KernelAbi {
     }
   }
 
+  /**
+   * A batch kernel's GcBatch: {@code n} calls from {@code sends[from..]} etc., packed at consecutive
+   * whole slots (call i's payload from slot first[i]; kernel_abi.h section 6), and the recorded
+   * batch's hash. Returns the packed slots.
+   */
+  static int writeBatch(ByteBuffer batch, long hash, long[] sends, long[] recvs, long[] counts, int from, int n,
+      DataType type) {
+    ByteBuffer b = batch.order(ByteOrder.LITTLE_ENDIAN);
+    int slot = 0;
+    for (int i = 0; i < n; i++) {
+      b.putLong(KernelTable.BATCH_OFFSET_SEND + 8 * i, sends[from + i]);
+      b.putLong(KernelTable.BATCH_OFFSET_RECV + 8 * i, recvs[from + i]);
+      b.putInt(KernelTable.BATCH_OFFSET_COUNT + 4 * i, (int) counts[from + i]);
+      b.putInt(KernelTable.BATCH_OFFSET_FIRST + 4 * i, slot);
+      slot += (int) slotsOf(counts[from + i], type);
+    }
+    b.putInt(KernelTable.BATCH_OFFSET_CALLS, n);
+    b.putInt(KernelTable.BATCH_OFFSET_SLOTS, slot);
+    b.putLong(KernelTable.BATCH_OFFSET_HASH, hash);
+    return slot;
+  }
+
+  /** LL slots (8 payload bytes each) a call of {@code count} elements takes in a packed message. */
+  static long slotsOf(long count, DataType type) {
+    return (count * type.byteSize() + 7) / 8;
+  }
+
   /** Zeroes the workspace and fills the sentinel region with GC_SENTINEL_WORD, on {@code stream}. */
   static void initWorkspace(long base, long stream) {
     CudaNative.memsetAsync(base, 0, KernelTable.WORKSPACE_BYTES, stream);
@@ -123,6 +151,14 @@ final class KernelAbi {
           + ": detail " + detail);
       case KernelTable.ERR_CAPACITY -> new CollectiveException(rank, coll, "message of " + detail + " bytes exceeds the capacity of "
           + where);
+      case KernelTable.ERR_BATCH_MISMATCH -> new CollectiveMismatchException(rank, coll, "ranks recorded different batches in"
+          + " group(): " + (detail == 1
+              ? "rank " + peer + " ran another call where rank " + rank + " ran allReduces fused into one launch"
+                  + " (its batch has other calls, counts, types or ops here, or it called outside a group)"
+              : "rank " + peer + "'s batch differs from rank " + rank + "'s (the number of calls, a count, the type"
+                  + " or the op of the allReduces fused into one launch, or another call of the batch)")
+          + "; calls of a group must be the same on every rank and independent of each other (no call's buffers"
+          + " overlapping another's), in " + where + "; the communicator must be closed");
       default -> new CollectiveException(rank, coll, "kernel error code " + code + " in " + where);
     };
   }

@@ -1,5 +1,6 @@
 package dev.gpucoll.cuda;
 
+import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.DataType;
@@ -15,11 +16,17 @@ import java.time.Duration;
  */
 final class KernelCalls {
   private final int rank;
+  private final int size;
   private final DeviceStage stage;
   private final GpuWorkspace workspace;
   private final KernelImage image;
   /** Prepared once; every launch patches only the per-call fields of its argument block. */
   private CudaNative.Launcher launcher;
+  /** The batch kernels' launch (GcArgs and GcBatch), prepared at the first grouped launch. */
+  private CudaNative.Launcher batchLauncher;
+  /** Fixed per communicator: written into the batch launcher's GcArgs too. */
+  private final long timeoutNs;
+  private final long[] peers;
   /** No launch has succeeded yet (a refused programmatic launch then falls back to a plain one). */
   private boolean firstLaunch = true;
   private final EpochCounter epochs = new EpochCounter();
@@ -35,8 +42,34 @@ final class KernelCalls {
     this.launcher = new CudaNative.Launcher(KernelTable.ARGS_SIZE, programmatic);
     this.workspace = GpuWorkspace.exchange(group, topology, device, timeout, stage.stream());
     this.image = KernelImage.forDevice(device);
-    KernelAbi.writeGroup(launcher.args(), rank, group.size(), timeout.toNanos(), stage.control().abortWordDevice(),
-        stage.control().deviceAddress(), workspace.peers());
+    this.timeoutNs = timeout.toNanos();
+    this.peers = workspace.peers();
+    this.size = group.size();
+    KernelAbi.writeGroup(launcher.args(), rank, size, timeoutNs, stage.control().abortWordDevice(),
+        stage.control().deviceAddress(), peers);
+  }
+
+  /**
+   * One launch of a batch kernel: calls {@code from .. from + n - 1} of the device pointer lists,
+   * packed as {@code plan} says (kernel_abi.h section 6); {@code hash} is the recorded batch's.
+   */
+  void runBatch(LaunchPlan plan, long hash, long[] sends, long[] recvs, long[] counts, int from, int n, DataType type,
+      ReduceOp op) {
+    if (batchLauncher == null) {
+      batchLauncher = new CudaNative.Launcher(KernelTable.ARGS_SIZE, KernelTable.BATCH_SIZE, launcher.programmatic());
+      KernelAbi.writeGroup(batchLauncher.args(), rank, size, timeoutNs, stage.control().abortWordDevice(),
+          stage.control().deviceAddress(), peers);
+    }
+    long fn = image.function(plan.kernel());
+    KernelAbi.writeCall(batchLauncher.args(), epochs.next(), 0, 0, 0, type, op, 0, null);
+    KernelAbi.writeBatch(batchLauncher.second(), hash, sends, recvs, counts, from, n, type);
+    try {
+      batchLauncher = launch(batchLauncher, fn, plan);
+    } catch (CudaException e) {
+      String why = "launch of " + plan.kernel() + " failed: " + e.getMessage();
+      stage.markBroken(why);
+      throw new CollectiveException(rank, Collective.ALL_REDUCE, why + "; the group's epochs now disagree: close it", e);
+    }
   }
 
   String describe() {
@@ -67,7 +100,7 @@ final class KernelCalls {
     }
     KernelAbi.writeCall(launcher.args(), epochs.next(), p.send(), p.recv(), count, type, op, root, a2av);
     try {
-      launch(fn, plan);
+      launcher = launch(launcher, fn, plan);
     } catch (CudaException e) {
       String why = "launch of " + plan.kernel() + " failed: " + e.getMessage();
       stage.markBroken(why);
@@ -76,20 +109,34 @@ final class KernelCalls {
     stage.finish(plan.collective(), p, recv, recvBytes);
   }
 
-  private void launch(long fn, LaunchPlan plan) {
+  /** Launches on {@code l}; returns the launcher to keep (a plain copy when the driver refused the attribute). */
+  private CudaNative.Launcher launch(CudaNative.Launcher l, long fn, LaunchPlan plan) {
+    CudaNative.Launcher used = l;
     try {
-      launcher.launch(fn, plan.grid(), plan.block(), plan.sharedBytes(), stage.stream());
+      l.launch(fn, plan.grid(), plan.block(), plan.sharedBytes(), stage.stream());
     } catch (CudaException e) {
-      if (!firstLaunch || !launcher.programmatic()) {
+      if (!firstLaunch || !l.programmatic()) {
         throw e;
       }
       // A driver that refuses the attribute refuses the first launch, before anything ran: go plain.
-      CudaNative.Launcher plain = new CudaNative.Launcher(KernelTable.ARGS_SIZE, false);
-      plain.args().put(0, launcher.args(), 0, KernelTable.ARGS_SIZE);
-      launcher = plain;
-      launcher.launch(fn, plan.grid(), plan.block(), plan.sharedBytes(), stage.stream());
+      used = plainCopy(l);
+      used.launch(fn, plan.grid(), plan.block(), plan.sharedBytes(), stage.stream());
+      if (l == batchLauncher) {
+        launcher = plainCopy(launcher); // the first launch was a batch: the other launches go plain too
+      }
     }
     firstLaunch = false;
+    return used;
+  }
+
+  private static CudaNative.Launcher plainCopy(CudaNative.Launcher l) {
+    int second = l.second() == null ? 0 : l.second().capacity();
+    CudaNative.Launcher plain = new CudaNative.Launcher(KernelTable.ARGS_SIZE, second, false);
+    plain.args().put(0, l.args(), 0, KernelTable.ARGS_SIZE);
+    if (second > 0) {
+      plain.second().put(0, l.second(), 0, second);
+    }
+    return plain;
   }
 
   void close() {

@@ -1,5 +1,6 @@
 package dev.gpucoll.cuda;
 
+import dev.gpucoll.api.DataType;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -46,9 +47,25 @@ public final class KernelImage {
     return b;
   }
 
-  /** The image loaded on {@code device}; the device's primary context must be current. */
+  /**
+   * The image loaded on {@code device}, every shipped kernel of {@link KernelTable} loaded with it;
+   * the device's primary context must be current. A communicator gets it while it forms, before any
+   * of its kernels spins: a kernel loaded lazily at its first launch (CUDA's default) can wait for
+   * the context to go idle, which another rank's spinning kernel on this GPU never lets happen.
+   */
   public static KernelImage forDevice(int device) {
-    return BY_DEVICE.computeIfAbsent(device, d -> new KernelImage(d, CudaNative.moduleLoadData(bytes())));
+    return BY_DEVICE.computeIfAbsent(device, d -> {
+      KernelImage image = new KernelImage(d, CudaNative.moduleLoadData(bytes()));
+      for (KernelTable.Kernel k : KernelTable.kernels()) {
+        for (DataType t : DataType.values()) {
+          String name = k.name(t);
+          if (k.shipped() && name != null) {
+            CudaNative.functionLoad(image.function(name), name);
+          }
+        }
+      }
+      return image;
+    });
   }
 
   public int device() {

@@ -65,6 +65,8 @@ public final class KernelTable {
   public static final int PIPE_CHUNK_BYTES = 16384;
   /** staging of the two-barrier comparison kernel (bench only). */
   public static final int RAW_PEER_BYTES = 262144;
+  /** calls one packed (batch) kernel takes: GcBatch stays 1552 B, so with GcArgs the parameter is under the 4 KB every driver accepts. */
+  public static final int MAX_BATCH_CALLS = 64;
   public static final int A2AV_SEND_COUNTS = 0;
   public static final int A2AV_SEND_DISPLS = 1;
   public static final int A2AV_RECV_COUNTS = 2;
@@ -78,6 +80,8 @@ public final class KernelTable {
   public static final int ERR_BAD_ARGS = 3;
   /** message larger than this kernel's capacity; detail = bytes. */
   public static final int ERR_CAPACITY = 4;
+  /** a batch kernel: rank `peer` recorded a different batch (detail says how). */
+  public static final int ERR_BATCH_MISMATCH = 5;
   public static final int NO_PEER = 0xFFFFFFFF;
   public static final int WORKSPACE_ALIGN = 4096;
 
@@ -114,6 +118,23 @@ public final class KernelTable {
   public static final int ARGS_OFFSET_A2AV = 208;
   public static final int ARGS_SIZE = 720;
 
+  // ---- GcBatch (byte offsets, little-endian)
+  /** u32: 1 .. MAX_BATCH_CALLS. */
+  public static final int BATCH_OFFSET_CALLS = 0;
+  /** u32: first[calls-1] + the last call's slots: the packed message, &lt;= LL_SLOTS. */
+  public static final int BATCH_OFFSET_SLOTS = 4;
+  /** u64: the recorded batch's hash (every call, also those not in this launch); equal on every rank. */
+  public static final int BATCH_OFFSET_HASH = 8;
+  /** u64[64]. */
+  public static final int BATCH_OFFSET_SEND = 16;
+  /** u64[64]. */
+  public static final int BATCH_OFFSET_RECV = 528;
+  /** u32[64]. */
+  public static final int BATCH_OFFSET_COUNT = 1040;
+  /** u32[64]: first slot of each call, ascending. */
+  public static final int BATCH_OFFSET_FIRST = 1296;
+  public static final int BATCH_SIZE = 1552;
+
   // ---- GcErrorRecord (byte offsets, little-endian)
   /** u32: GC_OK or GC_ERR_*; written LAST, after the other fields. */
   public static final int ERR_OFFSET_CODE = 0;
@@ -129,7 +150,7 @@ public final class KernelTable {
   public static final int ERR_OFFSET_WAITED = 24;
   /** u64: value it last read. */
   public static final int ERR_OFFSET_OBSERVED = 32;
-  /** u64: BAD_ARGS: 1 nranks 2 rank/root 3 epoch 4 geometry/counts 5 peers 6 dtype 7 op; CAPACITY: bytes (lines for LL128); TIMEOUT/ABORTED: the peer polled. */
+  /** u64: BAD_ARGS: 1 nranks 2 rank/root 3 epoch 4 geometry/counts 5 peers 6 dtype 7 op 8 batch layout; CAPACITY: bytes (lines for LL128); TIMEOUT/ABORTED: the peer polled; BATCH_MISMATCH: 0 the peer's batch signature differs (waited = mine, observed = the peer's), 1 the peer ran another kernel at this epoch. */
   public static final int ERR_OFFSET_DETAIL = 40;
   /** u32: blockIdx.x of the recorder. */
   public static final int ERR_OFFSET_BLOCK = 48;
@@ -173,7 +194,9 @@ public final class KernelTable {
     /** raw stores between two flag barriers (comparison only, bench fatbin). */
     TWO_BARRIER(4, "barrier2"),
     /** per-block barrier words (the barrier collective). */
-    FLAG_BARRIER(5, "");
+    FLAG_BARRIER(5, ""),
+    /** LL packets of a batch of calls, packed into one message at slot-aligned offsets. */
+    LL_BATCH(6, "batch_ll");
 
     private final int id;
     private final String abiName;
@@ -217,9 +240,10 @@ public final class KernelTable {
     private final boolean[] ops;
     private final GridRule gridRule;
     private final int fixedGrid;
+    private final boolean packed;
 
     Kernel(Collective collective, Protocol protocol, Algorithm algorithm, boolean shipped, String[] names,
-        long[] capacity, boolean[] ops, GridRule gridRule, int fixedGrid) {
+        long[] capacity, boolean[] ops, GridRule gridRule, int fixedGrid, boolean packed) {
       this.collective = collective;
       this.protocol = protocol;
       this.algorithm = algorithm;
@@ -229,6 +253,7 @@ public final class KernelTable {
       this.ops = ops;
       this.gridRule = gridRule;
       this.fixedGrid = fixedGrid;
+      this.packed = packed;
     }
 
     public Collective collective() {
@@ -247,6 +272,14 @@ public final class KernelTable {
     /** In the shipped fatbin (true), or only in the benchmark fatbin of the test programs. */
     public boolean shipped() {
       return shipped;
+    }
+
+    /**
+     * A batch kernel: it takes GcBatch (up to {@link #MAX_BATCH_CALLS} calls) beside GcArgs, and
+     * {@link #capacityElements} bounds the calls' slot-aligned payloads together.
+     */
+    public boolean packed() {
+      return packed;
     }
 
     /** GcErrorRecord.kernel of this kernel. */
@@ -310,26 +343,28 @@ public final class KernelTable {
   // collective, protocol, algorithm, shipped, name (the type suffix follows for reductions), types,
   // ops, capacity (with its bytes), grid rule (with its fixed grid)
   private static final List<Kernel> KERNELS = List.of(
-      kernel(Collective.ALL_REDUCE, Protocol.LL, Algorithm.GPU_LL_ONESHOT, true, "gc_allreduce_ll", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0),
-      kernel(Collective.ALL_REDUCE, Protocol.SENTINEL, Algorithm.GPU_SENTINEL_TWOSHOT, true, "gc_allreduce_sentinel", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, SENT_MAX_BYTES, GridRule.BYTES, 0),
-      kernel(Collective.ALL_REDUCE, Protocol.LL128, Algorithm.GPU_LL128_ATOMIC, true, "gc_allreduce_ll128", true, EnumSet.of(DataType.FLOAT32, DataType.FLOAT64, DataType.FLOAT16, DataType.BFLOAT16, DataType.INT32, DataType.INT64), EnumSet.of(ReduceOp.SUM, ReduceOp.AVG), Capacity.LINES, 0, GridRule.BYTES, 0),
-      kernel(Collective.ALL_REDUCE, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_allreduce_pipe", true, ALL_TYPES, ALL_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS),
-      kernel(Collective.ALL_REDUCE, Protocol.TWO_BARRIER, Algorithm.GPU_BARRIER2, false, "gc_allreduce_barrier2", true, ALL_TYPES, ALL_OPS, Capacity.UNBOUNDED, 0, GridRule.SAME_BYTES, 0),
-      kernel(Collective.REDUCE_SCATTER, Protocol.LL, Algorithm.GPU_LL, true, "gc_reducescatter_ll", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0),
-      kernel(Collective.REDUCE_SCATTER, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_reducescatter_pipe", true, ALL_TYPES, ALL_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS),
-      kernel(Collective.ALL_GATHER, Protocol.LL, Algorithm.GPU_LL, true, "gc_allgather_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0),
-      kernel(Collective.ALL_GATHER, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_allgather_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS),
-      kernel(Collective.ALL_TO_ALL, Protocol.LL, Algorithm.GPU_LL, true, "gc_alltoall_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0),
-      kernel(Collective.ALL_TO_ALL, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_alltoall_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS),
-      kernel(Collective.ALL_TO_ALLV, Protocol.LL, Algorithm.GPU_LL, true, "gc_alltoallv_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0),
-      kernel(Collective.ALL_TO_ALLV, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_alltoallv_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS),
-      kernel(Collective.BROADCAST, Protocol.LL, Algorithm.GPU_LL, true, "gc_broadcast_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0),
-      kernel(Collective.BROADCAST, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_broadcast_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS),
-      kernel(Collective.BARRIER, Protocol.FLAG_BARRIER, Algorithm.GPU_BARRIER, true, "gc_barrier", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.ONE, 0));
+      kernel(Collective.ALL_REDUCE, Protocol.LL, Algorithm.GPU_LL_ONESHOT, true, "gc_allreduce_ll", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
+      kernel(Collective.ALL_REDUCE, Protocol.SENTINEL, Algorithm.GPU_SENTINEL_TWOSHOT, true, "gc_allreduce_sentinel", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, SENT_MAX_BYTES, GridRule.BYTES, 0, false),
+      kernel(Collective.ALL_REDUCE, Protocol.LL128, Algorithm.GPU_LL128_ATOMIC, true, "gc_allreduce_ll128", true, EnumSet.of(DataType.FLOAT32, DataType.FLOAT64, DataType.FLOAT16, DataType.BFLOAT16, DataType.INT32, DataType.INT64), EnumSet.of(ReduceOp.SUM, ReduceOp.AVG), Capacity.LINES, 0, GridRule.BYTES, 0, false),
+      kernel(Collective.ALL_REDUCE, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_allreduce_pipe", true, ALL_TYPES, ALL_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
+      kernel(Collective.ALL_REDUCE, Protocol.TWO_BARRIER, Algorithm.GPU_BARRIER2, false, "gc_allreduce_barrier2", true, ALL_TYPES, ALL_OPS, Capacity.UNBOUNDED, 0, GridRule.SAME_BYTES, 0, false),
+      kernel(Collective.REDUCE_SCATTER, Protocol.LL, Algorithm.GPU_LL, true, "gc_reducescatter_ll", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
+      kernel(Collective.REDUCE_SCATTER, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_reducescatter_pipe", true, ALL_TYPES, ALL_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
+      kernel(Collective.ALL_GATHER, Protocol.LL, Algorithm.GPU_LL, true, "gc_allgather_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
+      kernel(Collective.ALL_GATHER, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_allgather_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
+      kernel(Collective.ALL_TO_ALL, Protocol.LL, Algorithm.GPU_LL, true, "gc_alltoall_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
+      kernel(Collective.ALL_TO_ALL, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_alltoall_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
+      kernel(Collective.ALL_TO_ALLV, Protocol.LL, Algorithm.GPU_LL, true, "gc_alltoallv_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
+      kernel(Collective.ALL_TO_ALLV, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_alltoallv_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
+      kernel(Collective.BROADCAST, Protocol.LL, Algorithm.GPU_LL, true, "gc_broadcast_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
+      kernel(Collective.BROADCAST, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_broadcast_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
+      kernel(Collective.BARRIER, Protocol.FLAG_BARRIER, Algorithm.GPU_BARRIER, true, "gc_barrier", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.ONE, 0, false),
+      kernel(Collective.ALL_REDUCE, Protocol.LL_BATCH, Algorithm.GPU_LL_ONESHOT, true, "gc_allreduce_batch_ll", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, true));
 
   /** One row of the table, its names and capacities per element type (0 and no name for a type it does not take). */
   private static Kernel kernel(Collective c, Protocol p, Algorithm a, boolean shipped, String name, boolean perType,
-      Set<DataType> types, Set<ReduceOp> ops, Capacity capacity, long capacityBytes, GridRule rule, int fixedGrid) {
+      Set<DataType> types, Set<ReduceOp> ops, Capacity capacity, long capacityBytes, GridRule rule, int fixedGrid,
+      boolean packed) {
     String[] names = new String[DataType.values().length];
     long[] elements = new long[names.length];
     for (DataType t : types) {
@@ -342,7 +377,7 @@ public final class KernelTable {
     }
     boolean[] takes = new boolean[ReduceOp.values().length];
     ops.forEach(op -> takes[op.ordinal()] = true);
-    return new Kernel(c, p, a, shipped, names, elements, takes, rule, fixedGrid);
+    return new Kernel(c, p, a, shipped, names, elements, takes, rule, fixedGrid, packed);
   }
 
   private static final Kernel[][] BY_COLLECTIVE = new Kernel[Collective.values().length][Protocol.values().length];
@@ -385,10 +420,10 @@ public final class KernelTable {
     return BY_COLLECTIVE[c.ordinal()][p.ordinal()];
   }
 
-  /** The kernel for {@code c} that runs {@code a}, or {@code null} when none does (NCCL, host paths). */
+  /** The kernel for {@code c} that runs {@code a} call by call (no batch kernel), or {@code null} when none does (NCCL, host paths). */
   public static Kernel kernel(Collective c, Algorithm a) {
     for (Kernel k : BY_COLLECTIVE[c.ordinal()]) {
-      if (k != null && k.algorithm() == a) {
+      if (k != null && k.algorithm() == a && !k.packed()) {
         return k;
       }
     }

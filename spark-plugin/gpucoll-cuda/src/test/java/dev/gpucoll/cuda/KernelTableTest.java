@@ -76,6 +76,19 @@ class KernelTableTest {
   }
 
   @Test
+  void theBatchKernelPacksSixteenCallsOfFourKilobytesWithinTheParameterLimit() {
+    Kernel b = KernelTable.kernel(Collective.ALL_REDUCE, Protocol.LL_BATCH);
+    assertTrue(b.packed() && b.shipped());
+    assertEquals("gc_allreduce_batch_ll_bf16", b.name(DataType.BFLOAT16));
+    assertEquals(KernelTable.LL_MAX_BYTES, b.capacityElements(DataType.UINT8));
+    assertTrue(16 * 4096 <= KernelTable.LL_MAX_BYTES && KernelTable.LL_SLOTS * 8 == KernelTable.LL_MAX_BYTES);
+    assertTrue(KernelTable.ARGS_SIZE + KernelTable.BATCH_SIZE <= 4096, "kernel parameters above 4 KB");
+    for (Kernel k : KernelTable.kernels()) {
+      assertEquals(k == b, k.packed(), k.toString());
+    }
+  }
+
+  @Test
   void comparisonKernelsAreNotShipped() {
     for (Kernel k : KernelTable.kernels()) {
       assertEquals(k.protocol() != Protocol.TWO_BARRIER, k.shipped(), k.toString());
@@ -88,7 +101,9 @@ class KernelTableTest {
     for (Kernel k : KernelTable.kernels()) {
       assertTrue(ids.add(k.id()), "two kernels share id " + k.id());
       assertSame(k, KernelTable.ofKernelId(k.id()));
-      assertSame(k, KernelTable.kernel(k.collective(), k.algorithm()));
+      // kernel(c, algorithm) names the call-by-call kernel; a batch kernel runs the same algorithm packed
+      assertSame(k.packed() ? KernelTable.kernel(k.collective(), Protocol.LL) : k,
+          KernelTable.kernel(k.collective(), k.algorithm()));
       assertEquals(k.collective(), KernelTable.collectiveOfId(k.id() / 16));
     }
     assertEquals(Protocol.SENTINEL,

@@ -46,14 +46,19 @@ public final class RecordedBatch implements CollectiveBatch {
   /** Runs every recorded call on {@code comm}, in order, through its ordinary methods. */
   public void runEach(Communicator comm) {
     for (Call c : calls) {
-      switch (c.collective()) {
-        case ALL_REDUCE -> comm.allReduce(c.send(), c.recv(), c.count(), c.type(), c.op());
-        case ALL_GATHER -> comm.allGather(c.send(), c.recv(), c.count(), c.type());
-        case REDUCE_SCATTER -> comm.reduceScatter(c.send(), c.recv(), c.count(), c.type(), c.op());
-        case ALL_TO_ALL -> comm.allToAll(c.send(), c.recv(), c.count(), c.type());
-        case BROADCAST -> comm.broadcast(c.send(), c.recv(), c.count(), c.type(), c.root());
-        default -> throw new IllegalStateException("not recordable: " + c.collective());
-      }
+      runOne(comm, c);
+    }
+  }
+
+  /** Runs one recorded call on {@code comm} through its ordinary method. */
+  public static void runOne(Communicator comm, Call c) {
+    switch (c.collective()) {
+      case ALL_REDUCE -> comm.allReduce(c.send(), c.recv(), c.count(), c.type(), c.op());
+      case ALL_GATHER -> comm.allGather(c.send(), c.recv(), c.count(), c.type());
+      case REDUCE_SCATTER -> comm.reduceScatter(c.send(), c.recv(), c.count(), c.type(), c.op());
+      case ALL_TO_ALL -> comm.allToAll(c.send(), c.recv(), c.count(), c.type());
+      case BROADCAST -> comm.broadcast(c.send(), c.recv(), c.count(), c.type(), c.root());
+      default -> throw new IllegalStateException("not recordable: " + c.collective());
     }
   }
 

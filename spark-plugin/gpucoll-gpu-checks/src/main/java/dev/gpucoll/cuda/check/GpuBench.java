@@ -37,12 +37,13 @@ import java.util.function.Consumer;
  *       same kernel from the same fatbin, measured by gc_bench in the same run ({@code --cpp-us-per-launch});
  *   <li>{@code gpu-1rank}: a one-rank allReduce (ours: one copy) against NCCL's one-rank allReduce, per call
  *       under graph replay (no host code in the timed region) and eager;
- *   <li>{@code gpu-group}: 16 allReduces of 4 KB in one {@code group()} against 16 separate calls, and
- *       NCCL's group of the same (NCCL takes one rank per GPU, so only at one rank here);
+ *   <li>{@code gpu-group}: batches of allReduces (16 x 4 KB, 16 x 256 B, 64 x 1 KB) in one {@code group()}
+ *       (one batch-kernel launch at 2 and 4 ranks) against the same calls separate, and NCCL's group of
+ *       the same (NCCL takes one rank per GPU, so only at one rank here);
  *   <li>{@code gpu-allreduce}: allReduce fp32 SUM by size on the auto path: per call under graph replay,
  *       and the blocking round trip (call + synchronize) of single calls, whose tail the table shows.
  * </ul>
- * Usage: GpuBench [--quick] [--device N] [--cpp-us-per-launch X] [--json-dir DIR] [--commit SHA]
+ * Usage: GpuBench [--quick] [--group-only] [--device N] [--cpp-us-per-launch X] [--json-dir DIR] [--commit SHA]
  */
 public final class GpuBench {
   private static final Duration LIMIT = Duration.ofSeconds(120);
@@ -88,12 +89,14 @@ public final class GpuBench {
   public static void main(String[] args) throws Exception {
     int device = 0;
     boolean quick = false;
+    boolean groupOnly = false;
     Double cppUs = null;
     Path jsonDir = Path.of(System.getenv().getOrDefault("OUT", "/tmp/gpucoll-out"), "bench");
     String commit = "unknown";
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--quick" -> quick = true;
+        case "--group-only" -> groupOnly = true;
         case "--device" -> device = Integer.parseInt(args[++i]);
         case "--cpp-us-per-launch" -> cppUs = Double.parseDouble(args[++i]);
         case "--json-dir" -> jsonDir = Path.of(args[++i]);
@@ -112,7 +115,9 @@ public final class GpuBench {
     System.out.println("== GpuBench on " + f.name() + " " + f.uuid() + ", ranks as threads of one process");
     GpuBench b = new GpuBench(device, quick, cppUs, jsonDir, commit, machine);
     List<String> tables = new ArrayList<>();
-    for (Section s : new Section[] {b::launch, b::oneRank, b::grouped, b::allReduceBySize}) {
+    Section[] sections = groupOnly ? new Section[] {b::grouped}
+        : new Section[] {b::launch, b::oneRank, b::grouped, b::allReduceBySize};
+    for (Section s : sections) {
       try {
         tables.add(s.run());
       } catch (RuntimeException e) {
@@ -238,48 +243,57 @@ public final class GpuBench {
 
   // ---------------------------------------------------------------- gpu-group
 
-  private static final int GROUP_CALLS = 16;
-  private static final long GROUP_BYTES = 4 << 10;
+  /** The batches timed: {calls, bytes per call}. */
+  private static final int[][] GROUP_SHAPES = {{16, 4 << 10}, {16, 256}, {64, 1 << 10}};
 
   /**
-   * 16 allReduces of 4 KB fp32 SUM: grouped vs separate, at 1 rank (with NCCL's group of the same)
-   * and at 2 and 4 ranks on the one GPU (our kernels; NCCL refuses two ranks on one GPU).
+   * Batches of allReduces fp32 SUM (16 x 4 KB, 16 x 256 B, 64 x 1 KB) grouped (at 2 and 4 ranks on
+   * the one GPU: one launch of the batch kernel) vs the same calls separate, and at 1 rank (a
+   * one-rank group copies) with NCCL's group of the same (NCCL refuses two ranks on one GPU).
    */
   private String grouped() throws Exception {
-    StringBuilder t = new StringBuilder("-- gpu-group: " + GROUP_CALLS + " allReduce of " + GROUP_BYTES
-        + " B fp32 SUM, us per batch (graph replay of K batches; eager = K batches between events)\n");
-    t.append(String.format(Locale.ROOT, "%5s %-26s %-26s %-26s %-26s %-26s%n", "ranks", "grouped graph",
-        "separate graph", "NCCL group graph", "grouped eager", "separate eager"));
+    StringBuilder t = new StringBuilder("-- gpu-group: allReduce fp32 SUM batches, us per batch (graph replay of K"
+        + " batches; eager = K batches between events)\n");
+    t.append(String.format(Locale.ROOT, "%5s %5s %6s %-26s %-26s %-26s %-26s %-26s%n", "ranks", "calls", "bytes",
+        "grouped graph", "separate graph", "NCCL group graph", "grouped eager", "separate eager"));
     List<String> rows = new ArrayList<>();
-    long count = GROUP_BYTES / 4;
-    long cap = 2 * GROUP_CALLS * GROUP_BYTES;
     for (int n : quick ? new int[] {1, 2} : new int[] {1, 2, 4}) {
+      long cap = 2L * 64 * (1 << 10);
+      for (int[] shape : GROUP_SHAPES) {
+        cap = Math.max(cap, 2L * shape[0] * shape[1]);
+      }
       try (RankGroup g = RankGroup.create(n, device, null, Duration.ofSeconds(20), cap)) {
         NcclCommunicator nccl = n == 1 ? g.onAll(LIMIT, x -> NcclCommunicator.create(
             LocalRendezvous.join("bench-nccl-group", 0, 1), device, ZeroCtaDetector.CTA_POLICY_DEFAULT,
             Duration.ofSeconds(20))).get(0) : null;
         try {
-          int k = 50;
-          List<Dist[]> d = g.onAll(LIMIT, r -> {
-            Runnable groupedCall = () -> r.comm.group(batch(r, count));
-            Runnable separate = () -> separate(r, count);
-            Runnable ncclGroup = nccl == null ? null : () -> nccl.group(() -> {
-              for (int c = 0; c < GROUP_CALLS; c++) {
-                nccl.allReduce(r.send + c * GROUP_BYTES, r.recv + c * GROUP_BYTES, count, DataType.FLOAT32,
-                    ReduceOp.SUM, r.stream());
-              }
+          for (int[] shape : GROUP_SHAPES) {
+            int calls = shape[0];
+            long bytes = shape[1];
+            long count = bytes / 4;
+            int k = 50;
+            List<Dist[]> d = g.onAll(LIMIT, r -> {
+              Runnable groupedCall = () -> r.comm.group(batch(r, calls, bytes));
+              Runnable separate = () -> separate(r, calls, bytes);
+              Runnable ncclGroup = nccl == null ? null : () -> nccl.group(() -> {
+                for (int c = 0; c < calls; c++) {
+                  nccl.allReduce(r.send + c * bytes, r.recv + c * bytes, count, DataType.FLOAT32, ReduceOp.SUM,
+                      r.stream());
+                }
+              });
+              return new Dist[] {timeGraph(r, k, groupedCall), timeGraph(r, k, separate),
+                  ncclGroup == null ? null : timeGraph(r, k, ncclGroup), timeEager(r, k, groupedCall),
+                  timeEager(r, k, separate)};
             });
-            return new Dist[] {timeGraph(r, k, groupedCall), timeGraph(r, k, separate),
-                ncclGroup == null ? null : timeGraph(r, k, ncclGroup), timeEager(r, k, groupedCall),
-                timeEager(r, k, separate)};
-          });
-          Dist[] m = lastStarter(d);
-          t.append(String.format(Locale.ROOT, "%5d %-26s %-26s %-26s %-26s %-26s%n", n, m[0], m[1],
-              m[2] == null ? "n/a (one rank per GPU)" : m[2], m[3], m[4]));
-          rows.add("{\"ranks\":" + n + ",\"calls\":" + GROUP_CALLS + ",\"bytes\":" + GROUP_BYTES + "," + m[0].json(
-              "grouped_us") + "," + m[1].json("separate_us") + "," + (m[2] == null ? "\"nccl_group_us\":null"
-              : m[2].json("nccl_group_us")) + "," + m[3].json("grouped_eager_us") + "," + m[4].json("separate_eager_us")
-              + "}");
+            Dist[] m = lastStarter(d);
+            t.append(String.format(Locale.ROOT, "%5d %5d %6d %-26s %-26s %-26s %-26s %-26s%n", n, calls, bytes, m[0],
+                m[1], m[2] == null ? "n/a (one rank per GPU)" : m[2], m[3], m[4]));
+            rows.add("{\"ranks\":" + n + ",\"calls\":" + calls + ",\"bytes\":" + bytes + "," + m[0].json(
+                "grouped_us") + "," + m[1].json("separate_us") + "," + (m[2] == null ? "\"nccl_group_us\":null"
+                : m[2].json("nccl_group_us")) + "," + m[3].json("grouped_eager_us") + ","
+                + m[4].json("separate_eager_us") + ",\"grouped_path\":\"" + (n == 1 ? "one-rank copies"
+                : "one batch-kernel launch") + "\"}");
+          }
         } finally {
           if (nccl != null) {
             g.onAll(LIMIT, x -> {
@@ -294,19 +308,19 @@ public final class GpuBench {
     return t.toString();
   }
 
-  private static Consumer<CollectiveBatch> batch(RankGroup.Rank r, long count) {
+  private static Consumer<CollectiveBatch> batch(RankGroup.Rank r, int calls, long bytes) {
     return b -> {
-      for (int c = 0; c < GROUP_CALLS; c++) {
-        b.allReduce(CommBuffer.device(r.send + c * GROUP_BYTES, GROUP_BYTES),
-            CommBuffer.device(r.recv + c * GROUP_BYTES, GROUP_BYTES), count, DataType.FLOAT32, ReduceOp.SUM);
+      for (int c = 0; c < calls; c++) {
+        b.allReduce(CommBuffer.device(r.send + c * bytes, bytes), CommBuffer.device(r.recv + c * bytes, bytes),
+            bytes / 4, DataType.FLOAT32, ReduceOp.SUM);
       }
     };
   }
 
-  private static void separate(RankGroup.Rank r, long count) {
-    for (int c = 0; c < GROUP_CALLS; c++) {
-      r.comm.allReduce(CommBuffer.device(r.send + c * GROUP_BYTES, GROUP_BYTES),
-          CommBuffer.device(r.recv + c * GROUP_BYTES, GROUP_BYTES), count, DataType.FLOAT32, ReduceOp.SUM);
+  private static void separate(RankGroup.Rank r, int calls, long bytes) {
+    for (int c = 0; c < calls; c++) {
+      r.comm.allReduce(CommBuffer.device(r.send + c * bytes, bytes), CommBuffer.device(r.recv + c * bytes, bytes),
+          bytes / 4, DataType.FLOAT32, ReduceOp.SUM);
     }
   }
 

@@ -37,12 +37,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * two processes on the GPU through real IPC handles; a planted missing rank that must end in the
  * timeout exception. Prints a table last; exit status 1 when anything failed.
  *
- * <p>Usage: GpuSuite [--quick] [--device N] [--budget-seconds S]
+ * <p>Usage: GpuSuite [--quick] [--groups-only] [--device N] [--budget-seconds S] ({@code --groups-only}:
+ * the kernel names and the grouped-calls checks alone)
  */
 public final class GpuSuite {
 
   private final int device;
   private final boolean quick;
+  private final boolean groupsOnly;
   private final long deadline;
   /** key -> {cases, failed, exactOrderMismatch, refused}; a refused case (beyond a forced variant's capacity) is no case. */
   private final Map<String, long[]> table = new LinkedHashMap<>();
@@ -51,25 +53,28 @@ public final class GpuSuite {
   private final List<String> notes = new ArrayList<>();
   private final AtomicLong seeds = new AtomicLong(System.nanoTime());
 
-  GpuSuite(int device, boolean quick, long budgetSeconds) {
+  GpuSuite(int device, boolean quick, boolean groupsOnly, long budgetSeconds) {
     this.device = device;
     this.quick = quick;
+    this.groupsOnly = groupsOnly;
     this.deadline = System.nanoTime() + budgetSeconds * 1_000_000_000L;
   }
 
   public static void main(String[] args) throws Exception {
     int device = 0;
     boolean quick = false;
+    boolean groupsOnly = false;
     long budget = 300;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--quick" -> quick = true;
+        case "--groups-only" -> groupsOnly = true;
         case "--device" -> device = Integer.parseInt(args[++i]);
         case "--budget-seconds" -> budget = Long.parseLong(args[++i]);
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
       }
     }
-    System.exit(new GpuSuite(device, quick, budget).runAll() ? 0 : 1);
+    System.exit(new GpuSuite(device, quick, groupsOnly, budget).runAll() ? 0 : 1);
   }
 
   boolean runAll() throws Exception {
@@ -87,13 +92,18 @@ public final class GpuSuite {
         + f.multiprocessors() + " SMs");
     long t0 = System.nanoTime();
     checkKernelNames();
+    if (groupsOnly) {
+      groupChecks();
+      printSummary((System.nanoTime() - t0) / 1e9);
+      return failures.isEmpty() && notRun.isEmpty();
+    }
     Map<Group, List<Case>> matrix = CorrectnessMatrix.load().cases(quick, new SplittableRandom(seeds.incrementAndGet()));
     System.out.println("correctness matrix " + CorrectnessMatrix.RESOURCE + ": "
         + matrix.values().stream().mapToLong(List::size).sum() + " cases in " + matrix.size() + " groups"
         + (quick ? " (--quick)" : ""));
     matrix.forEach(this::section);
     hostArraysAndUserStream(3);
-    groupedCalls(quick ? 2 : 4);
+    groupChecks();
     captureAndReplay(quick ? 2 : 4, 1000);
     oneRank();
     split(5);
@@ -454,6 +464,188 @@ public final class GpuSuite {
         }
       }
       expectRefusal(r, bad, "inside group()", () -> r.comm.group(g -> r.comm.barrier()));
+      return bad;
+    });
+  }
+
+  /** Grouped calls: fused and not, against separate calls; a mismatched batch; a captured group. */
+  private void groupChecks() {
+    groupedCalls(quick ? 2 : 4);
+    for (int n : quick ? new int[] {2} : new int[] {2, 3, 4}) {
+      fusedGroups(n);
+    }
+    groupMismatch(quick ? 2 : 3);
+    captureGroup(quick ? 2 : 4, 1000);
+  }
+
+  /** One fused-group shape: element counts of its allReduces, their type and op. */
+  private record GroupShape(String name, int[] counts, DataType type, ReduceOp op) {}
+
+  /**
+   * Grouped allReduces that fuse into one batch-kernel launch, each shape against the same calls one
+   * by one: every rank's grouped results bit-identical to its separate ones (floats, so any other
+   * order or rounding shows). Some calls start one element off the 8-byte grid.
+   */
+  private void fusedGroups(int n) {
+    int[] mixed = new int[27];
+    for (int k = 0; k < mixed.length; k++) {
+      mixed[k] = k % 5 == 0 ? 3 : 1 + (k * 389) % 1500;
+    }
+    List<GroupShape> shapes = List.of(
+        new GroupShape("16 x 4 KB fp32 SUM", repeat(16, 1024), DataType.FLOAT32, ReduceOp.SUM),
+        new GroupShape("64 x 1 KB bf16 AVG", repeat(64, 512), DataType.BFLOAT16, ReduceOp.AVG),
+        new GroupShape("16 x 256 B fp64 PROD", repeat(16, 32), DataType.FLOAT64, ReduceOp.PROD),
+        new GroupShape("27 mixed sizes fp16 MAX", mixed, DataType.FLOAT16, ReduceOp.MAX),
+        new GroupShape("70 x 8 B int8 MIN (64 + 6)", repeat(70, 8), DataType.INT8, ReduceOp.MIN));
+    long capacity = 1 << 20;
+    special("fused group vs separate calls, bit for bit / auto / " + n, n, 2 * capacity, r -> {
+      List<String> bad = new ArrayList<>();
+      for (GroupShape shape : shapes) {
+        int esz = shape.type().byteSize();
+        long[] offs = new long[shape.counts().length];
+        long total = 0;
+        for (int k = 0; k < offs.length; k++) {
+          offs[k] = total + (k % 3 == 1 ? esz : 0);
+          total = (offs[k] + (long) shape.counts()[k] * esz + 255) / 256 * 256;
+        }
+        SplittableRandom rnd = new SplittableRandom(1000L * r.rank + shape.name().hashCode());
+        for (long i = 0; i < total; i++) {
+          r.hostIn.put((int) i, (byte) rnd.nextInt(256));
+        }
+        if (shape.type().isFloatingPoint()) {
+          for (long i = 0; i + esz <= total; i += esz) {
+            r.hostIn.put((int) (i + esz - 1), (byte) 0x3c); // sign 0, mid exponents: finite values near 1
+          }
+        }
+        r.upload(total, 2 * total);
+        for (int k = 0; k < offs.length; k++) {
+          long bytes = (long) shape.counts()[k] * esz;
+          r.comm.allReduce(CommBuffer.device(r.send + offs[k], bytes), CommBuffer.device(r.recv + offs[k], bytes),
+              shape.counts()[k], shape.type(), shape.op());
+        }
+        long grouped = r.recv + total;
+        long t = total;
+        r.comm.group(g -> {
+          for (int k = 0; k < offs.length; k++) {
+            long bytes = (long) shape.counts()[k] * esz;
+            g.allReduce(CommBuffer.device(r.send + offs[k], bytes), CommBuffer.device(grouped + offs[k], bytes),
+                shape.counts()[k], shape.type(), shape.op());
+          }
+        });
+        r.download(2 * t);
+        for (int k = 0; k < offs.length && bad.size() < 3; k++) {
+          for (long i = offs[k]; i < offs[k] + (long) shape.counts()[k] * esz; i++) {
+            if (r.hostOut.get((int) i) != r.hostOut.get((int) (t + i))) {
+              bad.add("rank " + r.rank + " " + shape.name() + " call " + k + " byte " + (i - offs[k])
+                  + ": grouped differs from separate");
+              break;
+            }
+          }
+        }
+      }
+      return bad;
+    });
+  }
+
+  private static int[] repeat(int calls, int count) {
+    int[] out = new int[calls];
+    java.util.Arrays.fill(out, count);
+    return out;
+  }
+
+  /**
+   * Rank n-1 records 15 allReduces where the others record 16: every rank must fail with the batch
+   * kernel's mismatch error naming a rank whose batch differs from its own (the odd rank names rank
+   * 0), well before the 3 s timeout.
+   */
+  private void groupMismatch(int n) {
+    String key = "group: mismatched batches fail on every rank / auto / " + n;
+    if (System.nanoTime() > deadline) {
+      notRun.add(key + " (suite time budget spent)");
+      return;
+    }
+    Duration timeout = Duration.ofSeconds(3);
+    try (RankGroup g = RankGroup.create(n, device, null, timeout, 1 << 20)) {
+      long t0 = System.nanoTime();
+      List<String> outcome = g.onAll(Duration.ofSeconds(30), r -> {
+        int calls = r.rank == n - 1 ? 15 : 16;
+        try {
+          r.comm.group(b -> {
+            for (int k = 0; k < calls; k++) {
+              b.allReduce(CommBuffer.device(r.send + k * 1024L, 1024), CommBuffer.device(r.recv + k * 1024L, 1024), 256,
+                  DataType.FLOAT32, ReduceOp.SUM);
+            }
+          });
+          r.comm.synchronize();
+          return "no exception";
+        } catch (CollectiveTimeoutException e) {
+          return "timeout: " + e.getMessage();
+        } catch (CollectiveException e) {
+          return e.getMessage();
+        }
+      });
+      double secs = (System.nanoTime() - t0) / 1e9;
+      boolean ok = secs < timeout.toSeconds() - 1;
+      for (int r = 0; r < n; r++) {
+        int named = r == n - 1 ? 0 : n - 1;
+        ok &= outcome.get(r).contains("ranks recorded different batches in group(): rank " + named + "'s batch differs");
+      }
+      record(key, 1, ok ? 0 : 1, 0);
+      notes.add(key + ": after " + String.format("%.2f", secs) + " s: rank 0 -> " + outcome.get(0));
+      if (!ok) {
+        failures.add(key + ": after " + String.format("%.2f", secs) + " s: " + outcome);
+      }
+    } catch (RuntimeException e) {
+      record(key, 1, 1, 0);
+      failures.add(key + ": " + e);
+    }
+  }
+
+  /**
+   * A captured group (16 allReduces of 1 KB int32: 8 SUM then 8 MAX, two fused launches) replayed
+   * {@code replays} times; every 100th replay follows a poisoning of the outputs and is checked.
+   */
+  private void captureGroup(int n, int replays) {
+    int calls = 16;
+    int count = 256;
+    long block = (long) count * 4;
+    special("capture + replay of a fused group x" + replays + " / auto / " + n, n, calls * block, r -> {
+      List<String> bad = new ArrayList<>();
+      for (int k = 0; k < calls; k++) {
+        for (int i = 0; i < count; i++) {
+          r.hostIn.putInt((int) (k * block + 4L * i), groupInput(r.rank, k, i));
+        }
+      }
+      r.upload(calls * block, calls * block);
+      r.comm.synchronize();
+      try (GpuCommunicator.CapturedGraph graph = r.comm.capture(() -> r.comm.group(g -> {
+        for (int k = 0; k < calls; k++) {
+          g.allReduce(CommBuffer.device(r.send + k * block, block), CommBuffer.device(r.recv + k * block, block), count,
+              DataType.INT32, k < calls / 2 ? ReduceOp.SUM : ReduceOp.MAX);
+        }
+      }))) {
+        int size = r.comm.size();
+        for (int rep = 0; rep < replays && bad.size() < 3; rep++) {
+          boolean check = rep % 100 == 0 || rep == replays - 1;
+          if (check) {
+            CudaNative.memsetAsync(r.recv, RankGroup.Poison.BYTE, calls * block, r.stream());
+          }
+          graph.replay();
+          if (check) {
+            r.download(calls * block);
+            for (int k = 0; k < calls && bad.size() < 3; k++) {
+              for (int i = 0; i < count; i++) {
+                int got = r.hostOut.getInt((int) (k * block + 4L * i));
+                int want = k < calls / 2 ? sumOfRankBases(size) + size * (k * 7 + i) : groupInput(size - 1, k, i);
+                if (got != want) {
+                  bad.add("rank " + r.rank + " replay " + rep + " call " + k + " [" + i + "]: " + got + ", expected " + want);
+                  break;
+                }
+              }
+            }
+          }
+        }
+      }
       return bad;
     });
   }
