@@ -4,7 +4,8 @@
 #   jre/   a jlink'ed Java 17 runtime from this machine's JDK
 #   lib/   gpucoll api/core/cuda jars, the native-kernels jar (with the fatbin), the GPU checks jar
 #          (gpucoll-gpu-checks: suite, benchmark, multi-GPU mains), JavaCPP + CUDA presets (linux-x86_64)
-#   bin/   gc_bench, gc_test with correctness-matrix.txt beside it, the shipped fatbin (gzip'ed)
+#   bin/   gc_bench, gc_test (gzip'ed: each links every kernel's SASS) with correctness-matrix.txt,
+#          the shipped fatbin (gzip'ed); run.sh unpacks them
 #   run.sh the one command to run there (copied from scripts/gpu-bundle/run.sh)
 # It travels to the GPU machine next to the repository (64 MiB per upload, the repository included):
 # the bundle must stay under 50 MiB.
@@ -69,6 +70,7 @@ if command -v nvcc >/dev/null && [ -f "$ROOT/native-kernels/test/gc_bench.cu" ];
   rm -f "$kernels_o"
   cp "$ROOT/native-kernels/test/correctness-matrix.txt" "$BUNDLE/bin/correctness-matrix.txt"
   "$BUNDLE/bin/gc_test" --list-cases | tail -1 | sed 's/^total /build.sh: gc_test reads its matrix: cases, groups: /'
+  gzip -9 -f "$BUNDLE/bin/gc_bench" "$BUNDLE/bin/gc_test"
 else
   echo "build.sh: no nvcc or no native-kernels/test/gc_bench.cu: the bundle has no C++ launcher and no gc_test" >&2
 fi

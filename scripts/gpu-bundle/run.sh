@@ -30,9 +30,18 @@ nvidia-smi --query-gpu=index,name,driver_version,uuid,pci.bus_id --format=csv,no
 nvidia-smi topo -m > "$LOGS/topo.txt" 2>&1 || true
 "$JAVA" -version 2>&1 | sed -n 1p
 
+# The C++ programs travel gzip'ed: unpacked beside a copy of the correctness matrix (gc_test reads it
+# from beside its binary).
+BIN=/tmp/gpucoll-bin
+mkdir -p "$BIN"
+for b in gc_test gc_bench; do
+  if [ -f "$BUNDLE/bin/$b.gz" ]; then gunzip -c "$BUNDLE/bin/$b.gz" > "$BIN/$b" && chmod +x "$BIN/$b"; fi
+done
+[ -f "$BUNDLE/bin/correctness-matrix.txt" ] && cp "$BUNDLE/bin/correctness-matrix.txt" "$BIN/"
+
 if [ "$WHAT" = cpp-test ]; then
-  [ -x "$BUNDLE/bin/gc_test" ] || { echo "run.sh: the bundle has no bin/gc_test (built without nvcc)" >&2; exit 2; }
-  (cd "$LOGS" && timeout "${GC_TEST_TIMEOUT_S:-300}" "$BUNDLE/bin/gc_test" $QUICK) > "$LOGS/gc_test.log" 2>&1
+  [ -x "$BIN/gc_test" ] || { echo "run.sh: the bundle has no bin/gc_test.gz (built without nvcc)" >&2; exit 2; }
+  (cd "$LOGS" && timeout "${GC_TEST_TIMEOUT_S:-300}" "$BIN/gc_test" $QUICK) > "$LOGS/gc_test.log" 2>&1
   RC=$?
   grep -E "^FAIL|graph of|robustness|checks in|correctness matrix|gc_test:" "$LOGS/gc_test.log" | tail -40
   exit $RC
@@ -41,9 +50,9 @@ fi
 # The C++ benchmark (built into the bundle): its host cost per cuLaunchKernel of gc_allreduce_ll_f32 is
 # the reference for the Java launch path, measured in the same run.
 CPP_US=""
-if [ "$WHAT" != suite ] && [ -x "$BUNDLE/bin/gc_bench" ]; then
+if [ "$WHAT" != suite ] && [ -x "$BIN/gc_bench" ]; then
   gunzip -c "$BUNDLE/bin/gpucoll_kernels.fatbin.gz" > /tmp/gpucoll_kernels.fatbin
-  (cd "$LOGS" && timeout "${GC_BENCH_TIMEOUT_S:-300}" "$BUNDLE/bin/gc_bench" --fatbin /tmp/gpucoll_kernels.fatbin) 2>&1 | tee "$LOGS/gc_bench.log"
+  (cd "$LOGS" && timeout "${GC_BENCH_TIMEOUT_S:-300}" "$BIN/gc_bench" --fatbin /tmp/gpucoll_kernels.fatbin) 2>&1 | tee "$LOGS/gc_bench.log"
   CPP_US=$(grep -E '^\| C\+\+ cuLaunchKernel' "$LOGS/gc_bench.log" | head -1 | awk -F'|' '{gsub(/ /,"",$3); print $3}')
 fi
 
@@ -59,7 +68,8 @@ if [ "$WHAT" != bench ]; then
   fi
 fi
 if [ "$WHAT" != suite ]; then
-  "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.check.GpuBench $QUICK ${CPP_US:+--cpp-us-per-launch "$CPP_US"} \
+  # Bounded (a hung benchmark must not hold the GPU machine); -k: the JVM may ignore the first signal.
+  timeout -k 10 "${GPU_BENCH_TIMEOUT_S:-900}" "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.check.GpuBench $QUICK ${CPP_US:+--cpp-us-per-launch "$CPP_US"} \
     --json-dir "$LOGS/bench" --commit "$(head -1 "$BUNDLE/COMMIT")" 2>&1 | tee "$LOGS/bench.log"
 fi
 
