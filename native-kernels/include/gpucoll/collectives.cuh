@@ -149,25 +149,27 @@ template <class P, typename T> __device__ __forceinline__ bool reductionArgsOk(c
 }
 
 // One-shot allReduce: my bytes to every peer, then every peer's bytes reduced with mine in rank
-// order. No arrival wait and no arrival word: it receives from every peer, and a rank that never
-// started is the first one its peers wait for in rank order, so a timeout names it without the
-// word. (Protocol LL.)
+// order. No arrival wait: it receives from every peer. The arrival word is still written (after the
+// sends, off the path to the first store): a timeout names the rank that never started from it, and
+// a batch kernel on a peer tells from it that this rank ran a plain call (kernel_abi.h section 6).
+// (Protocol LL.)
 template <class P, typename T, uint32_t OP> __device__ void allReduceOneShot(const GcArgs& a, uint64_t epoch) {
   Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, ProtoId<P>::value), epoch);
   const uint64_t bytes = a.count * sizeof(T);
   if (idleWarp<P>(bytes)) return;
-  c.arrivals = bytes == 0;
   P p(c, 0);
   if (!reductionArgsOk<P, T>(c, p, bytes)) return;
+  if (!P::kAnnounceAfterSends) announce(c);
   const char* in = reinterpret_cast<const char*>(a.send);
   char* out = reinterpret_cast<char*>(a.recv);
   if (c.n == 1) return copyBytes(out, in, bytes);
   for (Step s = p.first(); s.off < bytes; s = p.next(s)) {
     if (!p.template copySend<T>(in + s.off, s.len(bytes), s, kPhaseScatter)) return;
+    if (P::kAnnounceAfterSends && s.off == 0) announce(c);
     if (!p.template recvReduceCopy<T, OP>(in + s.off, out + s.off, s.len(bytes), s, kPhaseScatter)) return;
   }
   if (bytes == 0) {  // nothing heard from the peers
-    announce(c);
+    if (P::kAnnounceAfterSends) announce(c);
     finishArrivals(c);
   }
 }

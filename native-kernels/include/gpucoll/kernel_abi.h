@@ -66,9 +66,8 @@
  *   A rank writes half h of a peer's region at epoch e only after its own kernel e-1 completed, so the
  *   peer started e-1, i.e. finished reading half h at e-2. Collectives that receive from every peer
  *   get the invariant for free; the others (broadcast, allToAllv with zero counts, calls too small to
- *   give every rank a part) wait for the peers' arrival words (every kernel but the one-shot LL
- *   allReduce, which hears from every peer, stores its epoch into each peer's GC_WS_ARRIVED slot when
- *   it starts) before they exit.
+ *   give every rank a part) wait for the peers' arrival words (every kernel stores its epoch into each
+ *   peer's GC_WS_ARRIVED slot when it starts) before they exit.
  *   The _pipe kernels use per-channel credits instead (flag/ack words), so any size works.
  *   Programmatic dependent launch (sm_90): every kernel waits for its predecessor on the stream before
  *   it reads anything (griddepcontrol.wait) and lets its successor launch at once, so a host or graph

@@ -145,8 +145,6 @@ struct Ctx {
   uint64_t epoch;
   uint64_t timeoutNs;
   uint32_t rank, n, kernel;
-  // False in kernels that write no arrival word (then a timeout names the peer it polled).
-  bool arrivals = true;
 
   // epoch: args.epoch for a launch; args.epoch + i for the i-th collective of an in-kernel loop.
   __device__ Ctx(const GcArgs& args, uint32_t kernelId, uint64_t epochOfCall)
@@ -214,7 +212,7 @@ struct Spinner {
     if (now - t0 > c.timeoutNs) {
       // Name the rank that never started this call if there is one (the true culprit: whoever we
       // polled may itself be stuck on it); `detail` keeps the peer this thread was polling.
-      const uint32_t absent = c.arrivals ? c.absentPeer() : GC_NO_PEER;
+      const uint32_t absent = c.absentPeer();
       c.recordError(GC_ERR_TIMEOUT, absent != GC_NO_PEER ? absent : peer, waited, observed, peer);
       return false;
     }
