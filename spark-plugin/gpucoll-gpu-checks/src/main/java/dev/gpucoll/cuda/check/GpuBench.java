@@ -43,7 +43,10 @@ import java.util.function.Consumer;
  *   <li>{@code gpu-allreduce}: allReduce fp32 SUM by size on the auto path: per call under graph replay,
  *       and the blocking round trip (call + synchronize) of single calls, whose tail the table shows.
  * </ul>
- * Usage: GpuBench [--quick] [--group-only] [--device N] [--cpp-us-per-launch X] [--json-dir DIR] [--commit SHA]
+ * Each section runs bounded ({@code --section-timeout-s}, default 240): one that does not finish is
+ * reported with where its thread was, and the program stops with the tables measured so far (a GPU
+ * kernel that never ends cannot be cancelled from the host).
+ * Usage: GpuBench [--quick] [--group-only] [--section-timeout-s S] [--device N] [--cpp-us-per-launch X] [--json-dir DIR] [--commit SHA]
  */
 public final class GpuBench {
   private static final Duration LIMIT = Duration.ofSeconds(120);
@@ -90,6 +93,7 @@ public final class GpuBench {
     int device = 0;
     boolean quick = false;
     boolean groupOnly = false;
+    Duration sectionTimeout = Duration.ofSeconds(240);
     Double cppUs = null;
     Path jsonDir = Path.of(System.getenv().getOrDefault("OUT", "/tmp/gpucoll-out"), "bench");
     String commit = "unknown";
@@ -97,6 +101,7 @@ public final class GpuBench {
       switch (args[i]) {
         case "--quick" -> quick = true;
         case "--group-only" -> groupOnly = true;
+        case "--section-timeout-s" -> sectionTimeout = Duration.ofSeconds(Long.parseLong(args[++i]));
         case "--device" -> device = Integer.parseInt(args[++i]);
         case "--cpp-us-per-launch" -> cppUs = Double.parseDouble(args[++i]);
         case "--json-dir" -> jsonDir = Path.of(args[++i]);
@@ -115,19 +120,50 @@ public final class GpuBench {
     System.out.println("== GpuBench on " + f.name() + " " + f.uuid() + ", ranks as threads of one process");
     GpuBench b = new GpuBench(device, quick, cppUs, jsonDir, commit, machine);
     List<String> tables = new ArrayList<>();
+    // gpu-group last: it is the newest section, so a problem there does not cost the others' numbers.
     Section[] sections = groupOnly ? new Section[] {b::grouped}
-        : new Section[] {b::launch, b::oneRank, b::grouped, b::allReduceBySize};
-    for (Section s : sections) {
-      try {
-        tables.add(s.run());
-      } catch (RuntimeException e) {
-        tables.add("section FAILED: " + e);
-        e.printStackTrace(System.out);
+        : new Section[] {b::launch, b::oneRank, b::allReduceBySize, b::grouped};
+    String[] names = groupOnly ? new String[] {"gpu-group"}
+        : new String[] {"gpu-launch", "gpu-1rank", "gpu-allreduce", "gpu-group"};
+    for (int i = 0; i < sections.length; i++) {
+      String outcome = runBounded(names[i], sections[i], sectionTimeout);
+      tables.add(outcome);
+      if (outcome.startsWith("section " + names[i] + " did not finish")) {
+        // A kernel that never ends cannot be cancelled from the host: report what was measured, stop.
+        printTables(tables);
+        System.out.flush();
+        Runtime.getRuntime().halt(3);
       }
     }
+    printTables(tables);
+  }
+
+  private static void printTables(List<String> tables) {
     System.out.println();
     System.out.println("== GpuBench table (us; p50 / p99 / max over samples)");
     tables.forEach(System.out::println);
+  }
+
+  /** Runs one section on its own thread, bounded: its table, its failure, or that it did not finish. */
+  private static String runBounded(String name, Section s, Duration limit) throws InterruptedException {
+    java.util.concurrent.FutureTask<String> task = new java.util.concurrent.FutureTask<>(s::run);
+    Thread t = new Thread(task, "gpubench-" + name);
+    t.setDaemon(true);
+    t.start();
+    try {
+      return task.get(limit.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      StringBuilder where = new StringBuilder();
+      for (StackTraceElement el : t.getStackTrace()) {
+        if (where.length() < 600) {
+          where.append("\n    at ").append(el);
+        }
+      }
+      return "section " + name + " did not finish within " + limit.toSeconds() + " s; its thread:" + where;
+    } catch (java.util.concurrent.ExecutionException e) {
+      e.getCause().printStackTrace(System.out);
+      return "section " + name + " FAILED: " + e.getCause();
+    }
   }
 
   interface Section {
