@@ -445,6 +445,19 @@ public final class KernelTableGen {
     h.append("/* LL128 capacity (\"lines\"): a line holds GC_LL128_DATA_BYTES of accumulators. */\n")
         .append("#define GC_LL128_ELEMS_PER_LINE(dtype) (GC_LL128_DATA_BYTES / gc_acc_size(dtype))\n")
         .append("#define GC_LL128_MAX_COUNT(dtype) ((uint64_t)GC_LL128_MAX_LINES * GC_LL128_ELEMS_PER_LINE(dtype))\n");
+    h.append("/* Elements per peer that the kernel of (collective, protocol) takes for dtype -- the table's capacity\n")
+        .append(" * column (bytes per peer, LL128 lines, packed bytes, unbounded); 0 when it has no such kernel or type. */\n")
+        .append("static inline GC_HOST_DEVICE uint64_t gc_kernel_max_count(uint32_t coll, uint32_t proto, uint32_t dtype) {\n")
+        .append("  if (gc_dtype_size(dtype) == 0) return 0u;\n  switch (GC_KERNEL_ID(coll, proto)) {\n");
+    for (Kernel k : kernels) {
+      String max = k.capacity.equals("unbounded") ? "UINT64_MAX" : k.capacity.equals("lines") ? "GC_LL128_MAX_COUNT(dtype)"
+          : "(uint64_t)GC_" + k.capacity.substring(k.capacity.indexOf(':') + 1) + " / gc_dtype_size(dtype)";
+      boolean everyType = k.anyType || k.coll.kind.equals("none") || k.types.size() == types.size();
+      String takes = everyType ? "" : "(" + String.join(" || ", k.types.stream().map(t -> "dtype == GC_DT_" + t.name).toList()) + ") ? ";
+      h.append("    case GC_KERNEL_ID(GC_COLL_").append(upper(k.coll.part)).append(", GC_PROTO_").append(k.proto.name)
+          .append("): return ").append(takes).append(max).append(everyType ? "" : " : 0u").append(";\n");
+    }
+    h.append("    default: return 0u;\n  }\n}\n");
     h.append("\n#endif /* GPUCOLL_KERNEL_TABLE_H_ */\n");
     return h.toString();
   }

@@ -701,16 +701,14 @@ int variantNamed(const std::string& name) {
   return -1;
 }
 
-// Whether variant v takes the case (the kernel table's capacities; the API count is per peer for every
-// collective); the route refuses the rest before any launch, so gc_test does not launch them either.
-bool withinCapacity(int v, int dt, uint64_t count) {
-  const uint64_t bytes = count * gc_dtype_size(dt);
-  switch (v) {
-    case kLL: return bytes <= GC_LL_MAX_BYTES;
-    case kSentinel: return bytes <= GC_SENT_MAX_BYTES;
-    case kLL128: return count <= GC_LL128_MAX_COUNT(dt);
-    default: return true;
-  }
+// Whether variant v's kernel of collective coll takes the case (the kernel table's capacities; the API
+// count is per peer for every collective); the route refuses the rest before any launch, so gc_test
+// does not launch them either.
+bool withinCapacity(int v, int coll, int dt, uint64_t count) {
+  static const uint32_t kProto[kVariants] = {GC_PROTO_LL, GC_PROTO_SENTINEL, GC_PROTO_LL128, GC_PROTO_PIPE, GC_PROTO_TWO_BARRIER};
+  static const uint32_t kColl[gcm::kColls] = {GC_COLL_ALLREDUCE, GC_COLL_REDUCESCATTER, GC_COLL_ALLGATHER, GC_COLL_ALLTOALL,
+                                              GC_COLL_ALLTOALLV, GC_COLL_BROADCAST, GC_COLL_BARRIER};
+  return count <= gc_kernel_max_count(kColl[coll], kProto[v], dt);
 }
 
 // Bytes of each rank's buffers: the largest send or receive extent of the group's cases, at least 1 MB.
@@ -750,7 +748,7 @@ void runMatrix(const std::vector<gcm::Group>& groups) {
     const auto t0 = std::chrono::steady_clock::now();
     const long before = tally.pass + tally.fail;
     for (const gcm::Case& k : g.cases) {
-      if (!withinCapacity(v, k.type, k.count)) {
+      if (!withinCapacity(v, k.coll, k.type, k.count)) {
         ++beyond;
         continue;
       }

@@ -352,5 +352,30 @@ static inline GC_HOST_DEVICE uint32_t gc_acc_size(uint32_t dtype) {
 /* LL128 capacity ("lines"): a line holds GC_LL128_DATA_BYTES of accumulators. */
 #define GC_LL128_ELEMS_PER_LINE(dtype) (GC_LL128_DATA_BYTES / gc_acc_size(dtype))
 #define GC_LL128_MAX_COUNT(dtype) ((uint64_t)GC_LL128_MAX_LINES * GC_LL128_ELEMS_PER_LINE(dtype))
+/* Elements per peer that the kernel of (collective, protocol) takes for dtype -- the table's capacity
+ * column (bytes per peer, LL128 lines, packed bytes, unbounded); 0 when it has no such kernel or type. */
+static inline GC_HOST_DEVICE uint64_t gc_kernel_max_count(uint32_t coll, uint32_t proto, uint32_t dtype) {
+  if (gc_dtype_size(dtype) == 0) return 0u;
+  switch (GC_KERNEL_ID(coll, proto)) {
+    case GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_LL): return (uint64_t)GC_LL_MAX_BYTES / gc_dtype_size(dtype);
+    case GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_SENTINEL): return (uint64_t)GC_SENT_MAX_BYTES / gc_dtype_size(dtype);
+    case GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_LL128): return (dtype == GC_DT_FLOAT32 || dtype == GC_DT_FLOAT64 || dtype == GC_DT_FLOAT16 || dtype == GC_DT_BFLOAT16 || dtype == GC_DT_INT32 || dtype == GC_DT_INT64) ? GC_LL128_MAX_COUNT(dtype) : 0u;
+    case GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_PIPE): return UINT64_MAX;
+    case GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER): return UINT64_MAX;
+    case GC_KERNEL_ID(GC_COLL_REDUCESCATTER, GC_PROTO_LL): return (uint64_t)GC_LL_MAX_BYTES / gc_dtype_size(dtype);
+    case GC_KERNEL_ID(GC_COLL_REDUCESCATTER, GC_PROTO_PIPE): return UINT64_MAX;
+    case GC_KERNEL_ID(GC_COLL_ALLGATHER, GC_PROTO_LL): return (uint64_t)GC_LL_MAX_BYTES / gc_dtype_size(dtype);
+    case GC_KERNEL_ID(GC_COLL_ALLGATHER, GC_PROTO_PIPE): return UINT64_MAX;
+    case GC_KERNEL_ID(GC_COLL_ALLTOALL, GC_PROTO_LL): return (uint64_t)GC_LL_MAX_BYTES / gc_dtype_size(dtype);
+    case GC_KERNEL_ID(GC_COLL_ALLTOALL, GC_PROTO_PIPE): return UINT64_MAX;
+    case GC_KERNEL_ID(GC_COLL_ALLTOALLV, GC_PROTO_LL): return (uint64_t)GC_LL_MAX_BYTES / gc_dtype_size(dtype);
+    case GC_KERNEL_ID(GC_COLL_ALLTOALLV, GC_PROTO_PIPE): return UINT64_MAX;
+    case GC_KERNEL_ID(GC_COLL_BROADCAST, GC_PROTO_LL): return (uint64_t)GC_LL_MAX_BYTES / gc_dtype_size(dtype);
+    case GC_KERNEL_ID(GC_COLL_BROADCAST, GC_PROTO_PIPE): return UINT64_MAX;
+    case GC_KERNEL_ID(GC_COLL_BARRIER, GC_PROTO_FLAG_BARRIER): return UINT64_MAX;
+    case GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_LL_BATCH): return (uint64_t)GC_LL_MAX_BYTES / gc_dtype_size(dtype);
+    default: return 0u;
+  }
+}
 
 #endif /* GPUCOLL_KERNEL_TABLE_H_ */
