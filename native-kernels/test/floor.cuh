@@ -84,10 +84,10 @@ constexpr uint32_t kSkipSelf = 1;   // the own part read from the input, not sen
 constexpr uint32_t kSpin = 2;       // every wait bounded by gc::Spinner (poll counter, clock, abort word)
 constexpr uint32_t kValidate = 4;   // gc::validate() of the arguments each call
 constexpr uint32_t kAnnounce = 8;   // the arrival word stored to every peer each call
-constexpr uint32_t kCodec = 16;     // any-size byte codecs (loadBytes8/storeBytes8) and Lanes accumulation
 constexpr uint32_t kCtx = 32;       // peer addresses through gc::Ctx (a pointer to the parameter block)
-constexpr uint32_t kLanes = 64;     // Lanes accumulation alone (no byte codecs)
-constexpr uint32_t kBytes = 128;    // byte codecs alone (float2 sums)
+constexpr uint32_t kLanes = 64;     // Lanes accumulation (instead of float2 sums)
+constexpr uint32_t kBytes = 128;    // any-size byte codecs (loadBytes8/storeBytes8)
+constexpr uint32_t kCodec = kLanes | kBytes;
 constexpr uint32_t kHoist = 256;    // this thread's first input word loaded before the argument checks
 constexpr uint32_t kCheckRanks = 512;   // only nranks, rank and the launch geometry checked
 constexpr uint32_t kCheckPeers = 1024;  // only the 16 peer workspace pointers checked
@@ -96,7 +96,7 @@ constexpr uint32_t kCheckPeers = 1024;  // only the 16 peer workspace pointers c
 template <uint32_t F> __device__ __forceinline__ void floorStudy(const GcArgs& a, uint64_t epoch) {
   using namespace study;
   const gc::Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_LL), epoch);
-  constexpr bool bytesCodec = (F & kCodec) || (F & kBytes), lanes = (F & kCodec) || (F & kLanes);
+  constexpr bool bytesCodec = (F & kBytes) != 0, lanes = (F & kLanes) != 0;
   uint64_t first = 0;
   if ((F & kHoist) && gc::tid() < a.count / 2) first = *reinterpret_cast<const uint64_t*>(a.send + 8 * gc::tid());
   if ((F & kValidate) && !gc::validate(c, GC_DT_FLOAT32, true)) return;

@@ -138,10 +138,10 @@ template <class P, typename T> __device__ bool capacityOk(const Ctx& c, const P&
 }
 // Arguments every reduction checks: rank/geometry/type, the op against the table's list, capacity.
 template <class P, typename T> __device__ __forceinline__ bool reductionArgsOk(const Ctx& c, const P& p, uint64_t bytes) {
-  const bool common = GC_KERNEL_TAKES_OP(c.kernel / 16, ProtoId<P>::value, c.a->op) && p.template fits<T>(bytes);
+  const bool takesOp = GC_KERNEL_TAKES_OP(c.kernel / 16, ProtoId<P>::value, c.a->op), fits = p.template fits<T>(bytes);
   if (!validate(c, DtypeOf<T>::value, true)) return false;
-  if (__builtin_expect(common, 1)) return true;
-  if (!GC_KERNEL_TAKES_OP(c.kernel / 16, ProtoId<P>::value, c.a->op)) {
+  if (__builtin_expect(takesOp && fits, 1)) return true;
+  if (!takesOp) {
     if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, c.a->op, kBadOp);
     return false;
   }
