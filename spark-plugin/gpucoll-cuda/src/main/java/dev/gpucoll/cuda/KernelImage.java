@@ -56,16 +56,25 @@ public final class KernelImage {
   public static KernelImage forDevice(int device) {
     return BY_DEVICE.computeIfAbsent(device, d -> {
       KernelImage image = new KernelImage(d, CudaNative.moduleLoadData(bytes()));
-      for (KernelTable.Kernel k : KernelTable.kernels()) {
-        for (DataType t : DataType.values()) {
-          String name = k.name(t);
-          if (k.shipped() && name != null) {
-            CudaNative.functionLoad(image.function(name), name);
-          }
-        }
+      for (String name : shippedKernelNames()) {
+        CudaNative.functionLoad(image.function(name), name);
       }
       return image;
     });
+  }
+
+  /** The name of every kernel the kernel table ships in the fatbin, each once (untyped kernels serve every type). */
+  public static java.util.Set<String> shippedKernelNames() {
+    java.util.Set<String> names = new java.util.LinkedHashSet<>();
+    for (KernelTable.Kernel k : KernelTable.kernels()) {
+      for (DataType t : DataType.values()) {
+        String name = k.name(t);
+        if (k.shipped() && name != null) {
+          names.add(name);
+        }
+      }
+    }
+    return names;
   }
 
   public int device() {

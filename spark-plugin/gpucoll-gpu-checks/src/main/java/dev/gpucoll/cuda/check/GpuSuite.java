@@ -118,15 +118,7 @@ public final class GpuSuite {
 
   /** Every shipped kernel of the kernel table must be in the fatbin: cuModuleGetFunction on each. */
   private void checkKernelNames() {
-    List<String> names = new ArrayList<>();
-    for (KernelTable.Kernel k : KernelTable.kernels()) {
-      for (DataType t : DataType.values()) {
-        String name = k.name(t);
-        if (k.shipped() && name != null && !names.contains(name)) {
-          names.add(name);
-        }
-      }
-    }
+    java.util.Set<String> names = KernelImage.shippedKernelNames();
     KernelImage image = KernelImage.forDevice(device);
     List<String> missing = new ArrayList<>();
     for (String name : names) {
