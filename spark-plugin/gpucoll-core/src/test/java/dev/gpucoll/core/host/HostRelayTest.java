@@ -43,18 +43,7 @@ class HostRelayTest {
   private static List<Object> everything(Communicator comm) {
     List<Object> out = new ArrayList<>();
     int me = comm.rank();
-    int seed = 5;
-    for (DataType t : DataType.values()) {
-      for (int count : new int[] {1, 997, 70_000}) {
-        seed++;
-        ReduceOp op = ReduceOp.values()[seed % ReduceOp.values().length];
-        Object a = TypedData.alloc(t, count);
-        TypedData.fill(t, op, seed, me, a, 0, count);
-        comm.allReduce(TypedData.buf(a), TypedData.buf(a), count, t, op);
-        TypedData.checkReduced(t, op, seed, N, a, 0, 0, count, "relay allReduce " + t + " " + op);
-        out.add(a);
-      }
-    }
+    TypedData.allReduceEveryType(comm, N, "relay allReduce", out);
     int count = 20_000;
     float[] send = new float[count * N];
     for (int i = 0; i < send.length; i++) {

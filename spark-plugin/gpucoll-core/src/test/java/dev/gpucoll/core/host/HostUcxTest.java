@@ -244,18 +244,7 @@ class HostUcxTest {
   static List<Object> everything(Communicator comm, int n) {
     List<Object> out = new ArrayList<>();
     int me = comm.rank();
-    int seed = 5;
-    for (DataType t : DataType.values()) {
-      for (int count : new int[] {1, 997, 70_000}) {
-        seed++;
-        ReduceOp op = ReduceOp.values()[seed % ReduceOp.values().length];
-        Object a = TypedData.alloc(t, count);
-        TypedData.fill(t, op, seed, me, a, 0, count);
-        comm.allReduce(TypedData.buf(a), TypedData.buf(a), count, t, op);
-        TypedData.checkReduced(t, op, seed, n, a, 0, 0, count, "allReduce " + t + " " + op);
-        out.add(a);
-      }
-    }
+    TypedData.allReduceEveryType(comm, n, "allReduce", out);
     float[] recv1 = new float[n];
     comm.allGather(CommBuffer.of(new float[] {me}), CommBuffer.of(recv1), 1, DataType.FLOAT32);
     for (int p = 0; p < n; p++) {

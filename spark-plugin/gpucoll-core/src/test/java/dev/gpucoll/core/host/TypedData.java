@@ -14,6 +14,25 @@ import dev.gpucoll.api.ReduceOp;
 final class TypedData {
   private TypedData() {}
 
+  /**
+   * In-place allReduce of every type at 1, 997 and 70,000 elements, the op cycling with the seed (5 up),
+   * each result checked against the rank-order reference and added to {@code out}.
+   */
+  static void allReduceEveryType(dev.gpucoll.api.Communicator comm, int n, String what, java.util.List<Object> out) {
+    int seed = 5;
+    for (DataType t : DataType.values()) {
+      for (int count : new int[] {1, 997, 70_000}) {
+        seed++;
+        ReduceOp op = ReduceOp.values()[seed % ReduceOp.values().length];
+        Object a = alloc(t, count);
+        fill(t, op, seed, comm.rank(), a, 0, count);
+        comm.allReduce(buf(a), buf(a), count, t, op);
+        checkReduced(t, op, seed, n, a, 0, 0, count, what + " " + t + " " + op);
+        out.add(a);
+      }
+    }
+  }
+
   static Object alloc(DataType t, int n) {
     return switch (t) {
       case FLOAT32 -> new float[n];
