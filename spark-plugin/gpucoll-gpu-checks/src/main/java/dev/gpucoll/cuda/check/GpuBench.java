@@ -22,8 +22,10 @@ import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.function.Consumer;
 
@@ -121,14 +123,17 @@ public final class GpuBench {
     GpuBench b = new GpuBench(device, quick, cppUs, jsonDir, commit, machine);
     List<String> tables = new ArrayList<>();
     // gpu-group last: it is the newest section, so a problem there does not cost the others' numbers.
-    Section[] sections = groupOnly ? new Section[] {b::grouped}
-        : new Section[] {b::launch, b::oneRank, b::allReduceBySize, b::grouped};
-    String[] names = groupOnly ? new String[] {"gpu-group"}
-        : new String[] {"gpu-launch", "gpu-1rank", "gpu-allreduce", "gpu-group"};
-    for (int i = 0; i < sections.length; i++) {
-      String outcome = runBounded(names[i], sections[i], sectionTimeout);
+    Map<String, Section> sections = new LinkedHashMap<>();
+    if (!groupOnly) {
+      sections.put("gpu-launch", b::launch);
+      sections.put("gpu-1rank", b::oneRank);
+      sections.put("gpu-allreduce", b::allReduceBySize);
+    }
+    sections.put("gpu-group", b::grouped);
+    for (Map.Entry<String, Section> s : sections.entrySet()) {
+      String outcome = runBounded(s.getKey(), s.getValue(), sectionTimeout);
       tables.add(outcome);
-      if (outcome.startsWith("section " + names[i] + " did not finish")) {
+      if (outcome.startsWith("section " + s.getKey() + " did not finish")) {
         // A kernel that never ends cannot be cancelled from the host: report what was measured, stop.
         printTables(tables);
         System.out.flush();
