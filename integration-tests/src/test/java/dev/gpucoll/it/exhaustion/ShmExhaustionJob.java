@@ -5,6 +5,11 @@ import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.examples.LocalCluster;
 import dev.gpucoll.spark.GpuCollectives;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.TreeSet;
@@ -19,16 +24,20 @@ import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
 /**
  * The Spark job of {@link ShmExhaustionTest}, run in a private mount namespace whose /dev/shm is a
  * tmpfs too small for one group's segment, so every executor JVM sees it: {@code ShmExhaustionJob
- * <directory with room>}. Prints one line per result ("PIDS stage ...", "ERROR stage ...",
- * "REMOVED n") and exits 0 when it could run its stages.
+ * <directory with room>}. Writes one line per result ("PIDS stage ...", "ERROR stage ...",
+ * "REMOVED n") to {@code results.txt} in that directory (its own file: on stdout a line could be
+ * split by Spark's log lines on stderr) and exits 0 when it could run its stages.
  */
 public final class ShmExhaustionJob {
   static final int EXECUTORS = 3;
   /** 16 MiB: the two-shot path moves it through most pages of the segment. */
   static final int FLOATS = 4 << 20;
+  private static Path results;
 
   public static void main(String[] args) throws Exception {
     String roomy = args[0];
+    results = Path.of(roomy, "results.txt");
+    Files.deleteIfExists(results);
     SparkContext sc = new SparkContext(LocalCluster.conf("gpucoll-shm-exhaustion", EXECUTORS)
         .set("spark.gpucoll.timeout", "30s"));
     AtomicInteger removed = new AtomicInteger();
@@ -81,7 +90,7 @@ public final class ShmExhaustionJob {
         }
         return List.of(pid()).iterator();
       }).collect(), roomy);
-      System.out.println("REMOVED " + removed.get());
+      result("REMOVED " + removed.get());
     } finally {
       sc.stop();
     }
@@ -99,10 +108,19 @@ public final class ShmExhaustionJob {
     SparkContext sc = SparkContext.getOrCreate();
     sc.setLocalProperty("spark.gpucoll.host.shmDir", shmDir);
     try {
-      System.out.println("PIDS " + name + " " + new TreeSet<>(stage.run()));
+      result("PIDS " + name + " " + new TreeSet<>(stage.run()));
     } catch (Exception e) { // a failed job: SparkException
       String why = String.valueOf(e.getMessage()).replace('\n', ' ');
-      System.out.println("ERROR " + name + " " + why);
+      result("ERROR " + name + " " + why);
+    }
+  }
+
+  private static void result(String line) {
+    System.out.println(line);
+    try {
+      Files.writeString(results, line + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
   }
 }

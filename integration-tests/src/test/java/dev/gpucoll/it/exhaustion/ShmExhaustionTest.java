@@ -65,7 +65,9 @@ class ShmExhaustionTest {
     String tail = lines.stream().skip(Math.max(0, lines.size() - 60)).collect(Collectors.joining("\n"));
     assertTrue(ended, "the job did not end within 240 s:\n" + tail);
     assertEquals(0, job.exitValue(), tail);
-    Map<String, String> results = lines.stream().filter(l -> l.startsWith("PIDS ") || l.startsWith("ERROR ")
+    Path resultFile = roomy.resolve("results.txt");
+    List<String> resultLines = Files.exists(resultFile) ? Files.readAllLines(resultFile) : List.of();
+    Map<String, String> results = resultLines.stream().filter(l -> l.startsWith("PIDS ") || l.startsWith("ERROR ")
         || l.startsWith("REMOVED ")).collect(Collectors.toMap(l -> l.startsWith("REMOVED") ? "REMOVED"
             : l.split(" ")[1], l -> l, (a, b) -> a + " | " + b));
     System.out.println(String.join("\n", results.values()));
