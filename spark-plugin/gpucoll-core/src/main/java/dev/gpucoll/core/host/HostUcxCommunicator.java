@@ -66,6 +66,8 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
   private static final int KIND_DATA1 = 2;
   private static final int KIND_DATA2 = 3;
   private static final int KIND_ABORT = 15;
+  /** An abort message: text length, count of missing ranks, the call it gave up on; then those ranks, the text. */
+  private static final int ABORT_HEAD = 16;
   private static final long SEQ_MASK = (1L << 40) - 1;
   private static final int MAX_RANKS = 1 << 20;
   /**
@@ -144,7 +146,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
         if (g != myHost) {
           int peer = hostRanks[g][0];
           transport.connect(peer, addresses[peer]);
-          abortBuf[g] = ByteBuffer.allocateDirect(8 + 4 * 64 + TEXT_BYTES);
+          abortBuf[g] = ByteBuffer.allocateDirect(ABORT_HEAD + 4 * 64 + TEXT_BYTES);
           abortRecv[g] = transport.recv(peer, tag(KIND_ABORT, peer, 0), abortBuf[g]);
         }
       }
@@ -1041,6 +1043,20 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
       await(c, s, -1, "send");
     }
     inFlight.clear();
+    // A leader that gave up on this call (a timeout while this rank was late) sent its abort after
+    // its header and data, so everything this rank needed can be here while that leader failed: this
+    // rank must not complete the call either (an abort of a later call, which that leader can reach
+    // only after this one completed there, waits for that call). What UCX delivered is looked at once.
+    for (int i = 0; i < 16 && transport.progress(); i++) {
+      // deliver what is already here
+    }
+    String aborted = abortReason();
+    if (aborted != null && abortedCall() <= seq) {
+      List<Integer> missing = abortedForMissing();
+      String text = aborted + " before rank " + rank + " completed call " + seq;
+      throw fail(c, missing.isEmpty() ? new CollectiveException(rank, c, text)
+          : new CollectiveTimeoutException(rank, c, missing, text));
+    }
     return null;
   }
 
@@ -1127,18 +1143,33 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     if (peer >= 0 && transport.peerFailure(peer) != null) {
       return "rank " + peer + " is unreachable: " + transport.peerFailure(peer);
     }
+    return abortReason();
+  }
+
+  /** Why another leader's abort message (or its broken connection) ends the group, or null. */
+  private String abortReason() {
     for (int g = 0; g < abortRecv.length; g++) {
       if (abortRecv[g] != null && abortRecv[g].done()) {
         if (abortRecv[g].error() != null) {
           return "rank " + hostRanks[g][0] + " is unreachable: " + abortRecv[g].error();
         }
-        int skip = 8 + 4 * Math.max(0, Math.min(64, abortBuf[g].getInt(4)));
+        int skip = ABORT_HEAD + 4 * Math.max(0, Math.min(64, abortBuf[g].getInt(4)));
         byte[] b = new byte[Math.max(0, Math.min(TEXT_BYTES, abortBuf[g].getInt(0)))];
         abortBuf[g].get(skip, b);
         return "rank " + hostRanks[g][0] + " gave up on the group (" + new String(b, StandardCharsets.UTF_8) + ")";
       }
     }
     return null;
+  }
+
+  /** The call an arrived abort message gave up on (an error in place of one: none, so the current call). */
+  private long abortedCall() {
+    for (int g = 0; g < abortRecv.length; g++) {
+      if (abortRecv[g] != null && abortRecv[g].done()) {
+        return abortRecv[g].error() == null ? abortBuf[g].getLong(8) : seq;
+      }
+    }
+    return Long.MAX_VALUE;
   }
 
   /**
@@ -1151,7 +1182,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
         int n = Math.max(0, Math.min(64, abortBuf[g].getInt(4)));
         List<Integer> missing = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-          missing.add(abortBuf[g].getInt(8 + 4 * i));
+          missing.add(abortBuf[g].getInt(ABORT_HEAD + 4 * i));
         }
         return missing;
       }
@@ -1179,7 +1210,8 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
           if (g != myHost && transport.peerFailure(hostRanks[g][0]) == null) {
             List<Integer> missing = e instanceof CollectiveTimeoutException t ? t.missingRanks() : List.of();
             int n = Math.min(64, missing.size());
-            ByteBuffer b = ByteBuffer.allocateDirect(8 + 4 * n + text.length).putInt(text.length).putInt(n);
+            ByteBuffer b = ByteBuffer.allocateDirect(ABORT_HEAD + 4 * n + text.length).putInt(text.length).putInt(n)
+                .putLong(seq);
             for (int i = 0; i < n; i++) {
               b.putInt(missing.get(i));
             }

@@ -225,9 +225,14 @@ final class UcxTransport implements PeerTransport {
   }
 
   /**
-   * Closes every endpoint (forced: a peer may be gone), progressing each close for at most a
-   * second, then the worker. A worker destroyed with endpoints still closing aborts the process in
-   * UCX 1.13, so the endpoints go first.
+   * Closes every endpoint, then the worker. An endpoint to a peer that is still there closes with a
+   * flush, which the peer's UCX sees as an orderly disconnect: a forced close resets the connection
+   * under a peer that may still be sending, and UCX 1.13.1's TCP transport then now and then aborts
+   * that peer's process (an assertion on an endpoint already closed, seen between workers of one
+   * process). An endpoint to a peer UCX reported broken closes forced. Each close is progressed
+   * for at most a second; a worker destroyed with a close still in flight aborts the process in
+   * UCX 1.13, so a worker whose closes did not finish goes to {@link Reaper}, which progresses it
+   * until they do (the peer answers, or fails) and destroys it then.
    */
   @Override
   public void close() {
@@ -240,17 +245,91 @@ final class UcxTransport implements PeerTransport {
     for (int p = 0; p < endpoints.length; p++) {
       if (endpoints[p] != null) {
         try {
-          closing[p] = endpoints[p].closeNonBlockingForce();
+          closing[p] = failures[p] == null ? endpoints[p].closeNonBlockingFlush() : endpoints[p].closeNonBlockingForce();
         } catch (RuntimeException e) {
           closing[p] = null;
         }
       }
     }
-    while (System.nanoTime() < deadline
-        && Arrays.stream(closing).anyMatch(r -> r != null && !r.isCompleted())) {
+    while (System.nanoTime() < deadline && unfinished(closing) > 0) {
       progress();
     }
     Arrays.fill(endpoints, null);
+    if (unfinished(closing) > 0) {
+      Reaper.adopt(worker, closing);
+      return;
+    }
     worker.close();
+  }
+
+  /**
+   * Workers whose endpoint closes outlived {@link #close}'s second (a peer that does not progress
+   * its own worker for a while): one daemon thread progresses each (its owner no longer touches it)
+   * every 50 ms and destroys it once its closes finished; after 10 minutes it is left as it is.
+   */
+  private static final class Reaper {
+    private static final long GIVE_UP_NANOS = 10L * 60 * 1_000_000_000L;
+
+    private record Adopted(UcpWorker worker, UcpRequest[] closing, long since) {}
+
+    private static final java.util.List<Adopted> PENDING = new java.util.ArrayList<>();
+    private static Thread thread;
+
+    static synchronized int count() {
+      return PENDING.size();
+    }
+
+    static synchronized void adopt(UcpWorker worker, UcpRequest[] closing) {
+      PENDING.add(new Adopted(worker, closing, System.nanoTime()));
+      if (thread == null) {
+        thread = new Thread(Reaper::run, "gpucoll-ucx-reaper");
+        thread.setDaemon(true);
+        thread.start();
+      }
+    }
+
+    private static void run() {
+      while (true) {
+        synchronized (Reaper.class) {
+          PENDING.removeIf(Reaper::finished);
+        }
+        java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L);
+      }
+    }
+
+    /** Progresses {@code a} once; destroys it and answers true when its closes finished. */
+    private static boolean finished(Adopted a) {
+      try {
+        a.worker().progress();
+      } catch (Exception e) {
+        LOG.warning("gpucoll: progress of a closing UCX worker failed (" + e + "); it stays open");
+        return true;
+      }
+      if (unfinished(a.closing()) == 0) {
+        a.worker().close();
+        return true;
+      }
+      if (System.nanoTime() - a.since() > GIVE_UP_NANOS) {
+        LOG.warning("gpucoll: a UCX worker's endpoint closes did not finish in 10 minutes; it stays open");
+        return true;
+      }
+      return false;
+    }
+  }
+
+
+  /** Workers the reaper still holds (tests). */
+  static int closingWorkers() {
+    return Reaper.count();
+  }
+
+  private static int unfinished(UcpRequest[] requests) {
+    int n = 0;
+    for (UcpRequest r : requests) {
+      if (r != null && !r.isCompleted()) {
+        n++;
+      }
+    }
+    return n;
   }
 }

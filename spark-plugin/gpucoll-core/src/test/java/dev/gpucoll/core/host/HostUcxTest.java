@@ -235,6 +235,74 @@ class HostUcxTest {
     assertTrue(out.get(0).error().getMessage().contains("rank 1"), out.get(0).error().getMessage());
   }
 
+  /**
+   * A rank gives up on a call and closes while its peer has not progressed UCX since the group
+   * formed (it sleeps 1.5 s): the endpoint's orderly close cannot finish within close()'s second, so
+   * the worker is handed to the reaper (destroying it then would abort the process in UCX 1.13),
+   * which destroys it once the peer progresses and closes too.
+   */
+  @Test
+  void aWorkerWhoseCloseOutlivesCloseIsDestroyedOnceThePeerAnswers() throws Exception {
+    assumeTrue(ucxUsable(), () -> "UCX is not usable here: " + UcxTransport.unavailableReason().get());
+    awaitNoClosingWorkers(); // another test's worker may still be with the reaper
+    List<Ranks.Outcome<Integer>> out = run(2, conf("timeout", "200ms"), r -> "node-" + r, n -> UcxTransport.open(n),
+        comm -> {
+          if (comm.rank() == 1) {
+            Thread.sleep(1500); // rank 0 times out and closes meanwhile; this rank's worker is not progressed
+            return UcxTransport.closingWorkers();
+          }
+          try {
+            comm.allReduce(new long[] {1}, ReduceOp.SUM);
+          } catch (CollectiveException e) {
+            // the peer never came: expected
+          }
+          return null;
+        });
+    assertEquals(1, out.get(1).get(), "rank 0's close should have outlived close() and gone to the reaper");
+    awaitNoClosingWorkers();
+    assertEquals(0, UcxTransport.closingWorkers(), "the reaper did not destroy the worker");
+  }
+
+  /**
+   * Peers closing under ranks that still send to them, many times over: with forced endpoint closes,
+   * UCX 1.13.1's TCP transport aborted this process within a few rounds (an assertion on a closed
+   * endpoint); every round must end with errors on the waiting ranks and the process alive.
+   */
+  @Test
+  void peersClosingUnderWaitingRanksNeverAbortTheProcess() {
+    assumeTrue(ucxUsable(), () -> "UCX is not usable here: " + UcxTransport.unavailableReason().get());
+    for (int round = 0; round < 30; round++) {
+      boolean late = round % 6 == 5; // a rank arriving after the others gave up and closed
+      List<Ranks.Outcome<String>> out = Ranks.run(3, Ranks.confFor("host-ucx", "timeout", late ? "200ms" : "3s"),
+          r -> "host" + r, comm -> {
+            if (!late && comm.rank() == 1) {
+              comm.close();
+              return "closed";
+            }
+            if (late && comm.rank() == 2) {
+              Thread.sleep(400);
+            }
+            try {
+              comm.allReduce(new float[2], ReduceOp.SUM);
+              return "no error";
+            } catch (CollectiveException e) {
+              return "error";
+            }
+          });
+      for (int r = 0; r < 3; r++) {
+        String v = out.get(r).get();
+        assertTrue(v.equals("error") || v.equals("closed"), "round " + round + " rank " + r + ": " + v);
+      }
+    }
+  }
+
+  private static void awaitNoClosingWorkers() throws InterruptedException {
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (UcxTransport.closingWorkers() > 0 && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+  }
+
   /** The transport the rank's communicator uses (the one made for the group, by creation order). */
   private static byte[] addressOfRank(List<LoopbackTransport> made, Communicator comm) {
     return ((HostUcxCommunicator) comm).transportAddress();
