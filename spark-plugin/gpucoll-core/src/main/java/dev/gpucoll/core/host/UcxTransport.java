@@ -32,7 +32,12 @@ final class UcxTransport implements PeerTransport {
   private final UcpEndpoint[] endpoints;
   private final String[] failures;
   private final byte[] address;
+  /** The peers' worker addresses (an open worker of this process closes differently, see {@link #close}). */
+  private final ByteBuffer[] peerAddresses;
   private boolean closed;
+
+  /** The addresses of this process's open workers. */
+  private static final java.util.Set<ByteBuffer> OPEN_IN_PROCESS = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   private UcxTransport(int size) {
     this.worker = context().newWorker(new UcpWorkerParams());
@@ -41,6 +46,8 @@ final class UcxTransport implements PeerTransport {
     ByteBuffer a = worker.getAddress();
     this.address = new byte[a.remaining()];
     a.get(address);
+    this.peerAddresses = new ByteBuffer[size];
+    OPEN_IN_PROCESS.add(ByteBuffer.wrap(address));
   }
 
   /** A new worker for a communicator of {@code size} ranks; fails when UCX cannot be used here. */
@@ -105,6 +112,7 @@ final class UcxTransport implements PeerTransport {
   @Override
   public void connect(int peer, byte[] peerAddress) {
     ByteBuffer a = ByteBuffer.allocateDirect(peerAddress.length).put(peerAddress).flip();
+    peerAddresses[peer] = ByteBuffer.wrap(peerAddress.clone());
     RuntimeException last = null;
     for (int attempt = 0; attempt < 3 && endpoints[peer] == null; attempt++) {
       try {
@@ -225,14 +233,15 @@ final class UcxTransport implements PeerTransport {
   }
 
   /**
-   * Closes every endpoint, then the worker. An endpoint to a peer that is still there closes with a
-   * flush, which the peer's UCX sees as an orderly disconnect: a forced close resets the connection
-   * under a peer that may still be sending, and UCX 1.13.1's TCP transport then now and then aborts
-   * that peer's process (an assertion on an endpoint already closed, seen between workers of one
-   * process). An endpoint to a peer UCX reported broken closes forced. Each close is progressed
-   * for at most a second; a worker destroyed with a close still in flight aborts the process in
-   * UCX 1.13, so a worker whose closes did not finish goes to {@link Reaper}, which progresses it
-   * until they do (the peer answers, or fails) and destroys it then.
+   * Closes every endpoint, then the worker. Endpoints close forced (a peer in another process may be
+   * gone, and UCX 1.13.1 asserts when it destroys a worker whose endpoint to a dead peer was flushed:
+   * requests left on it), except those to a worker of this process that is still open: a forced
+   * close resets the connection under that worker while it may still send, and UCX 1.13.1's TCP
+   * transport then now and then aborts the process (an assertion on a closed endpoint), so those
+   * close with a flush, an orderly disconnect. Each close is progressed for at most a second; a
+   * worker destroyed with a close still in flight aborts the process in UCX 1.13, so a worker
+   * whose closes did not finish goes to {@link Reaper}, which progresses it until they do (the
+   * peer answers) and destroys it then.
    */
   @Override
   public void close() {
@@ -240,12 +249,14 @@ final class UcxTransport implements PeerTransport {
       return;
     }
     closed = true;
+    OPEN_IN_PROCESS.remove(ByteBuffer.wrap(address));
     long deadline = System.nanoTime() + 1_000_000_000L;
     UcpRequest[] closing = new UcpRequest[endpoints.length];
     for (int p = 0; p < endpoints.length; p++) {
       if (endpoints[p] != null) {
         try {
-          closing[p] = failures[p] == null ? endpoints[p].closeNonBlockingFlush() : endpoints[p].closeNonBlockingForce();
+          boolean orderly = failures[p] == null && peerAddresses[p] != null && OPEN_IN_PROCESS.contains(peerAddresses[p]);
+          closing[p] = orderly ? endpoints[p].closeNonBlockingFlush() : endpoints[p].closeNonBlockingForce();
         } catch (RuntimeException e) {
           closing[p] = null;
         }
