@@ -735,6 +735,12 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
         if (p != rank) {
           long state = seg.state(p);
           if (state != ShmSegment.STATE_ALIVE && (long) ShmSegment.LONGS.getAcquire(buf, off) != e) {
+            // A peer that stopped after another rank gave up on the group: name the first cause.
+            int by = seg.abortedBy();
+            if (by >= 0 && by != p) {
+              fail(c, new CollectiveException(rank, c, "rank " + by + " gave up on the group (" + seg.reason(by)
+                  + ") while this rank waited for the " + what + " of rank " + p + " in step " + e));
+            }
             String what2 = state == ShmSegment.STATE_CLOSED ? "closed its communicator" : "gave up";
             fail(c, new CollectiveException(rank, c, "rank " + p + " " + what2 + " while this rank waited for its "
                 + what + " of step " + e + ": " + seg.reason(p)));
