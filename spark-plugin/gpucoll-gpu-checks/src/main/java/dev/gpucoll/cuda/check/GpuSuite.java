@@ -551,40 +551,52 @@ public final class GpuSuite {
    * 0), well before the 3 s timeout.
    */
   private void groupMismatch(int n) {
-    String key = "group: mismatched batches fail on every rank / auto / " + n;
-    if (System.nanoTime() > deadline) {
-      notRun.add(key + " (suite time budget spent)");
-      return;
-    }
     Duration timeout = Duration.ofSeconds(3);
-    try (RankGroup g = RankGroup.create(n, device, null, timeout, 1 << 20)) {
-      long t0 = System.nanoTime();
-      List<String> outcome = g.onAll(Duration.ofSeconds(30), r -> {
-        int calls = r.rank == n - 1 ? 15 : 16;
-        try {
-          r.comm.group(b -> {
-            for (int k = 0; k < calls; k++) {
-              b.allReduce(CommBuffer.device(r.send + k * 1024L, 1024), CommBuffer.device(r.recv + k * 1024L, 1024), 256,
-                  DataType.FLOAT32, ReduceOp.SUM);
-            }
-          });
-          r.comm.synchronize();
-          return "no exception";
-        } catch (CollectiveTimeoutException e) {
-          return "timeout: " + e.getMessage();
-        } catch (CollectiveException e) {
-          return e.getMessage();
-        }
-      });
-      double secs = (System.nanoTime() - t0) / 1e9;
+    failureCase("group: mismatched batches fail on every rank / auto / " + n, n, timeout, r -> {
+      int calls = r.rank == n - 1 ? 15 : 16;
+      try {
+        r.comm.group(b -> {
+          for (int k = 0; k < calls; k++) {
+            b.allReduce(CommBuffer.device(r.send + k * 1024L, 1024), CommBuffer.device(r.recv + k * 1024L, 1024), 256,
+                DataType.FLOAT32, ReduceOp.SUM);
+          }
+        });
+        r.comm.synchronize();
+        return "no exception";
+      } catch (CollectiveTimeoutException e) {
+        return "timeout: " + e.getMessage();
+      } catch (CollectiveException e) {
+        return e.getMessage();
+      }
+    }, (outcome, secs) -> {
       boolean ok = secs < timeout.toSeconds() - 1;
       for (int r = 0; r < n; r++) {
         int named = r == n - 1 ? 0 : n - 1;
         ok &= outcome.get(r).contains("ranks recorded different batches in group(): rank " + named + "'s batch differs");
       }
-      record(key, 1, ok ? 0 : 1, 0);
+      return ok;
+    });
+  }
+
+  /**
+   * A check of a failure path on a fresh group of {@code n} ranks whose waits end after
+   * {@code timeout}: every rank runs {@code body}, {@code ok} judges the outcomes (by rank) and the
+   * seconds they took; rank 0's outcome goes to the notes.
+   */
+  private void failureCase(String key, int n, Duration timeout, RankGroup.RankTask<String> body,
+      java.util.function.BiPredicate<List<String>, Double> ok) {
+    if (System.nanoTime() > deadline) {
+      notRun.add(key + " (suite time budget spent)");
+      return;
+    }
+    try (RankGroup g = RankGroup.create(n, device, null, timeout, 1 << 20)) {
+      long t0 = System.nanoTime();
+      List<String> outcome = g.onAll(Duration.ofSeconds(30), body);
+      double secs = (System.nanoTime() - t0) / 1e9;
+      boolean pass = ok.test(outcome, secs);
+      record(key, 1, pass ? 0 : 1, 0);
       notes.add(key + ": after " + String.format("%.2f", secs) + " s: rank 0 -> " + outcome.get(0));
-      if (!ok) {
+      if (!pass) {
         failures.add(key + ": after " + String.format("%.2f", secs) + " s: " + outcome);
       }
     } catch (RuntimeException e) {
@@ -1060,46 +1072,28 @@ public final class GpuSuite {
 
   /** Ranks 0..n-2 call allReduce, rank n-1 never does: the others must get a timeout naming it. */
   private void plantedMissingRank(int n) {
-    String key = "planted missing rank / auto / " + n;
-    if (System.nanoTime() > deadline) {
-      notRun.add(key + " (suite time budget spent)");
-      return;
-    }
-    Duration timeout = Duration.ofSeconds(2);
-    try (RankGroup g = RankGroup.create(n, device, null, timeout, 1 << 20)) {
-      long t0 = System.nanoTime();
-      List<String> outcome = g.onAll(Duration.ofSeconds(30), r -> {
-        if (r.rank == n - 1) {
-          return "absent";
-        }
-        try {
-          r.comm.allReduce(CommBuffer.device(r.send, 4096), CommBuffer.device(r.recv, 4096), 64, DataType.FLOAT32,
-              ReduceOp.SUM);
-          r.comm.synchronize();
-          return "no exception";
-        } catch (CollectiveTimeoutException e) {
-          return "timeout missing=" + e.missingRanks() + ": " + e.getMessage();
-        } catch (CollectiveException e) {
-          return "other: " + e.getMessage();
-        }
-      });
-      double secs = (System.nanoTime() - t0) / 1e9;
-      boolean ok = true;
+    failureCase("planted missing rank / auto / " + n, n, Duration.ofSeconds(2), r -> {
+      if (r.rank == n - 1) {
+        return "absent";
+      }
+      try {
+        r.comm.allReduce(CommBuffer.device(r.send, 4096), CommBuffer.device(r.recv, 4096), 64, DataType.FLOAT32,
+            ReduceOp.SUM);
+        r.comm.synchronize();
+        return "no exception";
+      } catch (CollectiveTimeoutException e) {
+        return "timeout missing=" + e.missingRanks() + ": " + e.getMessage();
+      } catch (CollectiveException e) {
+        return "other: " + e.getMessage();
+      }
+    }, (outcome, secs) -> {
       for (int r = 0; r < n - 1; r++) {
-        String o = outcome.get(r);
-        if (!o.startsWith("timeout missing=[" + (n - 1) + "]")) {
-          ok = false;
+        if (!outcome.get(r).startsWith("timeout missing=[" + (n - 1) + "]")) {
+          return false;
         }
       }
-      record(key, 1, ok ? 0 : 1, 0);
-      notes.add(key + ": after " + String.format("%.1f", secs) + " s: rank 0 -> " + outcome.get(0));
-      if (!ok) {
-        failures.add(key + ": " + outcome);
-      }
-    } catch (RuntimeException e) {
-      record(key, 1, 1, 0);
-      failures.add(key + ": " + e);
-    }
+      return true;
+    });
   }
 
   /** Two processes on this GPU: real IPC handle exchange, then the non-spinning staged path. */
