@@ -1146,30 +1146,38 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     return abortReason();
   }
 
-  /** Why another leader's abort message (or its broken connection) ends the group, or null. */
-  private String abortReason() {
+  /** The first host whose abort receive has ended (its leader's abort message, or an error), or -1. */
+  private int abortingHost() {
     for (int g = 0; g < abortRecv.length; g++) {
       if (abortRecv[g] != null && abortRecv[g].done()) {
-        if (abortRecv[g].error() != null) {
-          return "rank " + hostRanks[g][0] + " is unreachable: " + abortRecv[g].error();
-        }
-        int skip = ABORT_HEAD + 4 * Math.max(0, Math.min(64, abortBuf[g].getInt(4)));
-        byte[] b = new byte[Math.max(0, Math.min(TEXT_BYTES, abortBuf[g].getInt(0)))];
-        abortBuf[g].get(skip, b);
-        return "rank " + hostRanks[g][0] + " gave up on the group (" + new String(b, StandardCharsets.UTF_8) + ")";
+        return g;
       }
     }
-    return null;
+    return -1;
   }
 
-  /** The call an arrived abort message gave up on (an error in place of one: none, so the current call). */
-  private long abortedCall() {
-    for (int g = 0; g < abortRecv.length; g++) {
-      if (abortRecv[g] != null && abortRecv[g].done()) {
-        return abortRecv[g].error() == null ? abortBuf[g].getLong(8) : seq;
-      }
+  /** Why another leader's abort message (or its broken connection) ends the group, or null. */
+  private String abortReason() {
+    int g = abortingHost();
+    if (g < 0) {
+      return null;
     }
-    return Long.MAX_VALUE;
+    if (abortRecv[g].error() != null) {
+      return "rank " + hostRanks[g][0] + " is unreachable: " + abortRecv[g].error();
+    }
+    int skip = ABORT_HEAD + 4 * Math.max(0, Math.min(64, abortBuf[g].getInt(4)));
+    byte[] b = new byte[Math.max(0, Math.min(TEXT_BYTES, abortBuf[g].getInt(0)))];
+    abortBuf[g].get(skip, b);
+    return "rank " + hostRanks[g][0] + " gave up on the group (" + new String(b, StandardCharsets.UTF_8) + ")";
+  }
+
+  /** The call an arrived abort message gave up on (an error in place of one: the current call), or MAX_VALUE. */
+  private long abortedCall() {
+    int g = abortingHost();
+    if (g < 0) {
+      return Long.MAX_VALUE;
+    }
+    return abortRecv[g].error() == null ? abortBuf[g].getLong(8) : seq;
   }
 
   /**

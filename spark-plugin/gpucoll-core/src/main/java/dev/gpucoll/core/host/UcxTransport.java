@@ -32,6 +32,8 @@ final class UcxTransport implements PeerTransport {
   private final UcpEndpoint[] endpoints;
   private final String[] failures;
   private final byte[] address;
+  /** This worker's address as a key of {@link #OPEN_IN_PROCESS}. */
+  private final ByteBuffer self;
   /** The peers' worker addresses (an open worker of this process closes differently, see {@link #close}). */
   private final ByteBuffer[] peerAddresses;
   private boolean closed;
@@ -47,7 +49,8 @@ final class UcxTransport implements PeerTransport {
     this.address = new byte[a.remaining()];
     a.get(address);
     this.peerAddresses = new ByteBuffer[size];
-    OPEN_IN_PROCESS.add(ByteBuffer.wrap(address));
+    this.self = ByteBuffer.wrap(address);
+    OPEN_IN_PROCESS.add(self);
   }
 
   /** A new worker for a communicator of {@code size} ranks; fails when UCX cannot be used here. */
@@ -249,7 +252,7 @@ final class UcxTransport implements PeerTransport {
       return;
     }
     closed = true;
-    OPEN_IN_PROCESS.remove(ByteBuffer.wrap(address));
+    OPEN_IN_PROCESS.remove(self);
     long deadline = System.nanoTime() + 1_000_000_000L;
     UcpRequest[] closing = new UcpRequest[endpoints.length];
     for (int p = 0; p < endpoints.length; p++) {
@@ -275,8 +278,9 @@ final class UcxTransport implements PeerTransport {
 
   /**
    * Workers whose endpoint closes outlived {@link #close}'s second (a peer that does not progress
-   * its own worker for a while): one daemon thread progresses each (its owner no longer touches it)
-   * every 50 ms and destroys it once its closes finished; after 10 minutes it is left as it is.
+   * its own worker for a while): one daemon thread, running while it holds any, progresses each
+   * (its owner no longer touches it) every 50 ms and destroys it once its closes finished; after 10
+   * minutes it is left as it is.
    */
   private static final class Reaper {
     private static final long GIVE_UP_NANOS = 10L * 60 * 1_000_000_000L;
@@ -303,6 +307,10 @@ final class UcxTransport implements PeerTransport {
       while (true) {
         synchronized (Reaper.class) {
           PENDING.removeIf(Reaper::finished);
+          if (PENDING.isEmpty()) {
+            thread = null;
+            return;
+          }
         }
         java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L);
       }
@@ -327,7 +335,6 @@ final class UcxTransport implements PeerTransport {
       return false;
     }
   }
-
 
   /** Workers the reaper still holds (tests). */
   static int closingWorkers() {
