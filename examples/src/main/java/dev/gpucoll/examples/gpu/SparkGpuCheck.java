@@ -72,31 +72,37 @@ public final class SparkGpuCheck {
   public static void main(String[] args) {
     Options o = Options.parse(args);
     SparkConf conf = new SparkConf().setAppName("gpucoll SparkGpuCheck");
-    int failures = 0;
+    int failures;
     try (JavaSparkContext jsc = new JavaSparkContext(conf)) {
       awaitExecutors(jsc, o.executors(), 180);
-      Map<String, List<String>> byStage = new LinkedHashMap<>();
-      if (o.fractional()) {
-        byStage.put("fractional", stage(jsc, o, "fractional", null, (comm, rows) -> fractional(comm, o)));
-      } else {
-        byStage.put("check", stage(jsc, o, "check", null, (comm, rows) -> check(comm, o)));
-        // The cache serves a rank on the executor that holds its communicator: ask Spark for the same placement.
-        byStage.put("reuse", stage(jsc, o, "reuse", null, executorsOf(byStage.get("check"), o.ranks()),
-            (comm, rows) -> reuse(comm)));
-        byStage.put("symmetric", stage(jsc, o, "symmetric", null, (comm, rows) -> symmetric(comm, o)));
-        byStage.put("latency-ours", stage(jsc, o, "latency-ours", null,
-            (comm, rows) -> Latency.measure(comm, "ours", o.quick()).iterator()));
-        // Forcing NCCL is an error on the host backend, so that stage runs only where the gpu backend served.
-        boolean gpuBackend = byStage.get("check").stream().anyMatch(l -> l.startsWith("RANK ")
-            && l.contains(" backend=gpu"));
-        byStage.put("latency-nccl", gpuBackend
-            ? stage(jsc, o, "latency-nccl", "nccl", (comm, rows) -> Latency.measure(comm, "nccl", o.quick()).iterator())
-            : List.of("SKIP stage=latency-nccl: stage check did not run on the gpu backend"));
-      }
-      failures = report(byStage);
+      failures = report(runStages(jsc, o));
     }
     System.out.println(failures == 0 ? "== SparkGpuCheck PASSED" : "== SparkGpuCheck FAILED: " + failures + " problem(s)");
     System.exit(failures == 0 ? 0 : 1);
+  }
+
+  /** Every stage of the job, in order, with the lines its ranks returned. */
+  static Map<String, List<String>> runStages(JavaSparkContext jsc, Options o) {
+    Map<String, List<String>> byStage = new LinkedHashMap<>();
+    if (o.fractional()) {
+      byStage.put("fractional", stage(jsc, o, "fractional", null, (comm, rows) -> fractional(comm, o)));
+      return byStage;
+    }
+    byStage.put("check", stage(jsc, o, "check", null, (comm, rows) -> check(comm, o)));
+    // The cache serves a rank on the executor that holds its communicator: ask Spark for the same placement.
+    byStage.put("reuse", stage(jsc, o, "reuse", null, executorsOf(byStage.get("check"), o.ranks()),
+        (comm, rows) -> reuse(comm)));
+    byStage.put("symmetric", stage(jsc, o, "symmetric", null, (comm, rows) -> symmetric(comm, o)));
+    byStage.put("latency-ours", stage(jsc, o, "latency-ours", null,
+        (comm, rows) -> Latency.measure(comm, "ours", o.quick()).iterator()));
+    // Forcing NCCL is an error where the group has no NCCL communicator (the host backend, or a GPU
+    // group without NCCL), so that stage runs only where the first stage's group had one.
+    boolean ncclGroup = byStage.get("check").stream().anyMatch(l -> l.startsWith("RANK ")
+        && l.contains(" backend=gpu") && l.contains(" ncclComm=true"));
+    byStage.put("latency-nccl", ncclGroup
+        ? stage(jsc, o, "latency-nccl", "nccl", (comm, rows) -> Latency.measure(comm, "nccl", o.quick()).iterator())
+        : List.of("SKIP stage=latency-nccl: the group of stage check has no NCCL communicator"));
+    return byStage;
   }
 
   private static List<String> stage(JavaSparkContext jsc, Options o, String name, String forcedAlgorithm,
@@ -198,6 +204,10 @@ public final class SparkGpuCheck {
     if (!(comm instanceof GpuCommunicator gpu)) {
       out.add("SKIP stage=symmetric rank=" + comm.rank() + " backend " + comm.backend()
           + ": symmetric windows need the gpu backend");
+      return out.iterator();
+    }
+    if (gpu.ncclComm() == 0) {
+      out.add("SKIP stage=symmetric rank=" + comm.rank() + ": the group has no NCCL communicator (see its report)");
       return out.iterator();
     }
     Cuda.setDevice(gpu.device());

@@ -227,12 +227,16 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       long[] recvDispls, DataType type) {
     Collective c = Collective.ALL_TO_ALLV;
     ensureOpen(c);
+    if (type == null) {
+      throw new CollectiveException(rank, c, "data type is null");
+    }
     AllToAllvPlan.check(rank, size, sendCounts, sendDispls, recvCounts, recvDispls);
     long e = type.byteSize();
     long sendBytes = AllToAllvLayout.extent(sendCounts, sendDispls) * e;
     long recvBytes = AllToAllvLayout.extent(recvCounts, recvDispls) * e;
     requireCapacity(c, "send", send, sendBytes);
     requireCapacity(c, "recv", recv, recvBytes);
+    stage.checkAliasing(c, send, sendBytes, recv, recvBytes);
     long start = System.nanoTime();
     Route r = route.route(c, AllToAllvPlan.maxBlock(sendCounts, recvCounts), type, ReduceOp.SUM,
         BufferRegistration.UNKNOWN);
@@ -261,9 +265,6 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
 
   @Override
   public void broadcast(CommBuffer send, CommBuffer recv, long count, DataType type, int root) {
-    if (root < 0 || root >= size) {
-      throw new CollectiveException(rank, Collective.BROADCAST, "root " + root + " is not a rank of this group of " + size);
-    }
     run(Collective.BROADCAST, send, count, recv, count, count, type, ReduceOp.SUM, root);
   }
 
@@ -277,45 +278,85 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     stage.waitStream(Collective.BARRIER);
   }
 
-  /**
-   * Validates one call, asks the route, and runs it.
-   *
-   * @param sendElems elements read from send; recvElems elements written to recv; count the per-rank count
-   */
+  /** Checks one call, asks the route, and runs it. */
   private void run(Collective c, CommBuffer send, long sendElems, CommBuffer recv, long recvElems, long count,
+      DataType type, ReduceOp op, int root) {
+    execute(check(c, send, sendElems, recv, recvElems, count, type, op, root));
+  }
+
+  /**
+   * One call whose every check passed: its route (null: an empty call, nothing to run) and its sizes.
+   *
+   * @param sendBytes bytes read from send; recvBytes bytes written to recv; count the per-rank count
+   */
+  private record Checked(Collective c, CommBuffer send, long sendBytes, CommBuffer recv, long recvBytes, long count,
+      DataType type, ReduceOp op, int root, Route route) {}
+
+  /**
+   * Every check of one call that needs no device work, in one place: the communicator open, count,
+   * type and op present, buffers large enough and not overlapping, the root, the route's refusals
+   * (type, op, a forced protocol's capacity) and the capture rules. Nothing is enqueued here, so a
+   * batch checks all its calls before any runs.
+   *
+   * @param sendElems elements read from send; recvElems elements written to recv
+   */
+  private Checked check(Collective c, CommBuffer send, long sendElems, CommBuffer recv, long recvElems, long count,
       DataType type, ReduceOp op, int root) {
     ensureOpen(c);
     if (count < 0) {
       throw new CollectiveException(rank, c, "count is negative: " + count);
+    }
+    if (type == null) {
+      throw new CollectiveException(rank, c, "data type is null");
+    }
+    if (op == null) {
+      throw new CollectiveException(rank, c, "reduction op is null");
+    }
+    if (c == Collective.BROADCAST && (root < 0 || root >= size)) {
+      throw new CollectiveException(rank, c, "root " + root + " is not a rank of this group of " + size);
     }
     long sendBytes = sendElems * type.byteSize();
     long recvBytes = recvElems * type.byteSize();
     if (c != Collective.BARRIER) {
       requireCapacity(c, "send", send, sendBytes);
       requireCapacity(c, "recv", recv, recvBytes);
+      stage.checkAliasing(c, send, sendBytes, recv, recvBytes);
     }
-    long start = System.nanoTime();
     if (count == 0 && c != Collective.BARRIER) {
       // Every rank passes the same count, so every rank skips: epochs stay in step.
-      observed(c, Algorithm.NOOP_EMPTY, 0, start);
-      return;
+      return new Checked(c, send, sendBytes, recv, recvBytes, count, type, op, root, null);
     }
     BufferRegistration registration = nccl == null ? BufferRegistration.UNKNOWN
         : nccl.registration(send, sendBytes, recv, recvBytes);
     Route r = route.route(c, count, type, op, registration);
     refuseUncapturable(c, send, recv, r);
+    return new Checked(c, send, sendBytes, recv, recvBytes, count, type, op, root, r);
+  }
+
+  /** Runs a checked call on its route. */
+  private void execute(Checked k) {
+    Collective c = k.c();
+    long start = System.nanoTime();
+    Route r = k.route();
+    if (r == null) {
+      observed(c, Algorithm.NOOP_EMPTY, 0, start);
+      return;
+    }
     try {
       switch (r.kind()) {
-        case ONE_RANK -> copyOneRank(c, send, recv, 0, 0, count * type.byteSize(), recvBytes);
-        case STAGED -> staged.run(c, send, sendBytes, recv, recvBytes, count, type, op, root);
-        case NCCL -> nccl.run(c, send, sendBytes, recv, recvBytes, count, type, op, root);
-        case KERNEL -> kernels.run(r.plan(), send, sendBytes, recv, recvBytes, count, type, op, root, null);
+        case ONE_RANK -> copyOneRank(c, k.send(), k.recv(), 0, 0, k.count() * k.type().byteSize(), k.recvBytes());
+        case STAGED -> staged.run(c, k.send(), k.sendBytes(), k.recv(), k.recvBytes(), k.count(), k.type(), k.op(),
+            k.root());
+        case NCCL -> nccl.run(c, k.send(), k.sendBytes(), k.recv(), k.recvBytes(), k.count(), k.type(), k.op(),
+            k.root());
+        case KERNEL -> kernels.run(r.plan(), k.send(), k.sendBytes(), k.recv(), k.recvBytes(), k.count(), k.type(),
+            k.op(), k.root(), null);
       }
     } catch (Throwable t) {
       throw failure(c, t);
     }
-    observed(c, r.algorithm(), r.kind() == GroupRoute.Kind.KERNEL ? r.plan().bytes() : Math.max(sendBytes, recvBytes),
-        start);
+    observed(c, r.algorithm(), r.kind() == GroupRoute.Kind.KERNEL ? r.plan().bytes()
+        : Math.max(k.sendBytes(), k.recvBytes()), start);
   }
 
   /**
@@ -343,10 +384,12 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   // ---- grouped calls and graph capture ----
 
   /**
-   * Records the batch and enqueues it as {@link GroupRoute#group} plans it (the one place that decides
-   * which calls fuse): each fused run is one {@link KernelCalls#runBatch} launch, every other call runs
-   * through its own method, inside the NCCL group when the group has NCCL; a batch with a host buffer
-   * runs call by call. What is fused and checked across ranks: {@link GpuCommunicator#group}.
+   * Records the batch, checks every call as its own method would (nothing is enqueued until all
+   * pass: a refused batch runs nothing and leaves the group usable), then enqueues it as
+   * {@link GroupRoute#group} plans it (the one place that decides which calls fuse): each fused run
+   * is one {@link KernelCalls#runBatch} launch, every other call runs on its own route, inside the
+   * NCCL group when the group has NCCL; a batch with a host buffer runs call by call. What is fused
+   * and checked across ranks: {@link GpuCommunicator#group}.
    */
   @Override
   public void group(java.util.function.Consumer<dev.gpucoll.api.CollectiveBatch> calls) {
@@ -362,27 +405,32 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     if (list.isEmpty()) {
       return;
     }
+    List<Checked> checked = new ArrayList<>(list.size());
     boolean host = false;
-    for (RecordedBatch.Call c : list) {
-      host |= c.send() instanceof CommBuffer.Host || c.recv() instanceof CommBuffer.Host;
+    for (int i = 0; i < list.size(); i++) {
+      RecordedBatch.Call call = list.get(i);
+      try {
+        checked.add(check(call.collective(), call.send(), call.sendCount(size), call.recv(), call.recvCount(size),
+            call.count(), call.type(), call.op(), call.root()));
+      } catch (CollectiveException e) {
+        throw batch.refused(rank, i, e);
+      }
+      host |= call.send() instanceof CommBuffer.Host || call.recv() instanceof CommBuffer.Host;
     }
-    if (host) {
-      batch.runEach(this);
-      return;
-    }
-    List<GroupRoute.GroupStep> steps = kernels == null ? null : route.group(list, c -> nccl == null
-        ? BufferRegistration.UNKNOWN : nccl.registration(c.send(), groupSendBytes(c), c.recv(), groupRecvBytes(c)));
-    if (nccl == null) {
-      runGroupCalls(batch, steps);
+    List<GroupRoute.GroupStep> steps = kernels == null || host ? null : route.group(list, c -> nccl == null
+        ? BufferRegistration.UNKNOWN : nccl.registration(c.send(), c.sendCount(size) * c.type().byteSize(), c.recv(),
+            c.recvCount(size) * c.type().byteSize()));
+    if (nccl == null || host) {
+      runGroupCalls(batch, checked, steps);
     } else {
-      nccl.communicator().group(() -> runGroupCalls(batch, steps));
+      nccl.communicator().group(() -> runGroupCalls(batch, checked, steps));
     }
   }
 
   /** The batch's steps in order: fused runs through the batch kernel, every other call (all, when {@code steps} is null) alone. */
-  private void runGroupCalls(RecordedBatch batch, List<GroupRoute.GroupStep> steps) {
+  private void runGroupCalls(RecordedBatch batch, List<Checked> checked, List<GroupRoute.GroupStep> steps) {
     if (steps == null) {
-      batch.runEach(this);
+      checked.forEach(this::execute);
       return;
     }
     List<RecordedBatch.Call> list = batch.calls();
@@ -392,12 +440,12 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       if (step.fused()) {
         runFused(list, step, hash);
       } else {
-        RecordedBatch.runOne(this, list.get(step.first()));
+        execute(checked.get(step.first()));
       }
     }
   }
 
-  /** One run of allReduces as one batch-kernel launch: each call validated as {@link #allReduce} would. */
+  /** One run of checked allReduces as one batch-kernel launch. */
   private void runFused(List<RecordedBatch.Call> list, GroupRoute.GroupStep step, long hash) {
     Collective c = Collective.ALL_REDUCE;
     int n = step.calls();
@@ -406,13 +454,9 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     long[] counts = new long[n];
     RecordedBatch.Call head = list.get(step.first());
     long start = System.nanoTime();
-    Route fused = new Route(GroupRoute.Kind.KERNEL, step.plan().algorithm(), step.plan());
     for (int i = 0; i < n; i++) {
       RecordedBatch.Call call = list.get(step.first() + i);
       long bytes = call.count() * call.type().byteSize();
-      requireCapacity(c, "send", call.send(), bytes);
-      requireCapacity(c, "recv", call.recv(), bytes);
-      refuseUncapturable(c, call.send(), call.recv(), fused);
       DeviceStage.CallPointers p = stage.pointers(c, call.send(), bytes, call.recv(), bytes);
       sends[i] = p.send();
       recvs[i] = p.recv();
@@ -427,22 +471,6 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       RecordedBatch.Call call = list.get(step.first() + i);
       observed(c, Algorithm.GPU_LL_ONESHOT, call.count() * call.type().byteSize(), start);
     }
-  }
-
-  private long groupSendBytes(RecordedBatch.Call c) {
-    long e = c.type().byteSize();
-    return switch (c.collective()) {
-      case REDUCE_SCATTER, ALL_TO_ALL -> c.count() * size * e;
-      default -> c.count() * e;
-    };
-  }
-
-  private long groupRecvBytes(RecordedBatch.Call c) {
-    long e = c.type().byteSize();
-    return switch (c.collective()) {
-      case ALL_GATHER, ALL_TO_ALL -> c.count() * size * e;
-      default -> c.count() * e;
-    };
   }
 
   @Override
@@ -504,14 +532,18 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     }
   }
 
+  /**
+   * Refuses a call that cannot be captured while a capture records its stream: ours ({@link #capture})
+   * or the caller's own (cudaStreamBeginCapture on the stream it gave us). Asked of CUDA only for the
+   * calls that would be refused, which wait on the host anyway, so capturable calls pay nothing.
+   */
   private void refuseUncapturable(Collective c, CommBuffer send, CommBuffer recv, Route r) {
-    if (capturing) {
-      String why = CaptureRules.refusal(c, send, recv, r.kind());
-      if (why != null) {
-        throw new CollectiveException(rank, c, CaptureRules.message(why));
-      }
+    String why = CaptureRules.refusal(c, send, recv, r.kind());
+    if (why != null && (capturing || CudaNative.isCapturing(stage.stream()))) {
+      throw new CollectiveException(rank, c, CaptureRules.message(why));
     }
   }
+
 
   /**
    * A CollectiveException as it is; any other error (a CUDA error, an OutOfMemoryError, a bug)

@@ -25,8 +25,16 @@ public final class CudaEnvironment {
     static final CudaProbe PROBE = load();
   }
 
-  /** The process-wide probe; the first call loads the libraries. */
+  /** The process-wide probe; the first call loads the libraries. A simulated device answers for itself. */
   public static CudaProbe probe() {
+    if (CudaNative.simulated()) {
+      int[] driver = new int[1];
+      int[] runtime = new int[1];
+      int[] devices = new int[1];
+      CudaNative.versions(driver, runtime, devices);
+      return new CudaProbe(Optional.empty(), driver[0], runtime[0], devices[0], 0,
+          Optional.of("NCCL unavailable: simulated device"));
+    }
     return Loaded.PROBE;
   }
 

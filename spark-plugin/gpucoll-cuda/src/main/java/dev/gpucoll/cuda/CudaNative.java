@@ -1,20 +1,7 @@
 package dev.gpucoll.cuda;
 
-import static org.bytedeco.cuda.global.cudart.*;
-
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.bytedeco.cuda.cudart.CUctx_st;
-import org.bytedeco.cuda.cudart.CUevent_st;
-import org.bytedeco.cuda.cudart.CUfunc_st;
-import org.bytedeco.cuda.cudart.CUgraphExec_st;
-import org.bytedeco.cuda.cudart.CUgraph_st;
-import org.bytedeco.cuda.cudart.CUlaunchAttribute;
-import org.bytedeco.cuda.cudart.CUlaunchConfig;
-import org.bytedeco.cuda.cudart.CUmod_st;
-import org.bytedeco.cuda.cudart.CUstream_st;
-import org.bytedeco.cuda.cudart.cudaDeviceProp;
-import org.bytedeco.cuda.cudart.cudaIpcMemHandle_t;
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerPointer;
@@ -27,6 +14,10 @@ import org.bytedeco.javacpp.PointerPointer;
  * given there, and {@link CudaEnvironment} refuses CUDA older than the oldest of those.
  *
  * <p>Device and host addresses travel as {@code long}; {@link #ptr(long)} wraps one for JavaCPP.
+ *
+ * <p>Every call goes to one {@link CudaApi}: the real device ({@link JavaCppCuda}, created at the
+ * first call, after {@link CudaEnvironment}'s probe), or a simulated one that the project's tests
+ * {@link #install} so that the backend's Java paths run without a GPU.
  */
 public final class CudaNative {
   private CudaNative() {}
@@ -80,295 +71,205 @@ public final class CudaNative {
     }
   }
 
-  static CUstream_st stream(long s) {
-    return new CUstream_st(ptr(s));
+  private static volatile CudaApi api;
+
+  private static CudaApi api() {
+    CudaApi a = api;
+    if (a == null) {
+      synchronized (CudaNative.class) {
+        if (api == null) {
+          api = new JavaCppCuda();
+        }
+        a = api;
+      }
+    }
+    return a;
   }
 
-  static void check(int rc, String call) {
-    if (rc != 0) {
-      String name = cudaGetErrorName(rc).getString();
-      String text = cudaGetErrorString(rc).getString();
-      throw new CudaException(call, rc, name + ": " + text);
-    }
+  /**
+   * Replaces the device for this process (the project's tests: a simulated device); returns what it
+   * replaced (null: the real device, not yet created), for {@link #restore}.
+   */
+  static synchronized CudaApi install(CudaApi device) {
+    CudaApi before = api;
+    api = device;
+    return before;
   }
 
-  static void checkDriver(int rc, String call) {
-    if (rc != 0) {
-      PointerPointer<BytePointer> s = new PointerPointer<>(1);
-      String text = cuGetErrorString(rc, s) == 0 && s.get(0) != null ? new BytePointer(s.get(0)).getString()
-          : "CUresult " + rc;
-      throw new CudaException(call, rc, text);
-    }
+  /** Puts back what {@link #install} returned. */
+  static synchronized void restore(CudaApi before) {
+    api = before;
+  }
+
+  /** True when a simulated device is installed (no real GPU behind these calls). */
+  public static boolean simulated() {
+    CudaApi a = api;
+    return a != null && a.simulated();
   }
 
   // ---- probe ----
 
   static void versions(int[] driver, int[] runtime, int[] devices) {
-    check(cudaRuntimeGetVersion(runtime), "cudaRuntimeGetVersion");
-    check(cudaDriverGetVersion(driver), "cudaDriverGetVersion");
-    int rc = cudaGetDeviceCount(devices);
-    if (rc == cudaErrorNoDevice) {
-      devices[0] = 0;
-    } else if (rc == cudaErrorInsufficientDriver) {
-      throw new CudaException("cudaGetDeviceCount", rc,
-          "cudaErrorInsufficientDriver: no CUDA driver, or one older than the CUDA 13 runtime");
-    } else {
-      check(rc, "cudaGetDeviceCount");
-    }
+    api().versions(driver, runtime, devices);
   }
 
   // ---- devices ----
 
   public static int currentDevice() {
-    int[] d = new int[1];
-    check(cudaGetDevice(d), "cudaGetDevice");
-    return d[0];
+    return api().currentDevice();
   }
 
   /** Makes {@code device}'s primary context current on this thread (runtime and driver API alike). */
   public static void setDevice(int device) {
-    check(cudaSetDevice(device), "cudaSetDevice(" + device + ")");
-    check(cudaFree(null), "cudaFree(null) to initialise the primary context");
-    CUctx_st ctx = new CUctx_st();
-    checkDriver(cuCtxGetCurrent(ctx), "cuCtxGetCurrent");
-    if (ctx.isNull()) {
-      throw new CudaException("no CUDA context is current after cudaSetDevice(" + device + ")");
-    }
+    api().setDevice(device);
   }
 
   /** Facts of one device for rendezvous and reports. */
   public static DeviceFacts deviceFacts(int device) {
-    cudaDeviceProp prop = new cudaDeviceProp();
-    check(cudaGetDeviceProperties(prop, device), "cudaGetDeviceProperties(" + device + ")");
-    byte[] uuid = new byte[16];
-    new BytePointer(prop.uuid()).get(uuid); // cudaUUID_t is opaque in the bindings: 16 raw bytes
-    byte[] bus = new byte[32];
-    check(cudaDeviceGetPCIBusId(bus, bus.length, device), "cudaDeviceGetPCIBusId");
-    int[] v = new int[1];
-    check(cudaDeviceGetAttribute(v, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute(major)");
-    int major = v[0];
-    check(cudaDeviceGetAttribute(v, cudaDevAttrComputeCapabilityMinor, device), "cudaDeviceGetAttribute(minor)");
-    int minor = v[0];
-    check(cudaDeviceGetAttribute(v, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute(SMs)");
-    int sms = v[0];
-    return new DeviceFacts(device, DeviceFacts.uuidText(uuid), cString(bus), major * 10 + minor, sms,
-        prop.name().getString());
+    return api().deviceFacts(device);
   }
 
   public static boolean canAccessPeer(int device, int peer) {
-    int[] v = new int[1];
-    check(cudaDeviceCanAccessPeer(v, device, peer), "cudaDeviceCanAccessPeer");
-    return v[0] != 0;
+    return api().canAccessPeer(device, peer);
   }
 
   /** Enables access from the current device to {@code peer}; already enabled is fine. */
   public static void enablePeerAccess(int peer) {
-    int rc = cudaDeviceEnablePeerAccess(peer, 0);
-    if (rc == cudaErrorPeerAccessAlreadyEnabled) {
-      cudaGetLastError(); // clear the sticky-free error state of this thread
-      return;
-    }
-    check(rc, "cudaDeviceEnablePeerAccess(" + peer + ")");
+    api().enablePeerAccess(peer);
   }
 
-  private static String cString(byte[] b) {
-    int n = 0;
-    while (n < b.length && b[n] != 0) {
-      n++;
-    }
-    return new String(b, 0, n, java.nio.charset.StandardCharsets.US_ASCII);
+  /** The eligibility facts of {@code device} (P2P links, VMM, driver, NCCL) for the rendezvous. */
+  static Map<String, String> eligibilityFacts(int device) {
+    return api().eligibilityFacts(device);
   }
 
   // ---- memory ----
 
   public static long malloc(long bytes) {
-    Pointer p = new Pointer();
-    check(cudaMalloc(p, bytes), "cudaMalloc(" + bytes + " B)");
-    return p.address();
+    return api().malloc(bytes);
   }
 
   public static void free(long address) {
-    if (address != 0) {
-      check(cudaFree(ptr(address)), "cudaFree");
-    }
+    api().free(address);
   }
 
   /** Pinned host memory mapped into the device's address space (abort word, error record). */
   public static long hostAllocMapped(long bytes) {
-    Pointer p = new Pointer();
-    check(cudaHostAlloc(p, bytes, cudaHostAllocMapped | cudaHostAllocPortable), "cudaHostAlloc(mapped, " + bytes + " B)");
-    return p.address();
+    return api().hostAllocMapped(bytes);
   }
 
   /** Pinned host memory (staging). */
   public static long hostAlloc(long bytes) {
-    Pointer p = new Pointer();
-    check(cudaHostAlloc(p, bytes, cudaHostAllocPortable), "cudaHostAlloc(" + bytes + " B)");
-    return p.address();
+    return api().hostAlloc(bytes);
   }
 
   public static long hostDevicePointer(long host) {
-    Pointer d = new Pointer();
-    check(cudaHostGetDevicePointer(d, ptr(host), 0), "cudaHostGetDevicePointer");
-    return d.address();
+    return api().hostDevicePointer(host);
   }
 
   public static void freeHost(long address) {
-    if (address != 0) {
-      check(cudaFreeHost(ptr(address)), "cudaFreeHost");
-    }
+    api().freeHost(address);
   }
 
   public static void memcpyAsync(long dst, long src, long bytes, long stream) {
-    if (bytes > 0) {
-      check(cudaMemcpyAsync(ptr(dst), ptr(src), bytes, cudaMemcpyDefault, stream(stream)), "cudaMemcpyAsync");
-    }
+    api().memcpyAsync(dst, src, bytes, stream);
   }
 
   public static void memsetAsync(long dst, int value, long bytes, long stream) {
-    if (bytes > 0) {
-      check(cudaMemsetAsync(ptr(dst), value, bytes, stream(stream)), "cudaMemsetAsync");
-    }
+    api().memsetAsync(dst, value, bytes, stream);
   }
 
   /** Fills {@code words} 32-bit words with {@code value} (the sentinel prefill). */
   public static void memsetD32Async(long dst, int value, long words, long stream) {
-    if (words > 0) {
-      checkDriver(cuMemsetD32Async(dst, value, words, stream(stream)), "cuMemsetD32Async");
-    }
+    api().memsetD32Async(dst, value, words, stream);
   }
 
   // ---- streams, events, graphs ----
 
   public static long streamCreateNonBlocking() {
-    CUstream_st s = new CUstream_st();
-    check(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-    return s.address();
+    return api().streamCreateNonBlocking();
   }
 
   public static void streamSynchronize(long stream) {
-    check(cudaStreamSynchronize(stream(stream)), "cudaStreamSynchronize");
+    api().streamSynchronize(stream);
   }
 
   /** True when all work on the stream has completed; errors other than not-ready are thrown. */
   public static boolean streamIdle(long stream) {
-    int rc = cudaStreamQuery(stream(stream));
-    if (rc == cudaErrorNotReady) {
-      return false;
-    }
-    check(rc, "cudaStreamQuery");
-    return true;
+    return api().streamIdle(stream);
   }
 
   public static void streamDestroy(long stream) {
-    if (stream != 0) {
-      check(cudaStreamDestroy(stream(stream)), "cudaStreamDestroy");
-    }
+    api().streamDestroy(stream);
   }
 
   public static long eventCreate() {
-    CUevent_st e = new CUevent_st();
-    check(cudaEventCreate(e), "cudaEventCreate");
-    return e.address();
+    return api().eventCreate();
   }
 
   public static void eventRecord(long event, long stream) {
-    check(cudaEventRecord(new CUevent_st(ptr(event)), stream(stream)), "cudaEventRecord");
+    api().eventRecord(event, stream);
   }
 
   public static void eventSynchronize(long event) {
-    check(cudaEventSynchronize(new CUevent_st(ptr(event))), "cudaEventSynchronize");
+    api().eventSynchronize(event);
   }
 
   public static float eventElapsedMs(long start, long end) {
-    float[] ms = new float[1];
-    check(cudaEventElapsedTime(ms, new CUevent_st(ptr(start)), new CUevent_st(ptr(end))), "cudaEventElapsedTime");
-    return ms[0];
+    return api().eventElapsedMs(start, end);
   }
 
   public static void eventDestroy(long event) {
-    if (event != 0) {
-      check(cudaEventDestroy(new CUevent_st(ptr(event))), "cudaEventDestroy");
-    }
+    api().eventDestroy(event);
   }
 
   /** True while {@code stream} is being captured into a CUDA graph. */
   public static boolean isCapturing(long stream) {
-    int[] status = new int[1];
-    check(cudaStreamIsCapturing(stream(stream), status), "cudaStreamIsCapturing");
-    return status[0] != cudaStreamCaptureStatusNone;
+    return api().isCapturing(stream);
   }
 
+  /** Begins a thread-local capture of {@code stream}. */
   public static void beginCapture(long stream) {
-    check(cudaStreamBeginCapture(stream(stream), cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    api().beginCapture(stream);
   }
 
   /** Ends the capture and instantiates it; returns the cudaGraphExec_t. */
   public static long endCaptureAndInstantiate(long stream) {
-    CUgraph_st g = new CUgraph_st();
-    check(cudaStreamEndCapture(stream(stream), g), "cudaStreamEndCapture");
-    CUgraphExec_st exec = new CUgraphExec_st();
-    try {
-      check(cudaGraphInstantiate(exec, g, 0L), "cudaGraphInstantiate");
-    } finally {
-      cudaGraphDestroy(g);
-    }
-    return exec.address();
+    return api().endCaptureAndInstantiate(stream);
   }
 
   public static void graphLaunch(long exec, long stream) {
-    check(cudaGraphLaunch(new CUgraphExec_st(ptr(exec)), stream(stream)), "cudaGraphLaunch");
+    api().graphLaunch(exec, stream);
   }
 
   public static void graphExecDestroy(long exec) {
-    if (exec != 0) {
-      check(cudaGraphExecDestroy(new CUgraphExec_st(ptr(exec))), "cudaGraphExecDestroy");
-    }
+    api().graphExecDestroy(exec);
   }
 
   // ---- IPC ----
 
   /** The 64-byte cudaIpcMemHandle_t of a cudaMalloc'ed allocation. */
   public static byte[] ipcGetMemHandle(long devicePtr) {
-    cudaIpcMemHandle_t h = new cudaIpcMemHandle_t();
-    check(cudaIpcGetMemHandle(h, ptr(devicePtr)), "cudaIpcGetMemHandle");
-    byte[] out = new byte[CUDA_IPC_HANDLE_SIZE];
-    h.reserved().get(out);
-    return out;
+    return api().ipcGetMemHandle(devicePtr);
   }
 
   public static long ipcOpenMemHandle(byte[] handle) {
-    if (handle.length != CUDA_IPC_HANDLE_SIZE) {
-      throw new IllegalArgumentException("IPC handle has " + handle.length + " bytes, expected " + CUDA_IPC_HANDLE_SIZE);
-    }
-    cudaIpcMemHandle_t h = new cudaIpcMemHandle_t();
-    h.reserved().put(handle);
-    Pointer p = new Pointer();
-    check(cudaIpcOpenMemHandle(p, h, cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle");
-    return p.address();
+    return api().ipcOpenMemHandle(handle);
   }
 
   public static void ipcCloseMemHandle(long devicePtr) {
-    if (devicePtr != 0) {
-      check(cudaIpcCloseMemHandle(ptr(devicePtr)), "cudaIpcCloseMemHandle");
-    }
+    api().ipcCloseMemHandle(devicePtr);
   }
 
   // ---- modules and launches ----
 
   /** Loads a fatbin/cubin image into the current context; returns the CUmodule. */
   public static long moduleLoadData(byte[] image) {
-    BytePointer data = new BytePointer(image.length + 1L);
-    data.put(image);
-    CUmod_st m = new CUmod_st();
-    checkDriver(cuModuleLoadData(m, data), "cuModuleLoadData(" + image.length + " B fatbin)");
-    return m.address();
+    return api().moduleLoadData(image);
   }
 
   public static long moduleGetFunction(long module, String name) {
-    CUfunc_st f = new CUfunc_st();
-    checkDriver(cuModuleGetFunction(f, new CUmod_st(ptr(module)), name), "cuModuleGetFunction(" + name + ")");
-    return f.address();
+    return api().moduleGetFunction(module, name);
   }
 
   /**
@@ -377,7 +278,7 @@ public final class CudaNative {
    * spinning kernel on the same GPU never lets it.
    */
   public static void functionLoad(long function, String name) {
-    checkDriver(cuFuncLoad(new CUfunc_st(ptr(function))), "cuFuncLoad(" + name + ")");
+    api().functionLoad(function, name);
   }
 
   /**
@@ -400,16 +301,7 @@ public final class CudaNative {
     private final BytePointer second;
     private final java.nio.ByteBuffer secondView;
     private final PointerPointer<BytePointer> params;
-    /** Null when launches take plain cuLaunchKernel. */
-    private final CUlaunchConfig config;
-    private final CUlaunchAttribute attribute;
-    private final FunctionHandle fn = new FunctionHandle();
-    private long function;
-    private final StreamHandle st = new StreamHandle();
-    private long stream = -1;
-    private int gridX = -1;
-    private int blockX = -1;
-    private int sharedBytes = -1;
+    private final CudaApi.KernelLaunch launch;
 
     public Launcher(int argBytes) {
       this(argBytes, false);
@@ -435,17 +327,7 @@ public final class CudaNative {
         second = null;
         secondView = null;
       }
-      if (programmatic) {
-        attribute = new CUlaunchAttribute();
-        attribute.id(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
-        attribute.value().programmaticStreamSerializationAllowed(1);
-        config = new CUlaunchConfig();
-        config.gridDimY(1).gridDimZ(1).blockDimY(1).blockDimZ(1);
-        config.attrs(attribute).numAttrs(1);
-      } else {
-        attribute = null;
-        config = null;
-      }
+      launch = api().kernelLaunch(params, programmatic);
     }
 
     /** The argument block as a little-endian direct buffer over the same native memory. */
@@ -460,46 +342,11 @@ public final class CudaNative {
 
     /** True when launches carry the programmatic stream serialization attribute. */
     public boolean programmatic() {
-      return config != null;
+      return launch.programmatic();
     }
 
     public void launch(long function, int gridX, int blockX, int sharedBytes, long stream) {
-      if (function != this.function) {
-        fn.set(function);
-        this.function = function;
-      }
-      if (stream != this.stream) {
-        st.set(stream);
-        this.stream = stream;
-        if (config != null) {
-          config.hStream(st);
-        }
-      }
-      if (config == null) {
-        checkDriver(cuLaunchKernel(fn, gridX, 1, 1, blockX, 1, 1, sharedBytes, st, params, null), "cuLaunchKernel");
-        return;
-      }
-      if (gridX != this.gridX || blockX != this.blockX || sharedBytes != this.sharedBytes) {
-        config.gridDimX(gridX).blockDimX(blockX).sharedMemBytes(sharedBytes);
-        this.gridX = gridX;
-        this.blockX = blockX;
-        this.sharedBytes = sharedBytes;
-      }
-      checkDriver(cuLaunchKernelEx(config, fn, params, null), "cuLaunchKernelEx");
-    }
-  }
-
-  /** A CUfunction whose address is patched in place (an opaque handle: the address is all JNI reads). */
-  private static final class FunctionHandle extends CUfunc_st {
-    void set(long a) {
-      address = a;
-    }
-  }
-
-  /** A CUstream patched in place, as {@link FunctionHandle}. */
-  private static final class StreamHandle extends CUstream_st {
-    void set(long a) {
-      address = a;
+      launch.launch(function, gridX, blockX, sharedBytes, stream);
     }
   }
 }

@@ -84,7 +84,6 @@ final class DeviceStage {
     }
     long sendPtr = send == null ? 0 : ((CommBuffer.Device) send).address();
     long recvPtr = recv == null ? 0 : ((CommBuffer.Device) recv).address();
-    checkAliasing(c, sendPtr, sendBytes, recvPtr, recvBytes);
     return new CallPointers(sendPtr, recvPtr, false);
   }
 
@@ -102,7 +101,13 @@ final class DeviceStage {
     return scratchDevice;
   }
 
-  private void checkAliasing(Collective c, long send, long sendBytes, long recv, long recvBytes) {
+  /** Fails when device buffers overlap, but for allReduce and broadcast in place; host buffers are staged apart. */
+  void checkAliasing(Collective c, CommBuffer sendBuffer, long sendBytes, CommBuffer recvBuffer, long recvBytes) {
+    if (!(sendBuffer instanceof CommBuffer.Device sd) || !(recvBuffer instanceof CommBuffer.Device rd)) {
+      return;
+    }
+    long send = sd.address();
+    long recv = rd.address();
     boolean overlap = send < recv + recvBytes && recv < send + sendBytes && sendBytes > 0 && recvBytes > 0;
     boolean inPlaceAllowed = c == Collective.ALL_REDUCE || c == Collective.BROADCAST;
     if (overlap && !(inPlaceAllowed && send == recv)) {

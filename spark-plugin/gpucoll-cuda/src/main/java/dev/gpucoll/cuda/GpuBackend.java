@@ -3,8 +3,6 @@ package dev.gpucoll.cuda;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.core.spi.CommunicatorBackend;
 import dev.gpucoll.core.spi.GroupContext;
-import dev.gpucoll.cuda.eligibility.LocalFacts;
-import dev.gpucoll.cuda.nccl.NcclLibrary;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -78,8 +76,7 @@ public final class GpuBackend implements CommunicatorBackend {
     int device = CudaNative.currentDevice();
     facts.putAll(CudaNative.deviceFacts(device).asFacts());
     // The eligibility facts (P2P links, VMM, NCCL version and environment) the algorithm selector reads.
-    facts.putAll(LocalFacts.collect(device));
-    facts.putAll(NcclLibrary.facts());
+    facts.putAll(CudaNative.eligibilityFacts(device));
     return facts;
   }
 

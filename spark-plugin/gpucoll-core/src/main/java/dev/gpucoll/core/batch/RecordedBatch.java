@@ -2,6 +2,7 @@ package dev.gpucoll.core.batch;
 
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveBatch;
+import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
@@ -18,7 +19,23 @@ import java.util.function.Consumer;
 public final class RecordedBatch implements CollectiveBatch {
   /** One recorded call; {@code op} is SUM and {@code root} 0 where the collective has none. */
   public record Call(Collective collective, CommBuffer send, CommBuffer recv, long count, DataType type,
-      ReduceOp op, int root) {}
+      ReduceOp op, int root) {
+    /** Elements this call reads from send in a group of {@code size}. */
+    public long sendCount(int size) {
+      return switch (collective) {
+        case REDUCE_SCATTER, ALL_TO_ALL -> count * size;
+        default -> count;
+      };
+    }
+
+    /** Elements this call writes to recv in a group of {@code size}. */
+    public long recvCount(int size) {
+      return switch (collective) {
+        case ALL_GATHER, ALL_TO_ALL -> count * size;
+        default -> count;
+      };
+    }
+  }
 
   private final List<Call> calls = new ArrayList<>();
   private boolean sealed;
@@ -96,6 +113,19 @@ public final class RecordedBatch implements CollectiveBatch {
       throw new IllegalArgumentException(c.collective().apiName() + " in a group: type and op must not be null");
     }
     calls.add(c);
+  }
+
+  /**
+   * The error of a batch whose call {@code index} (from 0) this rank refused before any call ran:
+   * it names the call by its place in the batch, as the caller recorded it, and says that nothing ran.
+   */
+  public CollectiveException refused(int rank, int index, CollectiveException why) {
+    String m = why.getMessage();
+    String prefix = "rank " + why.rank() + ", " + (why.collective() == null ? "communicator setup"
+        : why.collective().apiName()) + ": ";
+    String problem = m != null && m.startsWith(prefix) ? m.substring(prefix.length()) : m;
+    return new CollectiveException(rank, calls.get(index).collective(), "call " + (index + 1) + " of the "
+        + calls.size() + " in this group() was refused, so none of them ran: " + problem, why);
   }
 
   /**

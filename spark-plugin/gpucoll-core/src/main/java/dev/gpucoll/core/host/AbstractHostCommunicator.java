@@ -259,9 +259,11 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   }
 
   /**
-   * Records the batch, agrees on it with every rank (one 16-byte allGather of each rank's
-   * {@link RecordedBatch#signature}, not counted as a call of its own), then runs the calls one by
-   * one: on shared memory each call is a few flag round trips, so there is no launch to fuse.
+   * Records the batch, checks every call's arguments as its own method would, and agrees on both
+   * with every rank (one allGather of each rank's {@link RecordedBatch#signature} and the first call
+   * it refuses, not counted as a call of its own): a batch that differs between ranks, or that any
+   * rank refuses, fails on every rank before any data moves. Then the calls run one by one: on
+   * shared memory each call is a few flag round trips, so there is no launch to fuse.
    */
   @Override
   public final void group(Consumer<CollectiveBatch> calls) {
@@ -274,17 +276,57 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       } finally {
         recording = false;
       }
-      long[] gathered = new long[2 * size];
-      runAllGather(Signature.group(), null,
-          LongBuffer.wrap(batch.signature()), LongBuffer.wrap(gathered), 2, DataType.INT64);
-      String mismatch = RecordedBatch.mismatch(gathered);
+      List<RecordedBatch.Call> list = batch.calls();
+      int refused = -1;
+      String problem = null;
+      for (int i = 0; i < list.size() && problem == null; i++) {
+        problem = argumentProblem(list.get(i));
+        refused = problem == null ? -1 : i;
+      }
+      long[] sig = batch.signature();
+      long[] gathered = new long[3 * size];
+      runAllGather(Signature.group(), null, LongBuffer.wrap(new long[] {sig[0], sig[1], refused}),
+          LongBuffer.wrap(gathered), 3, DataType.INT64);
+      long[] signatures = new long[2 * size];
+      for (int r = 0; r < size; r++) {
+        signatures[2 * r] = gathered[3 * r];
+        signatures[2 * r + 1] = gathered[3 * r + 1];
+      }
+      String mismatch = RecordedBatch.mismatch(signatures);
       if (mismatch != null) {
         throw new CollectiveMismatchException(rank, null, mismatch);
+      }
+      if (problem != null) {
+        throw batch.refused(rank, refused, new CollectiveException(rank, list.get(refused).collective(), problem));
+      }
+      for (int r = 0; r < size; r++) {
+        int theirs = (int) gathered[3 * r + 2];
+        if (theirs >= 0) {
+          throw batch.refused(rank, theirs, new CollectiveException(rank, list.get(theirs).collective(),
+              "rank " + r + " refused its arguments (its error says why)"));
+        }
       }
     } finally {
       exit();
     }
     batch.runEach(this);
+  }
+
+  /** Why this rank's arguments for a recorded call are refused (its method's own checks), or null. */
+  private String argumentProblem(RecordedBatch.Call call) {
+    Collective c = call.collective();
+    Args a = new Args(call.type(), call.count());
+    if (c == Collective.ALL_REDUCE || c == Collective.REDUCE_SCATTER) {
+      a.op(call.op());
+    }
+    if (c == Collective.BROADCAST && (call.root() < 0 || call.root() >= size)) {
+      a.fail("root " + call.root() + " is not a rank of this group of " + size);
+    }
+    if (c != Collective.BROADCAST || rank == call.root()) {
+      a.buffer(call.send(), "send", call.sendCount(size));
+    }
+    a.buffer(call.recv(), "recv", call.recvCount(size));
+    return a.problem;
   }
 
   @Override

@@ -20,9 +20,9 @@ record Signature(int code, long count, int type, int op, int root) {
         op == null ? -1 : op.ordinal(), root);
   }
 
-  /** The step that compares every rank's batch signature (two INT64 per rank). */
+  /** The step that compares every rank's batch: its signature and the first call it refuses (three INT64 per rank). */
   static Signature group() {
-    return new Signature(GROUP, 2, DataType.INT64.ordinal(), -1, -1);
+    return new Signature(GROUP, 3, DataType.INT64.ordinal(), -1, -1);
   }
 
   static Signature setup(long what) {

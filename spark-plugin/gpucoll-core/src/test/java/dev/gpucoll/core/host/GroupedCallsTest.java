@@ -135,6 +135,43 @@ class GroupedCallsTest {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("backends")
+  void aBatchOneRankRefusesRunsNothingOnAnyRank(String backend, IntFunction<String> hosts) {
+    List<Ranks.Outcome<String>> out = Ranks.run(N, Ranks.confFor(backend), hosts, comm -> {
+      int r = comm.rank();
+      float[] first = {1, 2, 3, 4};
+      float[] second = new float[r == 2 ? 3 : 8]; // rank 2's receive buffer is too small for call 2
+      CollectiveException refused = assertThrows(CollectiveException.class, () -> comm.group(g -> {
+        g.allReduce(CommBuffer.of(first), CommBuffer.of(first), 4, DataType.FLOAT32, ReduceOp.SUM);
+        g.allReduce(CommBuffer.of(new float[8]), CommBuffer.of(second), 8, DataType.FLOAT32, ReduceOp.SUM);
+        g.broadcast(CommBuffer.of(first), CommBuffer.of(first), 4, DataType.FLOAT32, 0);
+      }));
+      assertArrayEquals(new float[] {1, 2, 3, 4}, first, "rank " + r + ": call 1 of a refused batch ran");
+      // A bad root is refused the same way, before anything moves.
+      CollectiveException badRoot = assertThrows(CollectiveException.class, () -> comm.group(g -> {
+        g.allReduce(CommBuffer.of(first), CommBuffer.of(first), 4, DataType.FLOAT32, ReduceOp.SUM);
+        g.broadcast(CommBuffer.of(first), CommBuffer.of(first), 4, DataType.FLOAT32, N);
+      }));
+      assertTrue(badRoot.getMessage().contains("call 2 of the 2") && badRoot.getMessage().contains("root " + N),
+          badRoot.getMessage());
+      assertArrayEquals(new float[] {1, 2, 3, 4}, first, "rank " + r + ": call 1 of a refused batch ran");
+      // The group still works, batched and plain.
+      comm.group(g -> g.allReduce(CommBuffer.of(first), CommBuffer.of(first), 4, DataType.FLOAT32, ReduceOp.SUM));
+      assertArrayEquals(new float[] {N, 2 * N, 3 * N, 4 * N}, first);
+      int[] v = {1};
+      comm.allReduce(v, ReduceOp.SUM);
+      assertEquals(N, v[0]);
+      return refused.getMessage();
+    });
+    List<String> messages = Ranks.values(out);
+    for (int r = 0; r < N; r++) {
+      String m = messages.get(r);
+      assertTrue(m.contains("call 2 of the 3 in this group() was refused, so none of them ran"), m);
+      assertTrue(r == 2 ? m.contains("recv buffer holds 3") : m.contains("rank 2 refused its arguments"), m);
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("backends")
   void theBodyRecordsOnlyOnTheBatch(String backend, IntFunction<String> hosts) {
     List<Ranks.Outcome<Void>> out = Ranks.run(N, Ranks.confFor(backend), hosts, comm -> {
       float[] a = {1, 2};

@@ -1,0 +1,242 @@
+package dev.gpucoll.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CommBuffer;
+import dev.gpucoll.api.Communicator;
+import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.GpuCommunicator;
+import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.CommunicatorFactory;
+import dev.gpucoll.core.config.GpuCollConf;
+import dev.gpucoll.core.rendezvous.LocalRendezvous;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.bytedeco.javacpp.BytePointer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The gpu communicator's Java paths on a simulated device (no GPU): a refused batch enqueues
+ * nothing on any rank and leaves the group usable, the capture rules, a forced kernel that cannot
+ * run failing loudly, and the simulated device's own strictness (it must catch what a GPU would).
+ */
+class SimulatedCommunicatorTest {
+  private static final AtomicInteger GROUPS = new AtomicInteger();
+
+  interface RankBody<T> {
+    T run(GpuCommunicator comm) throws Exception;
+  }
+
+  /** Forms an n-rank gpu group on the simulated GPU (ranks as threads) and runs {@code body} on every rank. */
+  static <T> List<T> onRanks(int n, Map<String, String> settings, RankBody<T> body) throws Exception {
+    String id = "sim-" + GROUPS.incrementAndGet();
+    Map<String, String> all = new HashMap<>(settings);
+    all.put(GpuCollConf.BACKEND.key(), GpuBackend.NAME);
+    all.put(GpuCollConf.TIMEOUT.key(), "20s");
+    GpuCollConf conf = GpuCollConf.of(all).validate();
+    ExecutorService pool = Executors.newFixedThreadPool(n);
+    try {
+      List<Future<T>> futures = new ArrayList<>();
+      for (int r = 0; r < n; r++) {
+        int rank = r;
+        futures.add(pool.submit(() -> {
+          CudaNative.setDevice(0);
+          try (Communicator c = CommunicatorFactory.create(LocalRendezvous.join(id, rank, n), conf, "localhost")) {
+            return body.run((GpuCommunicator) c);
+          }
+        }));
+      }
+      List<T> out = new ArrayList<>();
+      for (Future<T> f : futures) {
+        out.add(f.get(60, TimeUnit.SECONDS));
+      }
+      return out;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  static float[] read(long device, int floats, GpuCommunicator comm) {
+    comm.synchronize();
+    float[] out = new float[floats];
+    new BytePointer(CudaNative.ptr(device)).capacity(4L * floats).asByteBuffer().order(ByteOrder.nativeOrder())
+        .asFloatBuffer().get(out);
+    return out;
+  }
+
+  static long upload(float[] values) {
+    long d = CudaNative.malloc(4L * values.length);
+    ByteBuffer b = new BytePointer(CudaNative.ptr(d)).capacity(4L * values.length).asByteBuffer()
+        .order(ByteOrder.nativeOrder());
+    b.asFloatBuffer().put(values);
+    return d;
+  }
+
+  @Test
+  void aRefusedBatchEnqueuesNothingOnAnyPathAndTheGroupStaysUsable() throws Exception {
+    try (SimulatedDevice.Installed sim = SimulatedDevice.install()) {
+      for (int n : new int[] {1, 2}) { // one-rank copies; the staged path of ranks sharing the GPU
+        List<String> messages = onRanks(n, Map.of(), comm -> {
+          long a = upload(new float[] {1, 2, 3, 4});
+          long out = upload(new float[] {-1, -1, -1, -1});
+          long small = CudaNative.malloc(8);
+          try {
+            CollectiveException e = assertThrows(CollectiveException.class, () -> comm.group(g -> {
+              g.allReduce(CommBuffer.device(a, 16), CommBuffer.device(out, 16), 4, DataType.FLOAT32, ReduceOp.SUM);
+              g.allGather(CommBuffer.device(a, 16), CommBuffer.device(small, 8), 4, DataType.FLOAT32);
+            }));
+            assertArrayEquals(new float[] {-1, -1, -1, -1}, read(out, 4, comm), "call 1 of a refused batch ran");
+            assertTrue(((CudaCommunicator) comm).unusableReason() == null, "a refusal broke the group: " + ((CudaCommunicator) comm).unusableReason());
+            comm.group(g -> g.allReduce(CommBuffer.device(a, 16), CommBuffer.device(out, 16), 4, DataType.FLOAT32,
+                ReduceOp.SUM));
+            float k = comm.size();
+            assertArrayEquals(new float[] {k, 2 * k, 3 * k, 4 * k}, read(out, 4, comm));
+            return e.getMessage();
+          } finally {
+            CudaNative.free(a);
+            CudaNative.free(out);
+            CudaNative.free(small);
+          }
+        });
+        for (String m : messages) {
+          assertTrue(m.contains("call 2 of the 2 in this group() was refused, so none of them ran")
+              && m.contains("recv buffer holds 8 bytes"), m);
+        }
+      }
+    }
+  }
+
+  @Test
+  void aNullTypeOrOpIsRefusedWithoutBreakingTheGroup() throws Exception {
+    try (SimulatedDevice.Installed sim = SimulatedDevice.install()) {
+      onRanks(1, Map.of(), comm -> {
+        long a = upload(new float[] {1, 2});
+        try {
+          CollectiveException type = assertThrows(CollectiveException.class,
+              () -> comm.allReduce(CommBuffer.device(a, 8), CommBuffer.device(a, 8), 2, null, ReduceOp.SUM));
+          assertTrue(type.getMessage().contains("data type is null"), type.getMessage());
+          CollectiveException op = assertThrows(CollectiveException.class,
+              () -> comm.allReduce(CommBuffer.device(a, 8), CommBuffer.device(a, 8), 2, DataType.FLOAT32, null));
+          assertTrue(op.getMessage().contains("reduction op is null"), op.getMessage());
+          CollectiveException v = assertThrows(CollectiveException.class, () -> comm.allToAllv(CommBuffer.device(a, 8),
+              new long[] {1}, new long[] {0}, CommBuffer.device(a, 8), new long[] {1}, new long[] {0}, null));
+          assertTrue(v.getMessage().contains("data type is null"), v.getMessage());
+          assertEquals(null, ((CudaCommunicator) comm).unusableReason());
+          comm.allReduce(CommBuffer.device(a, 8), CommBuffer.device(a, 8), 2, DataType.FLOAT32, ReduceOp.SUM);
+          return null;
+        } finally {
+          CudaNative.free(a);
+        }
+      });
+    }
+  }
+
+  @Test
+  void captureRecordsOneRankCopiesAndRefusesTheStagedPath() throws Exception {
+    try (SimulatedDevice.Installed sim = SimulatedDevice.install()) {
+      onRanks(1, Map.of(), comm -> {
+        long own = comm.stream();
+        long user = CudaNative.streamCreateNonBlocking();
+        long a = upload(new float[] {1, 2});
+        long b = upload(new float[] {0, 0});
+        try {
+          comm.setStream(user);
+          try (GpuCommunicator.CapturedGraph graph = comm.capture(() ->
+              comm.allReduce(CommBuffer.device(a, 8), CommBuffer.device(b, 8), 2, DataType.FLOAT32, ReduceOp.SUM))) {
+            assertArrayEquals(new float[] {0, 0}, read(b, 2, comm), "a captured call ran at capture");
+            graph.replay();
+            assertArrayEquals(new float[] {1, 2}, read(b, 2, comm));
+          }
+          CollectiveException host = assertThrows(CollectiveException.class, () -> comm.capture(() ->
+              comm.allReduce(new float[] {1}, ReduceOp.SUM)));
+          assertTrue(host.getMessage().contains("cannot be captured"), host.getMessage());
+          return null;
+        } finally {
+          comm.setStream(own); // the communicator must not keep a stream that is destroyed
+          CudaNative.free(a);
+          CudaNative.free(b);
+          CudaNative.streamDestroy(user);
+        }
+      });
+      onRanks(2, Map.of(), comm -> {
+        long own = comm.stream();
+        long user = CudaNative.streamCreateNonBlocking();
+        long a = upload(new float[] {1, 2});
+        try {
+          comm.setStream(user);
+          CollectiveException staged = assertThrows(CollectiveException.class, () -> comm.capture(() ->
+              comm.allReduce(CommBuffer.device(a, 8), CommBuffer.device(a, 8), 2, DataType.FLOAT32, ReduceOp.SUM)));
+          assertTrue(staged.getMessage().contains("gpu-staged-host"), staged.getMessage());
+          // The caller's own capture of the stream it gave us is refused alike, and breaks nothing.
+          CudaNative.beginCapture(user);
+          CollectiveException usersCapture = assertThrows(CollectiveException.class, () ->
+              comm.allReduce(CommBuffer.device(a, 8), CommBuffer.device(a, 8), 2, DataType.FLOAT32, ReduceOp.SUM));
+          CudaNative.graphExecDestroy(CudaNative.endCaptureAndInstantiate(user));
+          assertTrue(usersCapture.getMessage().contains("cannot be captured"), usersCapture.getMessage());
+          assertEquals(null, ((CudaCommunicator) comm).unusableReason());
+          comm.allReduce(CommBuffer.device(a, 8), CommBuffer.device(a, 8), 2, DataType.FLOAT32, ReduceOp.SUM);
+          assertArrayEquals(new float[] {2, 4}, read(a, 2, comm));
+          return null;
+        } finally {
+          comm.setStream(own);
+          CudaNative.free(a);
+          CudaNative.streamDestroy(user);
+        }
+      });
+    }
+  }
+
+  @Test
+  void aForcedKernelFailsLoudlyOnTheSimulatedDevice() throws Exception {
+    try (SimulatedDevice.Installed sim = SimulatedDevice.install()) {
+      onRanks(1, Map.of(GpuCollConf.INTERNAL_KERNEL_VARIANT.key(), "ll"), comm -> {
+        long a = upload(new float[] {1, 2});
+        try {
+          CollectiveException e = assertThrows(CollectiveException.class, () ->
+              comm.allReduce(CommBuffer.device(a, 8), CommBuffer.device(a, 8), 2, DataType.FLOAT32, ReduceOp.SUM));
+          assertTrue(e.getMessage().contains("simulated device runs no kernels"), e.getMessage());
+          return null;
+        } finally {
+          CudaNative.free(a);
+        }
+      });
+      assertTrue(sim.device().refusedLaunches() > 0);
+    }
+  }
+
+  @Test
+  void theSimulatedDeviceRefusesWhatAGpuWould() {
+    try (SimulatedDevice.Installed sim = SimulatedDevice.install()) {
+      assertTrue(CudaNative.simulated() && CudaEnvironment.probe().available());
+      long d = CudaNative.malloc(16);
+      long s = CudaNative.streamCreateNonBlocking();
+      try {
+        assertThrows(CudaException.class, () -> CudaNative.memcpyAsync(d + 8, d, 16, s), "a copy past the end");
+        assertThrows(CudaException.class, () -> CudaNative.memsetAsync(d, 0, 17, s));
+        assertThrows(CudaException.class, () -> CudaNative.free(d + 4), "freeing inside an allocation");
+        assertThrows(CudaException.class, () -> CudaNative.beginCapture(0), "capturing the legacy stream");
+        CudaNative.beginCapture(s);
+        assertThrows(CudaException.class, () -> CudaNative.streamSynchronize(s), "synchronising a capture");
+        assertThrows(CudaException.class, () -> CudaNative.endCaptureAndInstantiate(s), "an invalidated capture");
+      } finally {
+        CudaNative.free(d);
+        CudaNative.streamDestroy(s);
+      }
+      assertEquals(0, sim.device().liveBytes());
+    }
+    assertTrue(!CudaNative.simulated());
+  }
+}
