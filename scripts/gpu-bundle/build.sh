@@ -56,23 +56,14 @@ strip --strip-unneeded "$BUNDLE/jre/lib/server/libjvm.so" 2>/dev/null || true
 
 # The C++ benchmark (native-kernels/test/gc_bench.cu), for the C++ launch-cost number of the same run,
 # and the shipped fatbin it loads with cuModuleLoadData (gzip'ed: 9 MB of SASS packs to a quarter);
-# the C++ correctness test gc_test with the correctness matrix beside it (where it looks for it).
-# Built here (nvcc, static cudart) for sm_90, the kernels compiled once for both.
+# the C++ correctness test gc_test with the correctness matrix beside it (cpp-programs.sh).
 mkdir -p "$BUNDLE/bin"
 unzip -p "$BUNDLE"/lib/gpucoll-native-kernels-*.jar dev/gpucoll/native/gpucoll_kernels.fatbin \
   | gzip -9 > "$BUNDLE/bin/gpucoll_kernels.fatbin.gz"
-if command -v nvcc >/dev/null && [ -f "$ROOT/native-kernels/test/gc_bench.cu" ]; then
-  NVFLAGS=(-std=c++17 -O3 -I"$ROOT/native-kernels/include" -gencode arch=compute_90,code=sm_90 -Xcompiler -fno-fast-math)
-  kernels_o=$(mktemp --suffix=.o)
-  nvcc "${NVFLAGS[@]}" -c -o "$kernels_o" "$ROOT/native-kernels/test/all_kernels.cu"
-  nvcc "${NVFLAGS[@]}" -o "$BUNDLE/bin/gc_bench" "$ROOT/native-kernels/test/gc_bench.cu" "$kernels_o"
-  nvcc "${NVFLAGS[@]}" -o "$BUNDLE/bin/gc_test" "$ROOT/native-kernels/test/gc_test.cu" "$kernels_o"
-  rm -f "$kernels_o"
-  cp "$ROOT/native-kernels/test/correctness-matrix.txt" "$BUNDLE/bin/correctness-matrix.txt"
-  "$BUNDLE/bin/gc_test" --list-cases | tail -1 | sed 's/^total /build.sh: gc_test reads its matrix: cases, groups: /'
-  gzip -9 -f "$BUNDLE/bin/gc_bench" "$BUNDLE/bin/gc_test"
+if command -v nvcc >/dev/null; then
+  "$ROOT/scripts/gpu-bundle/cpp-programs.sh" "$BUNDLE/bin" gc_bench gc_test
 else
-  echo "build.sh: no nvcc or no native-kernels/test/gc_bench.cu: the bundle has no C++ launcher and no gc_test" >&2
+  echo "build.sh: no nvcc: the bundle has no C++ launcher and no gc_test" >&2
 fi
 
 # The GPU machine may have no unzip: record here which optional mains the bundle holds.

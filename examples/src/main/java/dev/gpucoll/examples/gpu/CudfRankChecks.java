@@ -410,6 +410,7 @@ final class CudfRankChecks {
         }
         GatherMap[] maps = buildKeys.innerJoinGatherMaps(probeKeys, true);
         try (GatherMap left = maps[0]; GatherMap right = maps[1]) {
+          cudf.synchronize(); // the shuffles' errors before their rows are read
           int rows = Math.toIntExact(left.getRowCount());
           try (ColumnView lv = left.toColumnView(0, rows); ColumnView rv = right.toColumnView(0, rows);
                Table l = buildHere.gather(lv, OutOfBoundsPolicy.DONT_CHECK);
@@ -605,7 +606,12 @@ final class CudfRankChecks {
   }
 
   /** The first {@code bytes} of {@code d}, copied after the work on {@code stream} (cuDF's default when null). */
-  private static ByteBuffer download(ai.rapids.cudf.BaseDeviceMemoryBuffer d, long bytes,
+  /**
+   * A device buffer's first {@code bytes}, once the collectives before it on {@code stream} finished
+   * without error: the copy waits for the stream, then the communicator raises what a kernel of ours
+   * recorded (a kernel that gave up leaves its output unwritten; cuDF's own sync cannot tell).
+   */
+  private ByteBuffer download(ai.rapids.cudf.BaseDeviceMemoryBuffer d, long bytes,
       ai.rapids.cudf.Cuda.Stream stream) {
     byte[] out = new byte[Math.toIntExact(bytes)];
     if (bytes > 0) {
@@ -618,6 +624,7 @@ final class CudfRankChecks {
         h.getBytes(out, 0, 0, bytes);
       }
     }
+    comm.synchronize();
     return ByteBuffer.wrap(out).order(ByteOrder.nativeOrder());
   }
 

@@ -60,6 +60,16 @@ public final class CudfCollectives {
     return s;
   }
 
+  /**
+   * Waits for this object's stream (bounded by the communicator's timeout) and raises the error of
+   * any collective enqueued on it, as {@link GpuCommunicator#synchronize()} does for its own stream.
+   * Call it before reading a result on the host: cuDF's own {@code Cuda.Stream.sync()} waits too, but
+   * cannot see that a kernel of ours gave up (a peer never came), which leaves its output unwritten.
+   */
+  public void synchronize() {
+    onStream(comm::synchronize);
+  }
+
   /** The cudaStream_t the collectives are enqueued on. */
   public long stream() {
     return stream;

@@ -51,7 +51,11 @@ import java.util.function.Consumer;
  * Usage: GpuBench [--quick] [--group-only] [--section-timeout-s S] [--device N] [--cpp-us-per-launch X] [--json-dir DIR] [--commit SHA]
  */
 public final class GpuBench {
-  private static final Duration LIMIT = Duration.ofSeconds(120);
+  /**
+   * How long a rank thread of a section may take: shorter than the section's own bound, so that a
+   * stuck rank is reported with its stack (RankGroup's HarnessTimeout) before the section is.
+   */
+  private final Duration rankLimit;
 
   /** p50 / p99 / max of samples, in us. */
   record Dist(double p50, double p99, double max, int n) {
@@ -82,7 +86,9 @@ public final class GpuBench {
   private final String commit;
   private final String machine;
 
-  private GpuBench(int device, boolean quick, Double cppUs, Path jsonDir, String commit, String machine) {
+  private GpuBench(int device, boolean quick, Double cppUs, Path jsonDir, String commit, String machine,
+      Duration sectionTimeout) {
+    this.rankLimit = Duration.ofSeconds(Math.max(10, Math.min(120, sectionTimeout.toSeconds() - 15)));
     this.device = device;
     this.quick = quick;
     this.cppUs = cppUs;
@@ -120,7 +126,7 @@ public final class GpuBench {
     String machine = f.name() + ", " + f.multiprocessors() + " SMs, sm_" + f.computeCapability()
         + "; ranks as threads of one process";
     System.out.println("== GpuBench on " + f.name() + " " + f.uuid() + ", ranks as threads of one process");
-    GpuBench b = new GpuBench(device, quick, cppUs, jsonDir, commit, machine);
+    GpuBench b = new GpuBench(device, quick, cppUs, jsonDir, commit, machine, sectionTimeout);
     List<String> tables = new ArrayList<>();
     // gpu-group last: it is the newest section, so a problem there does not cost the others' numbers.
     Map<String, Section> sections = new LinkedHashMap<>();
@@ -141,6 +147,12 @@ public final class GpuBench {
       }
     }
     printTables(tables);
+    long failed = tables.stream().filter(t -> t.startsWith("section ")).count();
+    if (failed > 0) {
+      System.out.println("GpuBench: " + failed + " section(s) failed");
+      System.out.flush();
+      Runtime.getRuntime().halt(1); // rank threads of a failed section may still hold the GPU
+    }
   }
 
   private static void printTables(List<String> tables) {
@@ -186,7 +198,7 @@ public final class GpuBench {
     int calls = 20_000;
     int batches = quick ? 5 : 11;
     try (RankGroup g = RankGroup.create(1, device, KernelTable.Protocol.LL.abiName(), Duration.ofSeconds(20), 1 << 20)) {
-      double[][] out = g.onAll(LIMIT, r -> {
+      double[][] out = g.onAll(rankLimit, r -> {
         CommBuffer s = CommBuffer.device(r.send, 4);
         CommBuffer d = CommBuffer.device(r.recv, 4);
         double[] means = new double[batches];
@@ -247,13 +259,13 @@ public final class GpuBench {
     List<String> rows = new ArrayList<>();
     try (RankGroup g = RankGroup.create(1, device, null, Duration.ofSeconds(20), cap)) {
       RankGroup.Rank r = g.ranks[0];
-      NcclCommunicator nccl = g.onAll(LIMIT, x -> NcclCommunicator.create(LocalRendezvous.join("bench-nccl-1", 0, 1),
+      NcclCommunicator nccl = g.onAll(rankLimit, x -> NcclCommunicator.create(LocalRendezvous.join("bench-nccl-1", 0, 1),
           device, ZeroCtaDetector.CTA_POLICY_DEFAULT, Duration.ofSeconds(20))).get(0);
       try {
         for (long bytes : ONE_RANK_SIZES) {
           long count = bytes / 4;
           int k = bytes <= (64 << 10) ? 200 : 20;
-          Dist[] d = g.onAll(LIMIT, x -> new Dist[] {
+          Dist[] d = g.onAll(rankLimit, x -> new Dist[] {
               timeGraph(r, k, () -> ours1(r, count)),
               timeGraph(r, k, () -> nccl.allReduce(r.send, r.recv, count, DataType.FLOAT32, ReduceOp.SUM, r.stream())),
               timeEager(r, k, () -> ours1(r, count)),
@@ -264,10 +276,10 @@ public final class GpuBench {
           rows.add("{\"bytes\":" + bytes + "," + d[0].json("ours_us") + "," + d[1].json("nccl_us") + ","
               + d[2].json("ours_eager_us") + "," + d[3].json("nccl_eager_us") + "}");
         }
-        String paths = g.onAll(LIMIT, x -> x.comm.observedPaths().toString()).get(0);
+        String paths = g.onAll(rankLimit, x -> x.comm.observedPaths().toString()).get(0);
         t.append("ours ran: ").append(paths).append('\n');
       } finally {
-        g.onAll(LIMIT, x -> {
+        g.onAll(rankLimit, x -> {
           nccl.close();
           return null;
         });
@@ -304,7 +316,7 @@ public final class GpuBench {
         cap = Math.max(cap, 2L * shape[0] * shape[1]);
       }
       try (RankGroup g = RankGroup.create(n, device, null, Duration.ofSeconds(20), cap)) {
-        NcclCommunicator nccl = n == 1 ? g.onAll(LIMIT, x -> NcclCommunicator.create(
+        NcclCommunicator nccl = n == 1 ? g.onAll(rankLimit, x -> NcclCommunicator.create(
             LocalRendezvous.join("bench-nccl-group", 0, 1), device, ZeroCtaDetector.CTA_POLICY_DEFAULT,
             Duration.ofSeconds(20))).get(0) : null;
         try {
@@ -313,7 +325,7 @@ public final class GpuBench {
             long bytes = shape[1];
             long count = bytes / 4;
             int k = 50;
-            List<Dist[]> d = g.onAll(LIMIT, r -> {
+            List<Dist[]> d = g.onAll(rankLimit, r -> {
               Runnable groupedCall = () -> r.comm.group(batch(r, calls, bytes));
               Runnable separate = () -> separate(r, calls, bytes);
               Runnable ncclGroup = nccl == null ? null : () -> nccl.group(() -> {
@@ -337,7 +349,7 @@ public final class GpuBench {
           }
         } finally {
           if (nccl != null) {
-            g.onAll(LIMIT, x -> {
+            g.onAll(rankLimit, x -> {
               nccl.close();
               return null;
             });
@@ -379,7 +391,7 @@ public final class GpuBench {
     long cap = 16 << 20;
     for (int n : quick ? new int[] {2} : new int[] {2, 8}) {
       try (RankGroup g = RankGroup.create(n, device, null, Duration.ofSeconds(20), cap)) {
-        g.onAll(LIMIT, r -> {
+        g.onAll(rankLimit, r -> {
           Elements.fillForReduction(r.hostIn, DataType.FLOAT32, ReduceOp.SUM, cap / 4, new SplittableRandom(r.rank));
           r.upload(cap, cap);
           r.comm.synchronize();
@@ -389,7 +401,7 @@ public final class GpuBench {
           long count = bytes / 4;
           int k = bytes <= (64 << 10) ? 200 : bytes <= (1 << 20) ? 50 : 10;
           String path = g.ranks[0].comm.explain(Collective.ALL_REDUCE, bytes).algorithm();
-          Dist[] m = lastStarter(g.onAll(LIMIT, r -> new Dist[] {timeGraph(r, k, () -> ours1(r, count)),
+          Dist[] m = lastStarter(g.onAll(rankLimit, r -> new Dist[] {timeGraph(r, k, () -> ours1(r, count)),
               roundTrips(r, 300, () -> ours1(r, count))}));
           t.append(String.format(Locale.ROOT, "%5d %9d %-22s %-26s %-26s%n", n, bytes, path, m[0], m[1]));
           rows.add("{\"ranks\":" + n + ",\"bytes\":" + bytes + ",\"path\":\"" + path + "\"," + m[0].json("graph_us")

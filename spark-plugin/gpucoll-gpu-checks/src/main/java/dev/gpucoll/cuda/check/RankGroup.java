@@ -70,6 +70,8 @@ final class RankGroup implements AutoCloseable {
   final String variant;
   final Rank[] ranks;
   private final ExecutorService[] threads;
+  /** Each rank's thread, for the stack a harness timeout reports. */
+  private final Thread[] rankThreads;
 
   private RankGroup(int size, String name, String variant) {
     this.size = size;
@@ -77,12 +79,14 @@ final class RankGroup implements AutoCloseable {
     this.variant = variant;
     this.ranks = new Rank[size];
     this.threads = new ExecutorService[size];
+    this.rankThreads = new Thread[size];
     for (int r = 0; r < size; r++) {
       ranks[r] = new Rank(r);
       final int rr = r;
       threads[r] = Executors.newSingleThreadExecutor(task -> {
         Thread t = new Thread(task, name + "-rank" + rr);
         t.setDaemon(true);
+        rankThreads[rr] = t;
         return t;
       });
     }
@@ -178,7 +182,8 @@ final class RankGroup implements AutoCloseable {
         out.add(null);
       } catch (TimeoutException e) {
         if (first == null) {
-          first = new HarnessTimeout("rank " + r + " of " + name + " did not finish within " + limit);
+          first = new HarnessTimeout("rank " + r + " of " + name + " did not finish within " + limit + "; it is at"
+              + stackOf(rankThreads[r]));
         }
         out.add(null);
       } catch (InterruptedException e) {
@@ -190,6 +195,19 @@ final class RankGroup implements AutoCloseable {
       throw first;
     }
     return out;
+  }
+
+  /** Where {@code t} is now: its top frames, one per line (where a stuck rank waits). */
+  private static String stackOf(Thread t) {
+    if (t == null) {
+      return " (no thread)";
+    }
+    StringBuilder b = new StringBuilder();
+    StackTraceElement[] frames = t.getStackTrace();
+    for (int i = 0; i < Math.min(frames.length, 14); i++) {
+      b.append("\n    at ").append(frames[i]);
+    }
+    return b.toString();
   }
 
   /** A rank thread did not come back: the harness itself is stuck, not just a collective. */
