@@ -334,9 +334,14 @@ public final class GpuBench {
                       r.stream());
                 }
               });
-              return new Dist[] {timeGraph(r, k, groupedCall), timeGraph(r, k, separate),
-                  ncclGroup == null ? null : timeGraph(r, k, ncclGroup), timeEager(r, k, groupedCall),
-                  timeEager(r, k, separate)};
+              String at = "gpu-group " + n + " rank(s), " + calls + " x " + bytes + " B: ";
+              Dist groupedGraph = progress(r, at + "grouped, graph", () -> timeGraph(r, k, groupedCall));
+              Dist separateGraph = progress(r, at + "separate, graph", () -> timeGraph(r, k, separate));
+              Dist ncclGraph = ncclGroup == null ? null : progress(r, at + "NCCL group, graph",
+                  () -> timeGraph(r, k, ncclGroup));
+              Dist groupedEager = progress(r, at + "grouped, eager", () -> timeEager(r, k, groupedCall));
+              Dist separateEager = progress(r, at + "separate, eager", () -> timeEager(r, k, separate));
+              return new Dist[] {groupedGraph, separateGraph, ncclGraph, groupedEager, separateEager};
             });
             Dist[] m = lastStarter(d);
             t.append(String.format(Locale.ROOT, "%5d %5d %6d %-26s %-26s %-26s %-26s %-26s%n", n, calls, bytes, m[0],
@@ -359,6 +364,15 @@ public final class GpuBench {
     }
     write("gpu-group", "[" + String.join(",", rows) + "]");
     return t.toString();
+  }
+
+  /** Runs one measure, rank 0 saying which first: a section that stops names the measure it stopped in. */
+  private static Dist progress(RankGroup.Rank r, String what, java.util.function.Supplier<Dist> measure) {
+    if (r.rank == 0) {
+      System.out.println("  .. " + what);
+      System.out.flush();
+    }
+    return measure.get();
   }
 
   private static Consumer<CollectiveBatch> batch(RankGroup.Rank r, int calls, long bytes) {

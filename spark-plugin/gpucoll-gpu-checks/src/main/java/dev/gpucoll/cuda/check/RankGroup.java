@@ -184,6 +184,14 @@ final class RankGroup implements AutoCloseable {
         if (first == null) {
           first = new HarnessTimeout("rank " + r + " of " + name + " did not finish within " + limit + "; it is at"
               + stackOf(rankThreads[r]));
+          // Said at once: what runs next (closing the group) may wait on the stuck rank too.
+          System.out.println(first.getMessage());
+          for (int other = 0; other < size; other++) {
+            if (other != r) {
+              System.out.println("  rank " + other + " is at" + stackOf(rankThreads[other]));
+            }
+          }
+          System.out.flush();
         }
         out.add(null);
       } catch (InterruptedException e) {
