@@ -368,6 +368,7 @@ public final class GpuBench {
 
   /** Runs one measure, rank 0 saying which first: a section that stops names the measure it stopped in. */
   private static Dist progress(RankGroup.Rank r, String what, java.util.function.Supplier<Dist> measure) {
+    r.awaitPeers(); // the previous measure's graphs destroyed on every rank before anyone launches again
     if (r.rank == 0) {
       System.out.println("  .. " + what);
       System.out.flush();
@@ -435,6 +436,7 @@ public final class GpuBench {
    */
   private Dist timeGraph(RankGroup.Rank r, int k, Runnable call) {
     try (GpuCommunicator.CapturedGraph graph = r.comm.capture(() -> repeat(k, call))) {
+      r.awaitPeers(); // every rank's graph instantiated before any replays (RankGroup.Rank.awaitPeers says why)
       return timeEvents(r, k, graph::replay);
     }
   }

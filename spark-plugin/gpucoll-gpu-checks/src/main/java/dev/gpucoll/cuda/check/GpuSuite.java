@@ -628,6 +628,7 @@ public final class GpuSuite {
               DataType.INT32, k < calls / 2 ? ReduceOp.SUM : ReduceOp.MAX);
         }
       }))) {
+        r.awaitPeers(); // every rank's graph instantiated before any replays (RankGroup.Rank.awaitPeers)
         int size = r.comm.size();
         for (int rep = 0; rep < replays && bad.size() < 3; rep++) {
           boolean check = rep % 100 == 0 || rep == replays - 1;
@@ -675,6 +676,7 @@ public final class GpuSuite {
         r.comm.allReduce(CommBuffer.device(r.send + block, block), CommBuffer.device(r.recv + block, block), count,
             DataType.INT32, ReduceOp.MAX);
       })) {
+        r.awaitPeers(); // every rank's graph instantiated before any replays (RankGroup.Rank.awaitPeers)
         int sumRanks = sumOfRankBases(r.comm.size());
         for (int k = 0; k < replays && bad.size() < 3; k++) {
           boolean check = k % 100 == 0 || k == replays - 1;

@@ -34,6 +34,8 @@ final class RankGroup implements AutoCloseable {
   /** One rank's state, touched only from its own thread. */
   static final class Rank {
     final int rank;
+    /** The group's host barrier (see {@link #awaitPeers}). */
+    private final java.util.concurrent.CyclicBarrier peers;
     GpuCommunicator comm;
     long send;
     long recv;
@@ -43,8 +45,26 @@ final class RankGroup implements AutoCloseable {
     private long hostInAddr;
     private long hostOutAddr;
 
-    Rank(int rank) {
+    Rank(int rank, java.util.concurrent.CyclicBarrier peers) {
       this.rank = rank;
+      this.peers = peers;
+    }
+
+    /**
+     * Waits on the host until every rank's thread is here. Ranks of one process share the GPU: a
+     * rank whose kernels spin for a peer keeps the device busy, and a peer inside a call that waits
+     * for the device (cudaGraphInstantiate of a large graph, cudaGraphExecDestroy, cudaFree) then
+     * never returns. Capture or free before this, launch after it.
+     */
+    void awaitPeers() {
+      try {
+        peers.await(2, java.util.concurrent.TimeUnit.MINUTES);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("rank " + rank + " interrupted at the host barrier", e);
+      } catch (java.util.concurrent.BrokenBarrierException | java.util.concurrent.TimeoutException e) {
+        throw new IllegalStateException("rank " + rank + ": the other ranks did not reach the host barrier", e);
+      }
     }
 
     long stream() {
@@ -80,8 +100,9 @@ final class RankGroup implements AutoCloseable {
     this.ranks = new Rank[size];
     this.threads = new ExecutorService[size];
     this.rankThreads = new Thread[size];
+    java.util.concurrent.CyclicBarrier peers = new java.util.concurrent.CyclicBarrier(size);
     for (int r = 0; r < size; r++) {
-      ranks[r] = new Rank(r);
+      ranks[r] = new Rank(r, peers);
       final int rr = r;
       threads[r] = Executors.newSingleThreadExecutor(task -> {
         Thread t = new Thread(task, name + "-rank" + rr);
