@@ -164,8 +164,13 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     long t0 = begin(c);
     try {
       PairCall call = new PairCall(send, recv, count, type, op, size);
-      String algo = runAllGather(Signature.loc(count, type, op), call.problem, call.send, call.gathered,
-          call.gatherBytes(), DataType.UINT8);
+      String algo;
+      try {
+        algo = runAllGather(Signature.loc(count, type, op), call.problem, call.send, call.gathered,
+            call.gatherBytes(), DataType.UINT8);
+      } catch (CollectiveException e) {
+        throw PairCall.asAllReduce(e);
+      }
       String nan = call.fold();
       if (nan != null) {
         throw new CollectiveException(rank, c, nan);

@@ -1,5 +1,9 @@
 package dev.gpucoll.core.host;
 
+import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CollectiveMismatchException;
+import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.LocOp;
 import dev.gpucoll.api.PairType;
@@ -65,6 +69,29 @@ final class PairCall {
       return role + " buffer holds " + view.limit() + " bytes, the call needs " + bytes;
     }
     return v;
+  }
+
+  /**
+   * The gather's error as the user's call sees it: the same kind and text, named allReduce (the
+   * transports name the step they ran, an allGather).
+   */
+  static CollectiveException asAllReduce(CollectiveException e) {
+    if (e.collective() != Collective.ALL_GATHER) {
+      return e;
+    }
+    String prefix = "rank " + e.rank() + ", " + Collective.ALL_GATHER.apiName() + ": ";
+    String msg = e.getMessage();
+    String problem = msg != null && msg.startsWith(prefix) ? msg.substring(prefix.length()) : msg;
+    CollectiveException out;
+    if (e instanceof CollectiveTimeoutException t) {
+      out = new CollectiveTimeoutException(e.rank(), Collective.ALL_REDUCE, t.missingRanks(), problem);
+    } else if (e instanceof CollectiveMismatchException) {
+      out = new CollectiveMismatchException(e.rank(), Collective.ALL_REDUCE, problem);
+    } else {
+      out = new CollectiveException(e.rank(), Collective.ALL_REDUCE, problem, e.getCause());
+    }
+    out.setStackTrace(e.getStackTrace());
+    return out;
   }
 
   /** Bytes the gather moves per rank. */
