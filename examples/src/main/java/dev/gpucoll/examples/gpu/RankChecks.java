@@ -2,8 +2,11 @@ package dev.gpucoll.examples.gpu;
 
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.LocOp;
+import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.check.CorrectnessMatrix;
+import dev.gpucoll.check.PairReference;
 import dev.gpucoll.check.Elements;
 import dev.gpucoll.check.Reduction;
 import dev.gpucoll.check.Reduction.Accumulation;
@@ -69,6 +72,7 @@ final class RankChecks {
         case BARRIER -> barrier();
       }
     }
+    pairReductions();
     if (beyond > 0) {
       tally.add("NOTE stage=" + stage + " memory=" + mem.name() + " rank=" + rank + " " + beyond
           + " matrix cases need buffers above " + maxBytes + " bytes (--max-bytes): not run");
@@ -112,6 +116,24 @@ final class RankChecks {
       return bad == null ? null : "element " + bad;
     });
   }
+
+  /** MAXLOC and MINLOC of every pair type ({@link #PAIR_CASES} cases), 7 pairs, against {@link PairReference}. */
+  void pairReductions() {
+    for (PairType t : PairType.values()) {
+      for (LocOp op : LocOp.values()) {
+        long s = ++seed;
+        long count = 7;
+        run("allReduce " + t + " " + op + " " + count * t.byteSize() + " B", () -> {
+          Memory.Buf send = mem.send(PairReference.input(s, rank, t, count));
+          Memory.Buf recv = mem.recv(count * t.byteSize());
+          comm.allReduce(send.comm(), recv.comm(), count, t, op);
+          return PairReference.firstWrong(s, n, t, op, count, mem.read(recv));
+        });
+      }
+    }
+  }
+
+  static final int PAIR_CASES = PairType.values().length * LocOp.values().length;
 
   void reduceScatter(DataType t, ReduceOp op, long count) {
     long s = ++seed;
