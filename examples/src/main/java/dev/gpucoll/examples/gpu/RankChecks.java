@@ -2,7 +2,6 @@ package dev.gpucoll.examples.gpu;
 
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
-import dev.gpucoll.api.LocOp;
 import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.check.CorrectnessMatrix;
@@ -72,7 +71,9 @@ final class RankChecks {
         case BARRIER -> barrier();
       }
     }
-    pairReductions();
+    for (CorrectnessMatrix.PairCase c : CorrectnessMatrix.load().pairCasesAt(CorrectnessMatrix.AUTO, n, quick)) {
+      pairReduction(c); // a few pairs each: every buffer fits
+    }
     if (beyond > 0) {
       tally.add("NOTE stage=" + stage + " memory=" + mem.name() + " rank=" + rank + " " + beyond
           + " matrix cases need buffers above " + maxBytes + " bytes (--max-bytes): not run");
@@ -117,23 +118,17 @@ final class RankChecks {
     });
   }
 
-  /** MAXLOC and MINLOC of every pair type ({@link #PAIR_CASES} cases), 7 pairs, against {@link PairReference}. */
-  void pairReductions() {
-    for (PairType t : PairType.values()) {
-      for (LocOp op : LocOp.values()) {
-        long s = ++seed;
-        long count = 7;
-        run("allReduce " + t + " " + op + " " + count * t.byteSize() + " B", () -> {
-          Memory.Buf send = mem.send(PairReference.input(s, rank, t, count));
-          Memory.Buf recv = mem.recv(count * t.byteSize());
-          comm.allReduce(send.comm(), recv.comm(), count, t, op);
-          return PairReference.firstWrong(s, n, t, op, count, mem.read(recv));
-        });
-      }
-    }
+  /** One MAXLOC/MINLOC case of the matrix, against {@link PairReference}. */
+  void pairReduction(CorrectnessMatrix.PairCase c) {
+    long s = ++seed;
+    PairType t = c.type();
+    run(c.label(), () -> {
+      Memory.Buf send = mem.send(PairReference.input(s, rank, t, c.count()));
+      Memory.Buf recv = c.inPlace() ? send : mem.recv(c.count() * t.byteSize());
+      comm.allReduce(send.comm(), recv.comm(), c.count(), t, c.op());
+      return PairReference.firstWrong(s, n, t, c.op(), c.count(), mem.read(recv));
+    });
   }
-
-  static final int PAIR_CASES = PairType.values().length * LocOp.values().length;
 
   void reduceScatter(DataType t, ReduceOp op, long count) {
     long s = ++seed;

@@ -43,6 +43,8 @@ class RankChecksTest {
       }));
     }
     long matrix = CorrectnessMatrix.load().casesAt(CorrectnessMatrix.AUTO, n, true, new SplittableRandom(1)).size();
+    long pairs = CorrectnessMatrix.load().pairCasesAt(CorrectnessMatrix.AUTO, n, true).size();
+    assertEquals(2 * 8 * 2 + 2 * 2, pairs, "every pair type and op at two counts, two in place");
     Pattern checks = Pattern.compile("CHECKS stage=check memory=host rank=\\d cases=(\\d+) failures=(\\d+)");
     Pattern note = Pattern.compile("NOTE .* (\\d+) matrix cases need buffers above");
     for (Future<List<String>> f : ranks) {
@@ -53,7 +55,7 @@ class RankChecksTest {
       long beyond = lines.stream().map(note::matcher).filter(Matcher::find).mapToLong(x -> Long.parseLong(x.group(1)))
           .sum();
       assertTrue(beyond > 0, "some quick cases exceed 64 KiB");
-      assertEquals(matrix - beyond + RankChecks.PAIR_CASES + 1, Long.parseLong(m.group(1)),
+      assertEquals(matrix - beyond + pairs + 1, Long.parseLong(m.group(1)),
           "every matrix case that fits, the MAXLOC/MINLOC cases, and split");
     }
     pool.shutdown();
