@@ -32,30 +32,31 @@ import org.apache.spark.api.java.JavaSparkContext;
  */
 public final class DistributedCholesky {
   static final String USAGE = "cholesky [--ranks 4] [--n 192] [--block 16] [--seed 3] [--indefinite-column C]"
-      + " [--master local-cluster|local[N]]";
+      + " [--kernels cpu|gpu] [--master local-cluster|local[N]]";
 
   private DistributedCholesky() {}
 
   /** One rank's part of L (on and below the diagonal; above it, what was there) and its times. */
-  public record Result(int rank, int p, int q, double[] local, long factorNanos, long commNanos, String backend)
-      implements Serializable {}
+  public record Result(int rank, int p, int q, double[] local, long factorNanos, long commNanos, String backend,
+      String kernels) implements Serializable {}
 
   public static Result factorRank(Communicator comm, Config c) {
     BlockCyclicLayout lay = c.layout();
-    try (ProcessGrid<Communicator> grid = ProcessGrid.of(comm, lay.gridRows(), lay.gridCols())) {
+    try (ProcessGrid<Communicator> grid = ProcessGrid.of(comm, lay.gridRows(), lay.gridCols());
+        FactorKernels kernels = c.kernels().open()) {
       int p = grid.myRow();
       int q = grid.myCol();
       double[] a = lay.local(p, q, (i, j) -> Factorizations.spd(c, i, j));
       comm.barrier();
       long t0 = System.nanoTime();
-      long comms = factor(grid, lay, a);
+      long comms = factor(grid, lay, a, kernels);
       comm.barrier();
-      return new Result(comm.rank(), p, q, a, System.nanoTime() - t0, comms, comm.backend());
+      return new Result(comm.rank(), p, q, a, System.nanoTime() - t0, comms, comm.backend(), kernels.name());
     }
   }
 
   /** Factors in place; returns the nanoseconds spent in collectives. */
-  private static long factor(ProcessGrid<Communicator> grid, BlockCyclicLayout lay, double[] a) {
+  private static long factor(ProcessGrid<Communicator> grid, BlockCyclicLayout lay, double[] a, FactorKernels kernels) {
     Communicator row = grid.row();
     Communicator col = grid.column();
     int p = grid.myRow();
@@ -80,7 +81,7 @@ public final class DistributedCholesky {
         int lc0 = lay.localColsBefore(q, k0);
         if (p == pk) {
           int lr0 = lay.localRowsBefore(p, k0);
-          int bad = DenseKernels.choleskyLower(a, lr0 * w + lc0, w, nb);
+          int bad = kernels.choleskyLower(a, lr0 * w + lc0, w, nb);
           for (int i = 0; i < nb; i++) {
             System.arraycopy(a, (lr0 + i) * w + lc0, diag, i * nb, nb);
           }
@@ -120,7 +121,7 @@ public final class DistributedCholesky {
       for (int li = r1; li < m; li++) {
         limits[li - r1] = lay.localColsBefore(q, lay.globalRow(p, li) + 1) - c1;
       }
-      DenseKernels.subtractLowerProduct(a, r1 * w + c1, w, m - r1, limits, panel, r1 * nb, nb, transposed, 0, right,
+      kernels.subtractLowerProduct(a, r1 * w + c1, w, m - r1, right, limits, panel, r1 * nb, nb, transposed, 0, right,
           nb);
     }
     return comms;
@@ -136,7 +137,7 @@ public final class DistributedCholesky {
   }
 
   /** The distributed factor against the one-process factorization of the same matrix. */
-  public record Check(double residual, double referenceResidual, double maxFactorDifference, long referenceNanos) {
+  public record Check(double residual, double referenceResidual, double maxFactorDifference) {
     public boolean passes() {
       return residual < Factorizations.RESIDUAL_LIMIT && referenceResidual < Factorizations.RESIDUAL_LIMIT;
     }
@@ -147,20 +148,20 @@ public final class DistributedCholesky {
     int n = c.n();
     double[] a = Factorizations.spdMatrix(c);
     double[] ref = a.clone();
-    long t0 = System.nanoTime();
-    Factorizations.choleskyInPlace(ref, n, c.blockSize());
-    long refNanos = System.nanoTime() - t0;
     double[] l = Factorizations.assemble(lay, ranks.stream().mapToInt(Result::p).toArray(),
         ranks.stream().mapToInt(Result::q).toArray(), ranks.stream().map(Result::local).toArray(double[][]::new));
-    return new Check(Factorizations.choleskyResidual(a, l, n), Factorizations.choleskyResidual(a, ref, n),
-        Factorizations.maxDifference(l, ref, n, true), refNanos);
+    try (FactorKernels kernels = c.kernels().open()) {
+      Factorizations.oneProcessCholesky(kernels, ref, n, c.blockSize());
+      return new Check(Factorizations.choleskyResidual(a, l, n, kernels),
+          Factorizations.choleskyResidual(a, ref, n, kernels), Factorizations.maxDifference(l, ref, n, true));
+    }
   }
 
   public static void main(String[] args) {
     Map<String, String> o = ExampleSpark.options(args, USAGE);
     Config c = new Config(ExampleSpark.intOption(o, "ranks", 4), ExampleSpark.intOption(o, "n", 192),
         ExampleSpark.intOption(o, "block", 16), ExampleSpark.intOption(o, "seed", 3),
-        ExampleSpark.intOption(o, "indefinite-column", -1));
+        ExampleSpark.intOption(o, "indefinite-column", -1), Factorizations.kernelsOption(o));
     BlockCyclicLayout lay = c.layout();
     System.out.println("Cholesky of a symmetric positive definite " + c.n() + " x " + c.n() + " matrix in " + lay.nb()
         + " x " + lay.nb() + " blocks on a " + lay.gridRows() + " x " + lay.gridCols() + " process grid"
@@ -172,7 +173,7 @@ public final class DistributedCholesky {
     }
     for (Result r : ranks) {
       System.out.println("rank " + r.rank() + " = grid (" + r.p() + "," + r.q() + "), " + r.backend()
-          + ": factorization " + ExampleSpark.ms(r.factorNanos()) + ", of it in collectives "
+          + ", " + r.kernels() + ": factorization " + ExampleSpark.ms(r.factorNanos()) + ", of it in collectives "
           + ExampleSpark.ms(r.commNanos()));
     }
     Check check = check(c, ranks);

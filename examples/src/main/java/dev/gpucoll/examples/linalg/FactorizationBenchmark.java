@@ -30,11 +30,11 @@ import org.apache.spark.api.java.JavaSparkContext;
  */
 public final class FactorizationBenchmark {
   static final String USAGE = "linalg-bench [--ranks 4] [--sizes 256,512] [--block 32] [--repeat 3] [--seed 3]"
-      + " [--out FILE] [--master local-cluster|local[N]]";
+      + " [--kernels cpu|gpu] [--out FILE] [--commit C] [--master local-cluster|local[N]|spark://...]";
 
   private FactorizationBenchmark() {}
 
-  record Row(String factorization, int n, int nb, String grid, String backend, double distributedMs,
+  record Row(String factorization, int n, int nb, String grid, String backend, String kernels, double distributedMs,
       double commMs, double oneProcessMs, double residual, double oneProcessResidual) {
     double flops() {
       double n3 = (double) n * n * n;
@@ -61,21 +61,23 @@ public final class FactorizationBenchmark {
     int nb = ExampleSpark.intOption(o, "block", 32);
     int repeat = Math.max(1, ExampleSpark.intOption(o, "repeat", 3));
     int seed = ExampleSpark.intOption(o, "seed", 3);
+    FactorKernels.Kind kind = Factorizations.kernelsOption(o);
     int[] sizes = Arrays.stream(o.getOrDefault("sizes", "256,512").split(",")).mapToInt(s -> Integer.parseInt(s.trim()))
         .toArray();
     for (int n : sizes) {
-      new Config(ranks, n, nb, seed).layout(); // bad sizes fail before Spark starts
+      new Config(ranks, n, nb, seed, -1, kind).layout(); // bad sizes fail before Spark starts
     }
     List<Row> rows = new ArrayList<>();
     try (JavaSparkContext jsc = ExampleSpark.start("gpucoll-linalg-bench", o.get("master"), ranks)) {
       for (int n : sizes) {
-        Config c = new Config(ranks, n, nb, seed);
+        Config c = new Config(ranks, n, nb, seed, -1, kind);
         rows.add(lu(jsc, c, repeat));
         rows.add(cholesky(jsc, c, repeat));
       }
     }
     String master = o.getOrDefault("master", "local-cluster");
     System.out.println();
+    System.out.println("kernels: " + rows.get(0).kernels() + " (grid and one process)");
     System.out.printf("%-9s %6s %4s %5s %-10s %12s %10s %9s %12s %10s %7s %9s %9s%n", "factor", "n", "nb", "grid",
         "backend", "grid ms", "GFLOP/s", "comm ms", "1-proc ms", "GFLOP/s", "ratio", "residual", "1-proc");
     for (Row r : rows) {
@@ -87,9 +89,10 @@ public final class FactorizationBenchmark {
         && r.oneProcessResidual() < Factorizations.RESIDUAL_LIMIT);
     System.out.println("ratio = one-process time / grid time (GFLOP/s of the grid over one process's, same matrix);"
         + " residuals ||PA-LU|| or ||A-LL^T|| / (||A|| n eps), limit " + (int) Factorizations.RESIDUAL_LIMIT);
+    String commit = o.getOrDefault("commit", commit());
     Path out = o.containsKey("out") ? Path.of(o.get("out")) : benchDirectory().resolve("linalg-"
-        + Instant.now().toString().substring(0, 10) + "-" + commit() + ".json");
-    write(out, rows, ranks, master, String.join(" ", args));
+        + Instant.now().toString().substring(0, 10) + "-" + commit + ".json");
+    write(out, rows, ranks, master, commit, String.join(" ", args));
     System.out.println("JSON record: " + out);
     System.out.println(pass ? "CHECK OK" : "CHECK FAILED");
     if (!pass) {
@@ -110,14 +113,18 @@ public final class FactorizationBenchmark {
       }
     }
     double[] a = Factorizations.generalMatrix(c);
-    long one = median(repeat, () -> {
-      double[] w = a.clone();
-      long t0 = System.nanoTime();
-      Factorizations.luInPlace(w, c.n(), c.blockSize());
-      return System.nanoTime() - t0;
-    });
+    long one;
+    try (FactorKernels kernels = c.kernels().open()) { // handles made before the clock starts
+      one = median(repeat, () -> {
+        double[] w = a.clone();
+        long t0 = System.nanoTime();
+        Factorizations.oneProcessLu(kernels, w, c.n(), c.blockSize());
+        return System.nanoTime() - t0;
+      });
+    }
     DistributedLu.Check check = DistributedLu.check(c, last);
-    return new Row("LU", c.n(), c.blockSize(), gridName(c), last.get(0).backend(), median(grid) / 1e6,
+    return new Row("LU", c.n(), c.blockSize(), gridName(c), last.get(0).backend(), last.get(0).kernels(),
+        median(grid) / 1e6,
         median(comm) / 1e6, one / 1e6, check.residual(), check.referenceResidual());
   }
 
@@ -134,14 +141,18 @@ public final class FactorizationBenchmark {
       }
     }
     double[] a = Factorizations.spdMatrix(c);
-    long one = median(repeat, () -> {
-      double[] w = a.clone();
-      long t0 = System.nanoTime();
-      Factorizations.choleskyInPlace(w, c.n(), c.blockSize());
-      return System.nanoTime() - t0;
-    });
+    long one;
+    try (FactorKernels kernels = c.kernels().open()) {
+      one = median(repeat, () -> {
+        double[] w = a.clone();
+        long t0 = System.nanoTime();
+        Factorizations.oneProcessCholesky(kernels, w, c.n(), c.blockSize());
+        return System.nanoTime() - t0;
+      });
+    }
     DistributedCholesky.Check check = DistributedCholesky.check(c, last);
-    return new Row("Cholesky", c.n(), c.blockSize(), gridName(c), last.get(0).backend(), median(grid) / 1e6,
+    return new Row("Cholesky", c.n(), c.blockSize(), gridName(c), last.get(0).backend(), last.get(0).kernels(),
+        median(grid) / 1e6,
         median(comm) / 1e6, one / 1e6, check.residual(), check.referenceResidual());
   }
 
@@ -199,20 +210,20 @@ public final class FactorizationBenchmark {
     }
   }
 
-  private static void write(Path out, List<Row> rows, int ranks, String master, String args) {
+  private static void write(Path out, List<Row> rows, int ranks, String master, String commit, String args) {
     StringBuilder sb = new StringBuilder();
     sb.append(String.format(Locale.ROOT, "{\"kind\": \"linalg-factorizations\", \"date\": \"%s\", \"commit\": \"%s\","
         + " \"ranks\": %d, \"master\": \"%s\", \"nproc\": %d, \"load\": \"%s\", \"java\": \"%s\", \"command\":"
-        + " \"scripts/example.sh linalg-bench %s\", \"rows\": [%n", Instant.now().truncatedTo(ChronoUnit.SECONDS), commit(),
+        + " \"dev.gpucoll.examples.linalg.FactorizationBenchmark %s\", \"rows\": [%n", Instant.now().truncatedTo(ChronoUnit.SECONDS), commit,
         ranks, master, Runtime.getRuntime().availableProcessors(), loadAverage(), System.getProperty("java.version"),
         args.replace("\"", "'")));
     for (int i = 0; i < rows.size(); i++) {
       Row r = rows.get(i);
       sb.append(String.format(Locale.ROOT, "  {\"factorization\": \"%s\", \"n\": %d, \"nb\": %d, \"grid\": \"%s\","
-          + " \"backend\": \"%s\", \"grid_ms\": %.3f, \"grid_gflops\": %.3f, \"grid_comm_ms\": %.3f,"
+          + " \"backend\": \"%s\", \"kernels\": \"%s\", \"grid_ms\": %.3f, \"grid_gflops\": %.3f, \"grid_comm_ms\": %.3f,"
           + " \"one_process_ms\": %.3f, \"one_process_gflops\": %.3f, \"ratio\": %.3f, \"residual\": %.4f,"
           + " \"one_process_residual\": %.4f}%s%n", r.factorization(), r.n(), r.nb(), r.grid(), r.backend(),
-          r.distributedMs(), r.distributedGflops(), r.commMs(), r.oneProcessMs(), r.oneProcessGflops(), r.ratio(),
+          r.kernels(), r.distributedMs(), r.distributedGflops(), r.commMs(), r.oneProcessMs(), r.oneProcessGflops(), r.ratio(),
           r.residual(), r.oneProcessResidual(), i + 1 < rows.size() ? "," : ""));
     }
     sb.append("]}\n");

@@ -19,20 +19,43 @@ public final class Factorizations {
    * @param defectColumn -1 for a regular matrix; else LU's matrix gets an all-zero column there
    *     (singular: no nonzero pivot) and Cholesky's a negative diagonal entry (not positive definite)
    */
-  public record Config(int ranks, int n, int blockSize, long seed, int defectColumn) implements Serializable {
+  public record Config(int ranks, int n, int blockSize, long seed, int defectColumn, FactorKernels.Kind kernels)
+      implements Serializable {
     public Config {
       if (defectColumn < -1 || defectColumn >= n) {
         throw new IllegalArgumentException("defect column " + defectColumn + " is outside the matrix (n = " + n + ")");
       }
+      if (kernels == null) {
+        throw new IllegalArgumentException("kernels must be cpu or gpu");
+      }
+    }
+
+    public Config(int ranks, int n, int blockSize, long seed, int defectColumn) {
+      this(ranks, n, blockSize, seed, defectColumn, FactorKernels.Kind.CPU);
     }
 
     public Config(int ranks, int n, int blockSize, long seed) {
       this(ranks, n, blockSize, seed, -1);
     }
 
+    /** Whether the factors must equal the one-process ones bit for bit (the Java kernels on both sides). */
+    boolean exact() {
+      return kernels == FactorKernels.Kind.CPU;
+    }
+
     BlockCyclicLayout layout() {
       int[] g = BlockCyclicLayout.grid(ranks);
       return new BlockCyclicLayout(n, blockSize, g[0], g[1]);
+    }
+  }
+
+  /** {@code --kernels cpu|gpu} (default cpu). */
+  static FactorKernels.Kind kernelsOption(java.util.Map<String, String> options) {
+    String v = options.getOrDefault("kernels", "cpu");
+    try {
+      return FactorKernels.Kind.valueOf(v.trim().toUpperCase(java.util.Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("--kernels must be cpu or gpu, got '" + v + "'");
     }
   }
 
@@ -182,8 +205,44 @@ public final class Factorizations {
     }
   }
 
-  /** ‖PA − LU‖₁ / (‖A‖₁·n·ε) for the factors {@link #luInPlace} leaves (row swaps {@code piv} in order). */
-  public static double luResidual(double[] a, double[] lu, int[] piv, int n) {
+  /**
+   * The one-process LU the distributed one is checked and timed against, with the same kind of
+   * kernels: the Java {@link #luInPlace}, or cuSOLVER getrf on the whole matrix on this process's GPU.
+   */
+  static int[] oneProcessLu(FactorKernels kernels, double[] a, int n, int nb) {
+    if (kernels instanceof CudaFactorKernels gpu) {
+      int[] piv = new int[n];
+      int info = gpu.getrf(a, n, piv);
+      if (info > 0) {
+        throw singular(info - 1);
+      }
+      return piv;
+    }
+    return luInPlace(a, n, nb);
+  }
+
+  /** The one-process Cholesky: the Java {@link #choleskyInPlace}, or cuSOLVER potrf on the whole matrix. */
+  static void oneProcessCholesky(FactorKernels kernels, double[] a, int n, int nb) {
+    if (kernels instanceof CudaFactorKernels gpu) {
+      int info = gpu.potrf(a, n); // row-major lower = column-major upper, as in choleskyLower
+      if (info > 0) {
+        throw notPositiveDefinite(info - 1);
+      }
+      for (int j = 0; j < n; j++) {
+        if (!(a[j * n + j] > 0)) {
+          throw notPositiveDefinite(j);
+        }
+      }
+      return;
+    }
+    choleskyInPlace(a, n, nb);
+  }
+
+  /**
+   * ‖PA − LU‖₁ / (‖A‖₁·n·ε) for the factors {@link #luInPlace} leaves (row swaps {@code piv} in order);
+   * the product on {@code kernels} (one GEMM).
+   */
+  public static double luResidual(double[] a, double[] lu, int[] piv, int n, FactorKernels kernels) {
     double[] pa = a.clone();
     for (int j = 0; j < n; j++) {
       int r = piv[j];
@@ -193,30 +252,35 @@ public final class Factorizations {
         pa[r * n + c] = t;
       }
     }
-    double[] diff = pa;
-    for (int i = 0; i < n; i++) {
-      for (int t = 0; t <= i; t++) { // L[i][t], unit diagonal
-        double l = t == i ? 1 : lu[i * n + t];
-        for (int j = t; j < n; j++) {
-          diff[i * n + j] -= l * lu[t * n + j];
-        }
-      }
-    }
-    return norm1(diff, n) / (norm1(a, n) * n * EPS);
-  }
-
-  /** ‖A − LLᵀ‖₁ / (‖A‖₁·n·ε) for L on and below the diagonal of {@code l} (the rest ignored). */
-  public static double choleskyResidual(double[] a, double[] l, int n) {
-    double[] diff = a.clone();
+    double[] l = new double[n * n];
+    double[] u = new double[n * n];
     for (int i = 0; i < n; i++) {
       for (int j = 0; j < n; j++) {
-        double s = 0;
-        for (int t = 0; t <= Math.min(i, j); t++) {
-          s += l[i * n + t] * l[j * n + t];
+        double v = lu[i * n + j];
+        if (j < i) {
+          l[i * n + j] = v;
+        } else {
+          u[i * n + j] = v;
         }
-        diff[i * n + j] -= s;
+      }
+      l[i * n + i] = 1;
+    }
+    kernels.subtractProduct(pa, 0, n, n, n, l, 0, n, u, 0, n, n);
+    return norm1(pa, n) / (norm1(a, n) * n * EPS);
+  }
+
+  /** ‖A − LLᵀ‖₁ / (‖A‖₁·n·ε) for L on and below the diagonal of {@code l} (the rest ignored); one GEMM on {@code kernels}. */
+  public static double choleskyResidual(double[] a, double[] l, int n, FactorKernels kernels) {
+    double[] lower = new double[n * n];
+    double[] upper = new double[n * n]; // Lᵀ
+    for (int i = 0; i < n; i++) {
+      for (int j = 0; j <= i; j++) {
+        lower[i * n + j] = l[i * n + j];
+        upper[j * n + i] = l[i * n + j];
       }
     }
+    double[] diff = a.clone();
+    kernels.subtractProduct(diff, 0, n, n, n, lower, 0, n, upper, 0, n, n);
     return norm1(diff, n) / (norm1(a, n) * n * EPS);
   }
 
