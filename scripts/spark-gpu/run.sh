@@ -11,10 +11,6 @@
 # which unpacks Spark + its Java runtime into $SPARK_SLIM (default /tmp/gpucoll-spark) once; that stays
 # on a warm machine, so later runs need .spark-app alone. If both do not fit one upload: first
 # .spark-bundle with --unpack-only, then .spark-app.
-# --linalg SIZES: the distributed LU and Cholesky timed against one process (FactorizationBenchmark,
-# docs/linalg.md) instead of the check job, at the comma-separated matrix sizes (multiples of 256), with
-# cuBLAS/cuSOLVER kernels when there are GPUs (libcublas and libcusolver on LD_LIBRARY_PATH); with
-# --fractional two ranks share one GPU. Its JSON record comes back as linalg-<kind>-<date>-<commit>.json.
 # --cudf CUDF_JAR: the cuDF job instead (dev.gpucoll.examples.gpu.CudfGpuCheck, docs/cudf-gpu.md), with
 # the cuDF jar (ai.rapids:cudf:26.08.1:cuda13) and .spark-app's gpucoll-cudf jar next to the one jar.
 # Logs: $OUT when set, else /tmp/gpucoll-spark-out: driver.log, spark-logs.tar.gz (event log,
@@ -30,7 +26,6 @@ NGPUS=""
 CPU_WORKERS=2
 EXTRA_CONF=() # e.g. --conf spark.gpucoll.nccl.blocking=true
 CUDF_JAR=""
-LINALG_SIZES=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=--quick ;;
@@ -40,9 +35,8 @@ while [ $# -gt 0 ]; do
     --cpu-workers) CPU_WORKERS=${2:?--cpu-workers needs a number}; shift ;;
     --conf) EXTRA_CONF+=(--conf "${2:?--conf needs key=value}"); shift ;;
     --cudf) CUDF_JAR=${2:?--cudf needs the cuDF jar}; shift ;;
-    --linalg) LINALG_SIZES=${2:?--linalg needs matrix sizes, e.g. 2048,4096}; shift ;;
     *) echo "run.sh: unknown argument $1 (known: --quick --fractional --unpack-only --gpus N --cpu-workers N" \
-         "--conf key=value --cudf CUDF_JAR --linalg SIZES)" >&2
+         "--conf key=value --cudf CUDF_JAR)" >&2
        exit 2 ;;
   esac
   shift
@@ -97,9 +91,6 @@ if [ -n "$CUDF_JAR" ]; then
   # cuDF is the application's: its jar and the module jar go next to the one jar.
   JARS="$DIST_JAR,$CHECK_JAR,$(ls "$APP"/gpucoll-cudf-*.jar | head -1),$(readlink -f "$CUDF_JAR")"
   JOB=CudfGpuCheck
-elif [ -n "$LINALG_SIZES" ]; then
-  JARS="$DIST_JAR,$CHECK_JAR"
-  JOB=FactorizationBenchmark
 else
   JARS="$DIST_JAR,$CHECK_JAR"
   JOB=SparkGpuCheck
@@ -209,17 +200,10 @@ if [ -n "$CUDF_JAR" ]; then
   # kernel never lets happen. Every module (libcudf's too) is loaded when the context starts.
   CONF+=(--conf spark.executorEnv.CUDA_MODULE_LOADING=EAGER)
 fi
-if [ "$JOB" = FactorizationBenchmark ]; then
-  JOB_ARGS=(--ranks "$RANKS" --master "$MASTER" --sizes "$LINALG_SIZES" --block 128
-    --kernels "$([ "$BACKEND" = gpu ] && echo gpu || echo cpu)" --commit "$(head -1 "$APP/COMMIT")"
-    --out "$LOGS/linalg-$([ "$BACKEND" = gpu ] && echo "gpu-${NGPUS}x" || echo host)${FRACTIONAL:+-fractional}-$(date -u +%F)-$(head -1 "$APP/COMMIT").json")
-else
-  JOB_ARGS=(--ranks "$RANKS" --executors "$EXECUTORS" $QUICK $([ "$JOB" = SparkGpuCheck ] && echo $FRACTIONAL))
-fi
 "$JAVA" "${JFLAGS[@]}" "$LOG4J" "-Xmx$([ "$BACKEND" = gpu ] && echo 8g || echo 1g)" -Dorg.bytedeco.javacpp.cachedir=/tmp/javacpp-cache \
   -cp "$SPARK_SLIM/jars/*" org.apache.spark.deploy.SparkSubmit --master "$MASTER" --deploy-mode client \
-  --jars "$JARS" --class "dev.gpucoll.examples.$([ "$JOB" = FactorizationBenchmark ] && echo linalg || echo gpu).$JOB" \
-  "${CONF[@]}" "$APP_JAR" "${JOB_ARGS[@]}" 2>&1 \
+  --jars "$JARS" --class "dev.gpucoll.examples.gpu.$JOB" "${CONF[@]}" "$APP_JAR" \
+  --ranks "$RANKS" --executors "$EXECUTORS" $QUICK $([ "$JOB" = SparkGpuCheck ] && echo $FRACTIONAL) 2>&1 \
   | tee "$RUN/logs/driver.log"
 RC=${PIPESTATUS[0]}
 cleanup
