@@ -30,7 +30,7 @@ import org.apache.spark.api.java.JavaSparkContext;
  */
 public final class FactorizationBenchmark {
   static final String USAGE = "linalg-bench [--ranks 4] [--sizes 256,512] [--block 32] [--repeat 3] [--seed 3]"
-      + " [--kernels cpu|gpu] [--out FILE] [--commit C] [--master local-cluster|local[N]|spark://...]";
+      + " [--kernels cpu|gpu] [--out FILE] [--commit C] [--master local-cluster|local[N]]";
 
   private FactorizationBenchmark() {}
 
