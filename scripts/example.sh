@@ -4,9 +4,12 @@
 #   training  data-parallel logistic regression on the UCI digits, gradients all-reduced each step
 #   moe       mixture-of-experts layer: tokens to experts and back with allToAllv
 #   linalg    block-cyclic SUMMA matrix multiply and power iteration on a 2-D process grid
+#   lu        LU with partial pivoting (MAXLOC pivot search) on a block-cyclic process grid
+#   cholesky  Cholesky on a block-cyclic process grid
+#   linalg-bench  LU and Cholesky timed against one process (table + JSON under docs/bench/)
 # Default: a Spark local-cluster with one executor JVM per rank (4); --master local[4] runs the
 # ranks as threads of one JVM. GPU backend when every rank has a usable GPU, host backend otherwise.
-# Usage: scripts/example.sh training|moe|linalg [--ranks N] [--master M] [example options]
+# Usage: scripts/example.sh training|moe|linalg|lu|cholesky|linalg-bench [--ranks N] [--master M] [example options]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,7 +17,10 @@ case "${1:-}" in
   training) main=dev.gpucoll.examples.training.DigitsTraining ;;
   moe) main=dev.gpucoll.examples.moe.MoeAllToAll ;;
   linalg) main=dev.gpucoll.examples.linalg.SummaPowerIteration ;;
-  *) echo "usage: scripts/example.sh training|moe|linalg [--ranks N] [--master M] [options]" >&2; exit 2 ;;
+  lu) main=dev.gpucoll.examples.linalg.DistributedLu ;;
+  cholesky) main=dev.gpucoll.examples.linalg.DistributedCholesky ;;
+  linalg-bench) main=dev.gpucoll.examples.linalg.FactorizationBenchmark ;;
+  *) echo "usage: scripts/example.sh training|moe|linalg|lu|cholesky|linalg-bench [--ranks N] [--master M] [options]" >&2; exit 2 ;;
 esac
 shift
 

@@ -4,18 +4,34 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpucoll.api.Communicator;
+import dev.gpucoll.core.CommunicatorFactory;
+import dev.gpucoll.core.config.GpuCollConf;
+import dev.gpucoll.core.rendezvous.LocalRendezvous;
+import dev.gpucoll.examples.linalg.DistributedCholesky;
+import dev.gpucoll.examples.linalg.DistributedLu;
+import dev.gpucoll.examples.linalg.Factorizations;
+import dev.gpucoll.examples.linalg.Factorizations.FactorizationException;
 import dev.gpucoll.examples.linalg.SummaPowerIteration;
+import java.util.ArrayList;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 import dev.gpucoll.examples.moe.MoeAllToAll;
 import dev.gpucoll.examples.training.DigitsTraining;
 import java.util.Arrays;
 import java.util.List;
+import org.apache.spark.SparkException;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The three examples at small sizes as barrier stages of 4 ranks in one Spark local[4] context
+ * The examples at small sizes as barrier stages of 4 ranks in one Spark local[4] context
  * with the plugin (host backend), each checked against its one-process computation.
  */
 class ExamplesTest {
@@ -90,6 +106,86 @@ class ExamplesTest {
     assertEquals(List.of("0,0", "0,1", "1,0", "1,1"), ranks.stream().map(r -> r.p() + "," + r.q()).toList());
     SummaPowerIteration.Check check = SummaPowerIteration.check(c, ranks, SummaPowerIteration.reference(c));
     assertTrue(check.passes(), check.toString());
+  }
+
+  @Test
+  void luWithPartialPivotingOnATwoByTwoGridMatchesOneProcess() {
+    Factorizations.Config c = new Factorizations.Config(RANKS, 96, 8, 3);
+    DistributedLu.Check check = DistributedLu.check(c, DistributedLu.runDistributed(jsc, c));
+    assertTrue(check.passes(), check.toString());
+    // same kernels on the same elements in the same order: the same pivots and the same bits
+    assertTrue(check.samePivots(), check.toString());
+    assertEquals(0.0, check.maxFactorDifference(), check.toString());
+  }
+
+  @Test
+  void choleskyOnATwoByTwoGridMatchesOneProcess() {
+    Factorizations.Config c = new Factorizations.Config(RANKS, 96, 8, 3);
+    DistributedCholesky.Check check = DistributedCholesky.check(c, DistributedCholesky.runDistributed(jsc, c));
+    assertTrue(check.passes(), check.toString());
+    assertEquals(0.0, check.maxFactorDifference(), check.toString());
+  }
+
+  @Test
+  void aSingularMatrixFailsTheStageNamingTheColumn() {
+    Factorizations.Config c = new Factorizations.Config(RANKS, 96, 8, 3, 37);
+    SparkException e = assertThrows(SparkException.class, () -> DistributedLu.runDistributed(jsc, c));
+    assertTrue(e.getMessage().contains("LU: the matrix is singular: column 37 has no nonzero pivot"), e.getMessage());
+    FactorizationException one = assertThrows(FactorizationException.class,
+        () -> Factorizations.luInPlace(Factorizations.generalMatrix(c), c.n(), c.blockSize()));
+    assertEquals(37, one.column());
+  }
+
+  /** Every rank of a 2 x 3 grid (threads, host backend, no Spark) fails with the same error. */
+  private static <T> List<Throwable> everyRank(int ranks, BiFunction<Communicator, Factorizations.Config, T> body,
+      Factorizations.Config c) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(ranks);
+    GpuCollConf conf = GpuCollConf.of(Map.of("spark.gpucoll.timeout", "30s")).validate();
+    String group = "factor-" + System.nanoTime();
+    try {
+      List<Future<T>> futures = new ArrayList<>();
+      for (int r = 0; r < ranks; r++) {
+        int rank = r;
+        futures.add(pool.submit(() -> {
+          try (LocalRendezvous rv = LocalRendezvous.join(group, rank, ranks);
+              Communicator comm = CommunicatorFactory.create(rv, conf, "localhost")) {
+            return body.apply(comm, c);
+          }
+        }));
+      }
+      List<Throwable> errors = new ArrayList<>();
+      for (Future<T> f : futures) {
+        try {
+          f.get(60, TimeUnit.SECONDS);
+          errors.add(null);
+        } catch (java.util.concurrent.ExecutionException e) {
+          errors.add(e.getCause());
+        }
+      }
+      return errors;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void singularAndIndefiniteMatricesFailOnEveryRankOfATwoByThreeGrid() throws Exception {
+    for (int column : new int[] {0, 21, 47}) {
+      Factorizations.Config c = new Factorizations.Config(6, 48, 8, 3, column);
+      for (Throwable t : everyRank(6, DistributedLu::factorRank, c)) {
+        assertTrue(t instanceof FactorizationException, String.valueOf(t));
+        assertEquals("LU: the matrix is singular: column " + column + " has no nonzero pivot (U(" + column + ","
+            + column + ") = 0)", t.getMessage());
+      }
+      for (Throwable t : everyRank(6, DistributedCholesky::factorRank, c)) {
+        assertTrue(t instanceof FactorizationException, String.valueOf(t));
+        assertEquals("Cholesky: the matrix is not positive definite: the pivot of column " + column
+            + " is not positive", t.getMessage());
+      }
+    }
+    // and the same sizes without a defect factor on that grid as in one process
+    Factorizations.Config ok = new Factorizations.Config(6, 48, 8, 3);
+    assertEquals(java.util.Collections.nCopies(6, null), everyRank(6, DistributedLu::factorRank, ok));
   }
 
   @Test

@@ -2,8 +2,10 @@ package dev.gpucoll.examples.gpu;
 
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.check.CorrectnessMatrix;
+import dev.gpucoll.check.PairReference;
 import dev.gpucoll.check.Elements;
 import dev.gpucoll.check.Reduction;
 import dev.gpucoll.check.Reduction.Accumulation;
@@ -69,6 +71,9 @@ final class RankChecks {
         case BARRIER -> barrier();
       }
     }
+    for (CorrectnessMatrix.PairCase c : CorrectnessMatrix.load().pairCasesAt(CorrectnessMatrix.AUTO, n, quick)) {
+      pairReduction(c); // a few pairs each: every buffer fits
+    }
     if (beyond > 0) {
       tally.add("NOTE stage=" + stage + " memory=" + mem.name() + " rank=" + rank + " " + beyond
           + " matrix cases need buffers above " + maxBytes + " bytes (--max-bytes): not run");
@@ -110,6 +115,18 @@ final class RankChecks {
       ByteBuffer out = mem.read(recv);
       String bad = Reduction.firstWrong(t, op, inputs(s, t, op, count), 0, out, count, Accumulation.ELEMENT_TYPE);
       return bad == null ? null : "element " + bad;
+    });
+  }
+
+  /** One MAXLOC/MINLOC case of the matrix, against {@link PairReference}. */
+  void pairReduction(CorrectnessMatrix.PairCase c) {
+    long s = ++seed;
+    PairType t = c.type();
+    run(c.label(), () -> {
+      Memory.Buf send = mem.send(PairReference.input(s, rank, t, c.count()));
+      Memory.Buf recv = c.inPlace() ? send : mem.recv(c.count() * t.byteSize());
+      comm.allReduce(send.comm(), recv.comm(), c.count(), t, c.op());
+      return PairReference.firstWrong(s, n, t, c.op(), c.count(), mem.read(recv));
     });
   }
 

@@ -45,7 +45,7 @@ public final class SummaPowerIteration {
   public record Config(int ranks, int n, int blockSize, int iterations, long seed) implements Serializable {
     BlockCyclicLayout layout() {
       int[] g = BlockCyclicLayout.grid(ranks);
-      return new BlockCyclicLayout(n, blockSize, g[0], g[1]);
+      return new BlockCyclicLayout(n, blockSize, g[0], g[1]).requireRowsSplitOverColumns();
     }
   }
 

@@ -20,7 +20,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** The job's checks take the correctness matrix's cases: run here on the host backend, 3 ranks as threads. */
+/**
+ * The job's checks take the correctness matrix's cases, then MAXLOC/MINLOC of every pair type: run
+ * here on the host backend, 3 ranks as threads.
+ */
 class RankChecksTest {
 
   @Test
@@ -40,6 +43,8 @@ class RankChecksTest {
       }));
     }
     long matrix = CorrectnessMatrix.load().casesAt(CorrectnessMatrix.AUTO, n, true, new SplittableRandom(1)).size();
+    long pairs = CorrectnessMatrix.load().pairCasesAt(CorrectnessMatrix.AUTO, n, true).size();
+    assertEquals(2 * 8 * 2 + 2 * 2, pairs, "every pair type and op at two counts, two in place");
     Pattern checks = Pattern.compile("CHECKS stage=check memory=host rank=\\d cases=(\\d+) failures=(\\d+)");
     Pattern note = Pattern.compile("NOTE .* (\\d+) matrix cases need buffers above");
     for (Future<List<String>> f : ranks) {
@@ -50,7 +55,8 @@ class RankChecksTest {
       long beyond = lines.stream().map(note::matcher).filter(Matcher::find).mapToLong(x -> Long.parseLong(x.group(1)))
           .sum();
       assertTrue(beyond > 0, "some quick cases exceed 64 KiB");
-      assertEquals(matrix - beyond + 1, Long.parseLong(m.group(1)), "every matrix case that fits, and split");
+      assertEquals(matrix - beyond + pairs + 1, Long.parseLong(m.group(1)),
+          "every matrix case that fits, the MAXLOC/MINLOC cases, and split");
     }
     pool.shutdown();
   }

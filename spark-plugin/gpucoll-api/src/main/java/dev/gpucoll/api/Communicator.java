@@ -26,6 +26,19 @@ public interface Communicator extends AutoCloseable {
   /** recv[i] = op over ranks of send[i], for i in [0, count). send and recv may be the same. */
   void allReduce(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op);
 
+  /**
+   * MAXLOC / MINLOC over value-index pairs (MPI_MAXLOC, MPI_MINLOC): pair i of recv = the pair
+   * with the largest (smallest) value among every rank's pair i of send, the lowest index among
+   * equal values; NaN values fail the call on every rank ({@link LocOp}). {@code count} is in
+   * pairs; the layout of a pair is {@link PairType}'s. Every rank gets the same bits.
+   *
+   * <p>It runs as an allGather of the pairs followed by the same fold on every rank, so its cost
+   * grows with the group size times {@code count}: it is made for pivot searches (a few pairs), not
+   * for long vectors. On the GPU backend it waits for the stream and folds on the host (not
+   * capturable in a CUDA graph). Not available inside {@link #group}.
+   */
+  void allReduce(CommBuffer send, CommBuffer recv, long count, PairType type, LocOp op);
+
   /** recv[r * count + i] = send of rank r [i]. */
   void allGather(CommBuffer send, CommBuffer recv, long count, DataType type);
 

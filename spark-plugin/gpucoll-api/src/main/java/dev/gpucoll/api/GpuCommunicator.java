@@ -45,7 +45,8 @@ public interface GpuCommunicator extends Communicator {
 
   /**
    * The raw ncclComm_t address for libraries that take one (cuSOLVERMp, cuFFTMp), or 0 when the
-   * group has no NCCL communicator. Owned by this communicator: do not destroy it.
+   * group has no NCCL communicator. Owned by this communicator: do not destroy it. A P × Q grid's
+   * position and its row and column communicators (each with its own ncclComm_t): {@link ProcessGrid}.
    */
   long ncclComm();
 

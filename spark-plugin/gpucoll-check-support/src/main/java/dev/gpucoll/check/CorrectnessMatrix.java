@@ -2,6 +2,8 @@ package dev.gpucoll.check;
 
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.LocOp;
+import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.ReduceOp;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -50,6 +52,17 @@ public final class CorrectnessMatrix {
   /** One line of the file. */
   record Block(int line, String variant, List<Item<Integer>> ranks, List<Collective> collectives,
       List<DataType> types, List<ReduceOp> ops, List<Item<Count>> counts, boolean inPlace, Root root) {}
+
+  /** One MAXLOC/MINLOC line: allReduce over value-index pairs (types "f64:i32", ops maxloc, minloc). */
+  record PairBlock(int line, String variant, List<Item<Integer>> ranks, List<PairType> types, List<LocOp> ops,
+      List<Item<Long>> counts, boolean inPlace) {}
+
+  /** One MAXLOC/MINLOC case: {@code count} pairs of {@code type}, checked with {@link PairReference}. */
+  public record PairCase(PairType type, LocOp op, long count, boolean inPlace) {
+    public String label() {
+      return "allReduce " + type + " " + op + " count=" + count + (inPlace ? " in-place" : "");
+    }
+  }
 
   /** The group a case runs on: a kernel variant (or {@link #AUTO}) and a number of ranks. */
   public record Group(String variant, int ranks) {
@@ -100,9 +113,11 @@ public final class CorrectnessMatrix {
   }
 
   private final List<Block> blocks;
+  private final List<PairBlock> pairBlocks;
 
-  private CorrectnessMatrix(List<Block> blocks) {
+  private CorrectnessMatrix(List<Block> blocks, List<PairBlock> pairBlocks) {
     this.blocks = List.copyOf(blocks);
+    this.pairBlocks = List.copyOf(pairBlocks);
   }
 
   /** The matrix on the class path. */
@@ -120,6 +135,7 @@ public final class CorrectnessMatrix {
   /** @throws IllegalArgumentException naming the line and the field that does not parse */
   public static CorrectnessMatrix parse(String text) {
     List<Block> blocks = new ArrayList<>();
+    List<PairBlock> pairBlocks = new ArrayList<>();
     int lineNo = 0;
     try (BufferedReader r = new BufferedReader(new java.io.StringReader(text))) {
       for (String raw; (raw = r.readLine()) != null; ) {
@@ -127,13 +143,92 @@ public final class CorrectnessMatrix {
         int hash = raw.indexOf('#');
         String line = (hash >= 0 ? raw.substring(0, hash) : raw).trim();
         if (!line.isEmpty()) {
-          blocks.add(block(lineNo, line));
+          if (isPairLine(line)) {
+            pairBlocks.add(pairBlock(lineNo, line));
+          } else {
+            blocks.add(block(lineNo, line));
+          }
         }
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    return new CorrectnessMatrix(blocks);
+    return new CorrectnessMatrix(blocks, pairBlocks);
+  }
+
+  /** Whether a line's ops are MAXLOC/MINLOC (the C++ parser skips exactly these lines). */
+  private static boolean isPairLine(String line) {
+    String[] f = line.split("\\s+");
+    if (f.length < 5) {
+      return false;
+    }
+    for (String op : f[4].split(",")) {
+      String o = op.toLowerCase(Locale.ROOT);
+      if (o.equals("maxloc") || o.equals("minloc")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static PairBlock pairBlock(int no, String line) {
+    String[] f = line.split("\\s+");
+    if (f.length < 6) {
+      throw bad(no, "expected variant, ranks, collectives, types, ops and counts; got " + f.length + " fields");
+    }
+    if (!f[2].equals(Collective.ALL_REDUCE.apiName())) {
+      throw bad(no, "maxloc and minloc are for allReduce alone; got collectives " + f[2]);
+    }
+    List<Item<Integer>> ranks = items(no, "ranks", f[1], v -> {
+      int n = Integer.parseInt(v);
+      if (n < 1) {
+        throw new IllegalArgumentException("a group has at least 1 rank");
+      }
+      return n;
+    });
+    List<PairType> types = new ArrayList<>();
+    for (Item<PairType> t : items(no, "types", f[3], CorrectnessMatrix::pairType)) {
+      types.add(t.value());
+    }
+    List<LocOp> ops = new ArrayList<>();
+    for (Item<LocOp> op : items(no, "ops", f[4], v -> {
+      String o = v.toLowerCase(Locale.ROOT);
+      if (!o.equals("maxloc") && !o.equals("minloc")) {
+        throw new IllegalArgumentException("a maxloc/minloc line takes no other op");
+      }
+      return LocOp.valueOf(o.toUpperCase(Locale.ROOT));
+    })) {
+      ops.add(op.value());
+    }
+    List<Item<Long>> counts = items(no, "counts", f[5], v -> {
+      long n = Long.parseLong(v);
+      if (n < 0) {
+        throw new IllegalArgumentException("negative");
+      }
+      return n;
+    });
+    boolean inPlace = false;
+    for (int i = 6; i < f.length; i++) {
+      if (!f[i].equals("in-place")) {
+        throw bad(no, "unknown option " + f[i] + " for a maxloc/minloc line; expected in-place");
+      }
+      inPlace = true;
+    }
+    return new PairBlock(no, f[0].toLowerCase(Locale.ROOT), ranks, types, ops, counts, inPlace);
+  }
+
+  /** "f64:i32" → FLOAT64_INT32: a value type (f32 f64 i32 i64) and an index type (i32 i64). */
+  private static PairType pairType(String v) {
+    String[] vi = v.split(":");
+    DataType value = vi.length == 2 ? TYPES.get(vi[0]) : null;
+    DataType index = vi.length == 2 ? TYPES.get(vi[1]) : null;
+    for (PairType t : PairType.values()) {
+      if (t.value() == value && t.index() == index) {
+        return t;
+      }
+    }
+    throw new IllegalArgumentException("unknown pair type; expected value:index with a value of f32 f64 i32 i64"
+        + " and an index of i32 i64");
   }
 
   private static Block block(int no, String line) {
@@ -282,6 +377,46 @@ public final class CorrectnessMatrix {
       }
     }
     return out;
+  }
+
+  /**
+   * The MAXLOC/MINLOC cases of {@code variant} for a group of {@code ranks} ranks (whatever group
+   * sizes the lines list), in the order type, count, op; {@code quick} leaves out the counts marked '*'.
+   */
+  public List<PairCase> pairCasesAt(String variant, int ranks, boolean quick) {
+    List<PairCase> out = new ArrayList<>();
+    for (PairBlock b : pairBlocks) {
+      if (b.variant().equals(variant)) {
+        expandPairs(b, quick, out);
+      }
+    }
+    return out;
+  }
+
+  /** Every MAXLOC/MINLOC case, per group in the order the groups first appear ({@code quick} as in {@link #cases}). */
+  public Map<Group, List<PairCase>> pairCases(boolean quick) {
+    Map<Group, List<PairCase>> out = new LinkedHashMap<>();
+    for (PairBlock b : pairBlocks) {
+      for (Item<Integer> ranks : b.ranks()) {
+        if (ranks.runs(quick)) {
+          expandPairs(b, quick, out.computeIfAbsent(new Group(b.variant(), ranks.value()), g -> new ArrayList<>()));
+        }
+      }
+    }
+    out.values().removeIf(List::isEmpty);
+    return out;
+  }
+
+  private static void expandPairs(PairBlock b, boolean quick, List<PairCase> group) {
+    for (PairType t : b.types()) {
+      for (Item<Long> count : b.counts()) {
+        if (count.runs(quick)) {
+          for (LocOp op : b.ops()) {
+            group.add(new PairCase(t, op, count.value(), b.inPlace()));
+          }
+        }
+      }
+    }
   }
 
   /** One block's cases at {@code n} ranks, in the order collective, type, count, op. */

@@ -8,9 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.LocOp;
+import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.check.CorrectnessMatrix.Case;
 import dev.gpucoll.check.CorrectnessMatrix.Group;
+import dev.gpucoll.check.CorrectnessMatrix.PairCase;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -70,6 +73,50 @@ class CorrectnessMatrixTest {
     Map<Group, List<Case>> quick = m.cases(true, new SplittableRandom(1));
     assertFalse(quick.containsKey(new Group("pipe", 4)), "a rank count marked '*' is full-only");
     assertEquals(2 * 2 * 2 * 2, quick.get(new Group("pipe", 2)).size(), "4KiB* left out");
+  }
+
+  @Test
+  void maxlocLinesExpandIntoPairCasesApartFromTheOthers() {
+    CorrectnessMatrix m = CorrectnessMatrix.parse("""
+        auto 2,3*  allReduce  f64:i32,i32:i64  maxloc,MINLOC  1,9*   # pairs
+        auto 2     allReduce  f32:i32          maxloc         4 in-place
+        auto 2     allReduce  f32              max            4
+        """);
+    List<PairCase> two = m.pairCasesAt("auto", 2, false);
+    assertEquals(List.of(new PairCase(PairType.FLOAT64_INT32, LocOp.MAXLOC, 1, false),
+        new PairCase(PairType.FLOAT64_INT32, LocOp.MINLOC, 1, false),
+        new PairCase(PairType.FLOAT64_INT32, LocOp.MAXLOC, 9, false),
+        new PairCase(PairType.FLOAT64_INT32, LocOp.MINLOC, 9, false),
+        new PairCase(PairType.INT32_INT64, LocOp.MAXLOC, 1, false),
+        new PairCase(PairType.INT32_INT64, LocOp.MINLOC, 1, false),
+        new PairCase(PairType.INT32_INT64, LocOp.MAXLOC, 9, false),
+        new PairCase(PairType.INT32_INT64, LocOp.MINLOC, 9, false),
+        new PairCase(PairType.FLOAT32_INT32, LocOp.MAXLOC, 4, true)), two);
+    assertEquals(5, m.pairCasesAt("auto", 2, true).size(), "quick leaves out count 9");
+    assertEquals(List.of(new Group("auto", 2), new Group("auto", 3)), List.copyOf(m.pairCases(false).keySet()));
+    assertEquals(List.of(new Group("auto", 2)), List.copyOf(m.pairCases(true).keySet()));
+    // the plain cases do not see the pair lines
+    assertEquals(1, m.size(false));
+    // the shipped matrix has every pair type and op
+    List<PairCase> shipped = CorrectnessMatrix.load().pairCasesAt("auto", 3, true);
+    for (PairType t : PairType.values()) {
+      for (LocOp op : LocOp.values()) {
+        assertTrue(shipped.stream().anyMatch(c -> c.type() == t && c.op() == op), t + " " + op);
+      }
+    }
+  }
+
+  @Test
+  void aBadMaxlocLineIsNamedWithItsNumberAndField() {
+    for (String[] bad : new String[][] {
+        {"auto 2 allReduce f16:i32 maxloc 1", "line 1: types item 'f16:i32': unknown pair type"},
+        {"auto 2 allReduce f64:f32 maxloc 1", "line 1: types item 'f64:f32': unknown pair type"},
+        {"auto 2 allReduce f64:i32 maxloc,sum 1", "line 1: ops item 'sum': a maxloc/minloc line takes no other op"},
+        {"auto 2 reduceScatter f64:i32 maxloc 1", "line 1: maxloc and minloc are for allReduce alone"},
+        {"auto 2 allReduce f64:i32 maxloc 1 root=last", "line 1: unknown option root=last"}}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> CorrectnessMatrix.parse(bad[0]));
+      assertTrue(e.getMessage().startsWith("correctness matrix " + bad[1]), e.getMessage());
+    }
   }
 
   @Test

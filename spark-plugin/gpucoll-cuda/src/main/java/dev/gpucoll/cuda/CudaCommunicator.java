@@ -6,11 +6,14 @@ import dev.gpucoll.api.CollectiveListener;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.GpuCommunicator;
+import dev.gpucoll.api.LocOp;
+import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.Algorithm;
 import dev.gpucoll.core.UnexpectedError;
 import dev.gpucoll.core.batch.RecordedBatch;
+import dev.gpucoll.core.pairs.PairFold;
 import dev.gpucoll.core.spi.AllToAllvLayout;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
@@ -205,6 +208,66 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   @Override
   public void allReduce(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {
     run(Collective.ALL_REDUCE, send, count, recv, count, count, type, op, 0);
+  }
+
+  /**
+   * MAXLOC / MINLOC through the host (no kernel of ours reduces pairs): this rank's pairs are copied
+   * to the host (waiting for the stream), gathered with this group's allGather on host buffers
+   * (its own route, reported as that allGather), folded by {@link PairFold} as on the host backend,
+   * and the result copied to recv (waiting again). Not capturable.
+   */
+  @Override
+  public void allReduce(CommBuffer send, CommBuffer recv, long count, PairType type, LocOp op) {
+    Collective c = Collective.ALL_REDUCE;
+    ensureOpen(c);
+    if (capturing) {
+      throw new CollectiveException(rank, c, "MAXLOC/MINLOC fold the gathered pairs on the host, so they cannot be"
+          + " captured in a CUDA graph; call them outside capture()");
+    }
+    if (type == null || op == null) {
+      throw new CollectiveException(rank, c, type == null ? "pair type is null" : "MAXLOC/MINLOC op is null");
+    }
+    if (count < 0 || count > Integer.MAX_VALUE / size / type.byteSize()) {
+      throw new CollectiveException(rank, c, "count " + count + " is out of range (0 to "
+          + Integer.MAX_VALUE / size / type.byteSize() + " pairs per rank)");
+    }
+    int bytes = (int) count * type.byteSize();
+    requireCapacity(c, "send", send, bytes);
+    requireCapacity(c, "recv", recv, bytes);
+    for (String why : new String[] {PairFold.hostBufferProblem(send, "send"), PairFold.hostBufferProblem(recv, "recv")}) {
+      if (why != null) {
+        throw new CollectiveException(rank, c, why);
+      }
+    }
+    if (count == 0) {
+      observed(c, Algorithm.NOOP_EMPTY, 0, System.nanoTime());
+      return;
+    }
+    java.nio.ByteBuffer mine = java.nio.ByteBuffer.allocate(bytes).order(java.nio.ByteOrder.nativeOrder());
+    try {
+      mine.put(stage.toHost(c, send, bytes, 0).in().duplicate()).clear();
+    } catch (Throwable t) {
+      throw failure(c, t);
+    }
+    java.nio.ByteBuffer gathered = java.nio.ByteBuffer.allocate(bytes * size).order(java.nio.ByteOrder.nativeOrder());
+    allGather(CommBuffer.of(mine), CommBuffer.of(gathered), bytes, DataType.UINT8);
+    String nan = PairFold.nanProblem(gathered, size, (int) count, type, op);
+    if (nan != null) {
+      throw new CollectiveException(rank, c, nan);
+    }
+    java.nio.ByteBuffer result = java.nio.ByteBuffer.allocate(bytes).order(java.nio.ByteOrder.nativeOrder());
+    PairFold.fold(gathered, size, (int) count, type, op, result);
+    try {
+      if (recv instanceof CommBuffer.Host h) {
+        HostBuffers.write(h, result);
+      } else {
+        DeviceStage.HostStage back = stage.toHost(c, CommBuffer.of(result.duplicate()), bytes, bytes);
+        back.out().duplicate().put(result.duplicate());
+        stage.fromHost(c, back, recv, bytes);
+      }
+    } catch (Throwable t) {
+      throw failure(c, t);
+    }
   }
 
   @Override

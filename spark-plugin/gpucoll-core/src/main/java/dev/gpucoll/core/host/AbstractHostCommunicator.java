@@ -6,6 +6,8 @@ import dev.gpucoll.api.CollectiveListener;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.LocOp;
+import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.Algorithm;
@@ -148,6 +150,32 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       String algo = runAllReduce(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
           op);
       finish(c, algo, a.bytes(count), t0);
+    } catch (Throwable t) {
+      throw failure(c, t);
+    } finally {
+      exit();
+    }
+  }
+
+  /** MAXLOC / MINLOC: an allGather of the pairs, then the same fold on every rank ({@link PairCall}). */
+  @Override
+  public final void allReduce(CommBuffer send, CommBuffer recv, long count, PairType type, LocOp op) {
+    Collective c = Collective.ALL_REDUCE;
+    long t0 = begin(c);
+    try {
+      PairCall call = new PairCall(send, recv, count, type, op, size);
+      String algo;
+      try {
+        algo = runAllGather(Signature.loc(count, type, op), call.problem, call.send, call.gathered,
+            call.gatherBytes(), DataType.UINT8);
+      } catch (CollectiveException e) {
+        throw PairCall.asAllReduce(e);
+      }
+      String nan = call.fold();
+      if (nan != null) {
+        throw new CollectiveException(rank, c, nan);
+      }
+      finish(c, algo, (long) call.gatherBytes() * size, t0);
     } catch (Throwable t) {
       throw failure(c, t);
     } finally {

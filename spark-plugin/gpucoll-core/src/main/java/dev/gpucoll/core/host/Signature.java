@@ -2,6 +2,8 @@ package dev.gpucoll.core.host;
 
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.LocOp;
+import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.ReduceOp;
 
 /**
@@ -14,6 +16,15 @@ record Signature(int code, long count, int type, int op, int root) {
   static final int SETUP = 100;
   /** The agreement on a group()'s batch: distinct from every collective, so it never matches a plain call. */
   static final int GROUP = 101;
+
+  /** Pair types and MAXLOC/MINLOC sit above every DataType and ReduceOp, so no plain call matches them. */
+  private static final int PAIR_BASE = 200;
+
+  /** MAXLOC / MINLOC, an allReduce of {@code count} pairs. */
+  static Signature loc(long count, PairType type, LocOp op) {
+    return new Signature(Collective.ALL_REDUCE.ordinal(), count, type == null ? -1 : PAIR_BASE + type.ordinal(),
+        op == null ? -1 : PAIR_BASE + op.ordinal(), -1);
+  }
 
   static Signature of(Collective c, long count, DataType type, ReduceOp op, int root) {
     return new Signature(c.ordinal(), count, type == null ? -1 : type.ordinal(),
@@ -43,10 +54,14 @@ record Signature(int code, long count, int type, int op, int root) {
     StringBuilder sb = new StringBuilder(
         code == SETUP ? "split/setup" : code == GROUP ? "group" : Collective.values()[code].apiName()).append('(');
     sb.append("count=").append(count);
-    if (type >= 0) {
+    if (type >= PAIR_BASE) {
+      sb.append(", ").append(PairType.values()[type - PAIR_BASE]);
+    } else if (type >= 0) {
       sb.append(", ").append(DataType.values()[type]);
     }
-    if (op >= 0) {
+    if (op >= PAIR_BASE) {
+      sb.append(", ").append(LocOp.values()[op - PAIR_BASE]);
+    } else if (op >= 0) {
       sb.append(", ").append(ReduceOp.values()[op]);
     }
     if (code == Collective.BROADCAST.ordinal()) {

@@ -10,7 +10,9 @@ import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.check.CorrectnessMatrix;
 import dev.gpucoll.check.CorrectnessMatrix.Case;
 import dev.gpucoll.check.CorrectnessMatrix.Group;
+import dev.gpucoll.check.CorrectnessMatrix.PairCase;
 import dev.gpucoll.check.Elements;
+import dev.gpucoll.check.PairReference;
 import dev.gpucoll.check.Reduction;
 import dev.gpucoll.check.Reduction.Accumulation;
 import dev.gpucoll.cuda.CudaEnvironment;
@@ -102,6 +104,7 @@ public final class GpuSuite {
         + matrix.values().stream().mapToLong(List::size).sum() + " cases in " + matrix.size() + " groups"
         + (quick ? " (--quick)" : ""));
     matrix.forEach(this::section);
+    CorrectnessMatrix.load().pairCases(quick).forEach(this::pairSection);
     hostArraysAndUserStream(3);
     groupChecks();
     captureAndReplay(quick ? 2 : 4, 1000);
@@ -226,6 +229,79 @@ public final class GpuSuite {
     }
     System.out.printf("section %d ranks, %-8s: %4d cases in %5.1f s, %d failures so far%n", n, vname, done,
         (System.nanoTime() - t0) / 1e9, failures.size());
+  }
+
+  /**
+   * The MAXLOC/MINLOC cases of one group on device buffers: the GPU backend gathers the pairs with
+   * its allGather and folds them on the host; checked against {@link PairReference} on every rank
+   * and for identical bytes across ranks.
+   */
+  private void pairSection(Group group, List<PairCase> cases) {
+    int n = group.ranks();
+    String vname = group.variant();
+    if (System.nanoTime() > deadline) {
+      notRun.add(n + " ranks, variant " + vname + ": " + cases.size() + " maxloc/minloc cases (suite time budget spent)");
+      return;
+    }
+    long cap = 1 << 20;
+    for (PairCase c : cases) {
+      cap = Math.max(cap, c.count() * c.type().byteSize());
+    }
+    long t0 = System.nanoTime();
+    int done = 0;
+    String key = "allReduce maxloc/minloc / " + vname + " / " + n;
+    try (RankGroup g = RankGroup.create(n, device, group.forcedVariant(), Duration.ofSeconds(5), cap + 4096)) {
+      for (PairCase c : cases) {
+        try {
+          List<String> bad = runPairCase(g, c, seeds.incrementAndGet());
+          record(key, 1, bad.isEmpty() ? 0 : 1, 0);
+          if (!bad.isEmpty()) {
+            failures.add(n + " ranks, " + vname + ", " + c.label() + ": " + String.join("; ", bad));
+          }
+        } catch (RuntimeException e) {
+          record(key, 1, 1, 0);
+          failures.add(n + " ranks, " + vname + ", " + c.label() + ": " + e);
+          notRun.add(n + " ranks, variant " + vname + ": " + (cases.size() - done - 1)
+              + " maxloc/minloc cases skipped after an error");
+          break;
+        }
+        done++;
+      }
+    } catch (RuntimeException e) {
+      failures.add(n + " ranks, " + vname + ": maxloc/minloc group setup failed: " + e);
+    }
+    System.out.printf("section %d ranks, %-8s: %4d maxloc/minloc cases in %5.1f s, %d failures so far%n", n, vname,
+        done, (System.nanoTime() - t0) / 1e9, failures.size());
+  }
+
+  /** Runs one MAXLOC/MINLOC case on every rank; returns the problems found. */
+  static List<String> runPairCase(RankGroup g, PairCase c, long seed) {
+    int n = g.size;
+    int bytes = Math.toIntExact(c.count() * c.type().byteSize());
+    g.onAll(Duration.ofSeconds(60), r -> {
+      r.hostIn.put(0, PairReference.input(seed, r.rank, c.type(), c.count()), 0, bytes);
+      r.upload(bytes, bytes);
+      CommBuffer send = CommBuffer.device(r.send, r.capacity);
+      CommBuffer recv = CommBuffer.device(r.recv, r.capacity);
+      if (c.inPlace()) {
+        CudaNative.memcpyAsync(r.recv, r.send, bytes, r.stream());
+        send = recv;
+      }
+      r.comm.allReduce(send, recv, c.count(), c.type(), c.op());
+      r.download(bytes);
+      return null;
+    });
+    List<String> bad = new ArrayList<>();
+    for (int k = 0; k < n; k++) {
+      ByteBuffer out = g.ranks[k].hostOut;
+      String wrong = PairReference.firstWrong(seed, n, c.type(), c.op(), c.count(), out);
+      if (wrong != null) {
+        bad.add("rank " + k + ": " + wrong);
+      } else if (k > 0 && out.slice(0, bytes).mismatch(g.ranks[0].hostOut.slice(0, bytes)) >= 0) {
+        bad.add("rank " + k + " differs from rank 0 (results must be bit-identical)");
+      }
+    }
+    return bad;
   }
 
   /** The one problem of a case that every rank's route refused (the group stays usable). */

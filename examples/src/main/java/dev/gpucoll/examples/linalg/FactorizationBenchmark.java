@@ -1,0 +1,239 @@
+package dev.gpucoll.examples.linalg;
+
+import dev.gpucoll.examples.ExampleSpark;
+import dev.gpucoll.examples.linalg.Factorizations.Config;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.LongSupplier;
+import org.apache.spark.api.java.JavaSparkContext;
+
+/**
+ * Times the distributed LU and Cholesky against the one-process factorization of the same matrix
+ * in the driver JVM (the same blocked algorithm and kernels, no communication): wall time and
+ * GFLOP/s (LU 2n³/3, Cholesky n³/3 flops) of each, their ratio, and the scaled residuals of the
+ * last run. The distributed time is the slowest rank's, between two barriers around the
+ * factorization (matrix generation and the check not included); each is the median of
+ * {@code --repeat} runs after one untimed run. Prints a table and writes a JSON record
+ * ({@code --out}, default docs/bench/linalg-&lt;date&gt;-&lt;commit&gt;.json).
+ *
+ * <p>Run: {@code scripts/example.sh linalg-bench [--ranks 4] [--sizes 256,512] [--block 32] [--repeat 3]}.
+ */
+public final class FactorizationBenchmark {
+  static final String USAGE = "linalg-bench [--ranks 4] [--sizes 256,512] [--block 32] [--repeat 3] [--seed 3]"
+      + " [--kernels cpu|gpu] [--out FILE] [--commit C] [--master local-cluster|local[N]]";
+
+  private FactorizationBenchmark() {}
+
+  record Row(String factorization, int n, int nb, String grid, String backend, String kernels, double distributedMs,
+      double commMs, double oneProcessMs, double residual, double oneProcessResidual) {
+    double flops() {
+      double n3 = (double) n * n * n;
+      return factorization.equals("LU") ? 2 * n3 / 3 : n3 / 3;
+    }
+
+    double distributedGflops() {
+      return flops() / distributedMs / 1e6;
+    }
+
+    double oneProcessGflops() {
+      return flops() / oneProcessMs / 1e6;
+    }
+
+    /** Distributed GFLOP/s over one process's: above 1, the grid is faster. */
+    double ratio() {
+      return oneProcessMs / distributedMs;
+    }
+  }
+
+  public static void main(String[] args) {
+    Map<String, String> o = ExampleSpark.options(args, USAGE);
+    int ranks = ExampleSpark.intOption(o, "ranks", 4);
+    int nb = ExampleSpark.intOption(o, "block", 32);
+    int repeat = Math.max(1, ExampleSpark.intOption(o, "repeat", 3));
+    int seed = ExampleSpark.intOption(o, "seed", 3);
+    FactorKernels.Kind kind = Factorizations.kernelsOption(o);
+    int[] sizes = Arrays.stream(o.getOrDefault("sizes", "256,512").split(",")).mapToInt(s -> Integer.parseInt(s.trim()))
+        .toArray();
+    for (int n : sizes) {
+      new Config(ranks, n, nb, seed, -1, kind).layout(); // bad sizes fail before Spark starts
+    }
+    List<Row> rows = new ArrayList<>();
+    try (JavaSparkContext jsc = ExampleSpark.start("gpucoll-linalg-bench", o.get("master"), ranks)) {
+      for (int n : sizes) {
+        Config c = new Config(ranks, n, nb, seed, -1, kind);
+        rows.add(lu(jsc, c, repeat));
+        rows.add(cholesky(jsc, c, repeat));
+      }
+    }
+    String master = o.getOrDefault("master", "local-cluster");
+    System.out.println();
+    System.out.println("kernels: " + rows.get(0).kernels() + " (grid and one process)");
+    System.out.printf("%-9s %6s %4s %5s %-10s %12s %10s %9s %12s %10s %7s %9s %9s%n", "factor", "n", "nb", "grid",
+        "backend", "grid ms", "GFLOP/s", "comm ms", "1-proc ms", "GFLOP/s", "ratio", "residual", "1-proc");
+    for (Row r : rows) {
+      System.out.printf(Locale.ROOT, "%-9s %6d %4d %5s %-10s %12.1f %10.2f %9.1f %12.1f %10.2f %7.2f %9.3f %9.3f%n",
+          r.factorization(), r.n(), r.nb(), r.grid(), r.backend(), r.distributedMs(), r.distributedGflops(), r.commMs(),
+          r.oneProcessMs(), r.oneProcessGflops(), r.ratio(), r.residual(), r.oneProcessResidual());
+    }
+    boolean pass = rows.stream().allMatch(r -> r.residual() < Factorizations.RESIDUAL_LIMIT
+        && r.oneProcessResidual() < Factorizations.RESIDUAL_LIMIT);
+    System.out.println("ratio = one-process time / grid time (GFLOP/s of the grid over one process's, same matrix);"
+        + " residuals ||PA-LU|| or ||A-LL^T|| / (||A|| n eps), limit " + (int) Factorizations.RESIDUAL_LIMIT);
+    String commit = o.getOrDefault("commit", commit());
+    Path out = o.containsKey("out") ? Path.of(o.get("out")) : benchDirectory().resolve("linalg-"
+        + Instant.now().toString().substring(0, 10) + "-" + commit + ".json");
+    write(out, rows, ranks, master, commit, String.join(" ", args));
+    System.out.println("JSON record: " + out);
+    System.out.println(pass ? "CHECK OK" : "CHECK FAILED");
+    if (!pass) {
+      System.exit(1);
+    }
+  }
+
+  private static Row lu(JavaSparkContext jsc, Config c, int repeat) {
+    long[] grid = new long[repeat];
+    long[] comm = new long[repeat];
+    List<DistributedLu.Result> last = null;
+    for (int i = -1; i < repeat; i++) {
+      List<DistributedLu.Result> ranks = DistributedLu.runDistributed(jsc, c);
+      if (i >= 0) {
+        grid[i] = ranks.stream().mapToLong(DistributedLu.Result::factorNanos).max().orElseThrow();
+        comm[i] = ranks.stream().mapToLong(DistributedLu.Result::commNanos).max().orElseThrow();
+        last = ranks;
+      }
+    }
+    double[] a = Factorizations.generalMatrix(c);
+    long one;
+    try (FactorKernels kernels = c.kernels().open()) { // handles made before the clock starts
+      one = median(repeat, () -> {
+        double[] w = a.clone();
+        long t0 = System.nanoTime();
+        Factorizations.oneProcessLu(kernels, w, c.n(), c.blockSize());
+        return System.nanoTime() - t0;
+      });
+    }
+    DistributedLu.Check check = DistributedLu.check(c, last);
+    return new Row("LU", c.n(), c.blockSize(), gridName(c), last.get(0).backend(), last.get(0).kernels(),
+        median(grid) / 1e6,
+        median(comm) / 1e6, one / 1e6, check.residual(), check.referenceResidual());
+  }
+
+  private static Row cholesky(JavaSparkContext jsc, Config c, int repeat) {
+    long[] grid = new long[repeat];
+    long[] comm = new long[repeat];
+    List<DistributedCholesky.Result> last = null;
+    for (int i = -1; i < repeat; i++) {
+      List<DistributedCholesky.Result> ranks = DistributedCholesky.runDistributed(jsc, c);
+      if (i >= 0) {
+        grid[i] = ranks.stream().mapToLong(DistributedCholesky.Result::factorNanos).max().orElseThrow();
+        comm[i] = ranks.stream().mapToLong(DistributedCholesky.Result::commNanos).max().orElseThrow();
+        last = ranks;
+      }
+    }
+    double[] a = Factorizations.spdMatrix(c);
+    long one;
+    try (FactorKernels kernels = c.kernels().open()) {
+      one = median(repeat, () -> {
+        double[] w = a.clone();
+        long t0 = System.nanoTime();
+        Factorizations.oneProcessCholesky(kernels, w, c.n(), c.blockSize());
+        return System.nanoTime() - t0;
+      });
+    }
+    DistributedCholesky.Check check = DistributedCholesky.check(c, last);
+    return new Row("Cholesky", c.n(), c.blockSize(), gridName(c), last.get(0).backend(), last.get(0).kernels(),
+        median(grid) / 1e6,
+        median(comm) / 1e6, one / 1e6, check.residual(), check.referenceResidual());
+  }
+
+  private static String gridName(Config c) {
+    BlockCyclicLayout lay = c.layout();
+    return lay.gridRows() + "x" + lay.gridCols();
+  }
+
+  /** The median of {@code repeat} timed runs after one untimed run. */
+  private static long median(int repeat, LongSupplier run) {
+    run.getAsLong();
+    long[] t = new long[repeat];
+    for (int i = 0; i < repeat; i++) {
+      t[i] = run.getAsLong();
+    }
+    return median(t);
+  }
+
+  private static long median(long[] t) {
+    long[] s = t.clone();
+    Arrays.sort(s);
+    return s[s.length / 2];
+  }
+
+  /** docs/bench of the checkout this runs in (Maven runs the examples from examples/), else ./docs/bench. */
+  private static Path benchDirectory() {
+    for (Path d = Path.of("").toAbsolutePath(); d != null; d = d.getParent()) {
+      if (Files.isDirectory(d.resolve("docs/bench"))) {
+        return d.resolve("docs/bench");
+      }
+    }
+    return Path.of("docs/bench");
+  }
+
+  /** The 1, 5 and 15 minute load averages (Linux), or "unknown": other work on the machine shows in the times. */
+  private static String loadAverage() {
+    try {
+      String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+      return f[0] + " " + f[1] + " " + f[2];
+    } catch (IOException | RuntimeException e) {
+      return "unknown";
+    }
+  }
+
+  private static String commit() {
+    try {
+      Process p = new ProcessBuilder("git", "rev-parse", "--short", "HEAD").redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+      return p.waitFor() == 0 && out.matches("[0-9a-f]+") ? out : "unknown";
+    } catch (IOException e) {
+      return "unknown";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "unknown";
+    }
+  }
+
+  private static void write(Path out, List<Row> rows, int ranks, String master, String commit, String args) {
+    StringBuilder sb = new StringBuilder();
+    sb.append(String.format(Locale.ROOT, "{\"kind\": \"linalg-factorizations\", \"date\": \"%s\", \"commit\": \"%s\","
+        + " \"ranks\": %d, \"master\": \"%s\", \"nproc\": %d, \"load\": \"%s\", \"java\": \"%s\", \"command\":"
+        + " \"dev.gpucoll.examples.linalg.FactorizationBenchmark %s\", \"rows\": [%n", Instant.now().truncatedTo(ChronoUnit.SECONDS), commit,
+        ranks, master, Runtime.getRuntime().availableProcessors(), loadAverage(), System.getProperty("java.version"),
+        args.replace("\"", "'")));
+    for (int i = 0; i < rows.size(); i++) {
+      Row r = rows.get(i);
+      sb.append(String.format(Locale.ROOT, "  {\"factorization\": \"%s\", \"n\": %d, \"nb\": %d, \"grid\": \"%s\","
+          + " \"backend\": \"%s\", \"kernels\": \"%s\", \"grid_ms\": %.3f, \"grid_gflops\": %.3f, \"grid_comm_ms\": %.3f,"
+          + " \"one_process_ms\": %.3f, \"one_process_gflops\": %.3f, \"ratio\": %.3f, \"residual\": %.4f,"
+          + " \"one_process_residual\": %.4f}%s%n", r.factorization(), r.n(), r.nb(), r.grid(), r.backend(),
+          r.kernels(), r.distributedMs(), r.distributedGflops(), r.commMs(), r.oneProcessMs(), r.oneProcessGflops(), r.ratio(),
+          r.residual(), r.oneProcessResidual(), i + 1 < rows.size() ? "," : ""));
+    }
+    sb.append("]}\n");
+    try {
+      if (out.getParent() != null) {
+        Files.createDirectories(out.getParent());
+      }
+      Files.writeString(out, sb.toString());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}
