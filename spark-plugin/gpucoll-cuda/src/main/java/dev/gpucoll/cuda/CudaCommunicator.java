@@ -220,9 +220,9 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   public void allReduce(CommBuffer send, CommBuffer recv, long count, PairType type, LocOp op) {
     Collective c = Collective.ALL_REDUCE;
     ensureOpen(c);
-    if (capturing) {
-      throw new CollectiveException(rank, c, "MAXLOC/MINLOC fold the gathered pairs on the host, so they cannot be"
-          + " captured in a CUDA graph; call them outside capture()");
+    if (capturing || CudaNative.isCapturing(stage.stream())) {
+      throw new CollectiveException(rank, c, CaptureRules.message("MAXLOC/MINLOC fold the gathered pairs on the"
+          + " host; call them outside the capture"));
     }
     if (type == null || op == null) {
       throw new CollectiveException(rank, c, type == null ? "pair type is null" : "MAXLOC/MINLOC op is null");
