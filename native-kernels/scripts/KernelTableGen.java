@@ -11,22 +11,25 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Turns native-kernels/kernel-table.txt into the C header the kernels include and the Java class the
- * host plans launches from. Run by the build in --check mode (fails when a checked-in output differs
- * from what the table gives) and by scripts/generate-kernel-table.sh in --write mode. Plain JDK, run
- * as a source file ({@code java KernelTableGen.java ...}): no Python, no compile step.
+ * Turns native-kernels/kernel-table.txt into the C header the kernels include, the Java class the
+ * host plans launches from, and the benchmark build's header (the table's section after "bench":
+ * what only the test programs build, never the product). Run by the build in --check mode (fails when
+ * a checked-in output differs from what the table gives) and by scripts/generate-kernel-table.sh in
+ * --write mode. Plain JDK, run as a source file ({@code java KernelTableGen.java ...}): no Python, no
+ * compile step.
  *
- * <pre>java KernelTableGen.java --check|--write table.txt kernel_table.h KernelTable.java</pre>
+ * <pre>java KernelTableGen.java --check|--write table.txt kernel_table.h KernelTable.java bench_table.h</pre>
  */
 public final class KernelTableGen {
-  record Const(String name, long value, boolean hexBits, String comment) {}
+  // bench: declared after the table's "bench" line, so in the benchmark build's header alone.
+  record Const(String name, long value, boolean hexBits, String comment, boolean bench) {}
   record Type(String name, String suffix, String cType, int size, int accSize, int code) {}
   record Coll(String name, int id, String part, String kind) {}
-  record Proto(String name, int id, String part, String comment) {}
+  record Proto(String name, int id, String part, String comment, boolean bench) {}
   record Field(String name, String type, List<Long> dims, int offset, int size, String comment) {}
   record Struct(String name, List<Field> fields, int size) {}
-  record Region(String name, long offset, long bytes, String comment) {}
-  record Kernel(Coll coll, Proto proto, String algorithm, boolean shipped, List<Type> types, boolean anyType,
+  record Region(String name, long offset, long bytes, String comment, boolean bench) {}
+  record Kernel(Coll coll, Proto proto, String algorithm, boolean bench, List<Type> types, boolean anyType,
       List<String> ops, String capacity, String grid) {
     String name(Type t) {
       String p = proto.part.equals("-") ? "" : "_" + proto.part;
@@ -57,10 +60,15 @@ public final class KernelTableGen {
   final List<Kernel> kernels = new ArrayList<>();
   final List<Struct> structs = new ArrayList<>();
   final List<Region> regions = new ArrayList<>();
+  /** Whether the parser is past the "bench" line: what follows is the benchmark build's alone. */
+  boolean inBench;
+  /** Bytes of the product workspace (its regions; the benchmark regions follow). */
+  long productWorkspaceBytes;
 
   public static void main(String[] args) throws IOException {
-    if (args.length != 4 || !(args[0].equals("--check") || args[0].equals("--write"))) {
-      System.err.println("usage: java KernelTableGen.java --check|--write <kernel-table.txt> <kernel_table.h> <KernelTable.java>");
+    if (args.length != 5 || !(args[0].equals("--check") || args[0].equals("--write"))) {
+      System.err.println("usage: java KernelTableGen.java --check|--write <kernel-table.txt> <kernel_table.h> <KernelTable.java>"
+          + " <bench_table.h>");
       System.exit(2);
     }
     KernelTableGen g = new KernelTableGen();
@@ -74,6 +82,7 @@ public final class KernelTableGen {
     Map<Path, String> outputs = new LinkedHashMap<>();
     outputs.put(Path.of(args[2]), g.header());
     outputs.put(Path.of(args[3]), g.java());
+    outputs.put(Path.of(args[4]), g.benchHeader());
     List<String> stale = new ArrayList<>();
     for (Map.Entry<Path, String> o : outputs.entrySet()) {
       Path p = o.getKey();
@@ -113,10 +122,24 @@ public final class KernelTableGen {
       }
       String[] f = line.split("\\s+");
       try {
+        if (inBench && !List.of("const", "protocol", "kernel", "region").contains(f[0])) {
+          throw new IllegalArgumentException("only const, protocol, kernel and region lines may follow \"bench\", not " + f[0]);
+        }
         switch (f[0]) {
+          case "bench" -> {
+            need(f, 1);
+            if (open != null) {
+              throw new IllegalArgumentException("bench inside struct " + open.name);
+            }
+            inBench = true;
+            productWorkspaceBytes = regionAt;
+          }
           case "const" -> {
             need(f, 3);
-            consts.put(f[1], new Const(f[1], eval(f[2]), f[2].matches("0[xX][0-9a-fA-F]+"), comment));
+            if (consts.containsKey(f[1])) {
+              throw new IllegalArgumentException("constant " + f[1] + " defined twice");
+            }
+            consts.put(f[1], new Const(f[1], eval(f[2]), f[2].matches("0[xX][0-9a-fA-F]+"), comment, inBench));
           }
           case "type" -> {
             need(f, 6);
@@ -129,7 +152,16 @@ public final class KernelTableGen {
           }
           case "protocol" -> {
             need(f, 4);
-            protos.put(f[1], new Proto(f[1], Integer.parseInt(f[2]), f[3], comment));
+            int id = Integer.parseInt(f[2]);
+            for (Proto p : protos.values()) {
+              if (p.name.equals(f[1]) || p.id == id) {
+                throw new IllegalArgumentException("protocol " + f[1] + " " + id + " repeats the name or id of " + p.name + " " + p.id);
+              }
+            }
+            if (id < 0 || id > 15) {
+              throw new IllegalArgumentException("protocol id " + id + " outside 0..15 (kernel id = collective * 16 + protocol)");
+            }
+            protos.put(f[1], new Proto(f[1], id, f[3], comment, inBench));
           }
           case "kernel" -> kernels.add(kernel(f));
           case "struct" -> {
@@ -170,7 +202,7 @@ public final class KernelTableGen {
             if (!regions.isEmpty() && regionAt % 4096 != 0) {
               throw new IllegalArgumentException("region " + f[1] + " would start at " + regionAt + ", not 4096-aligned");
             }
-            regions.add(new Region(f[1], regionAt, bytes, comment));
+            regions.add(new Region(f[1], regionAt, bytes, comment, inBench));
             regionAt += bytes;
           }
           default -> throw new IllegalArgumentException("unknown keyword " + f[0]);
@@ -182,6 +214,9 @@ public final class KernelTableGen {
     if (open != null) {
       throw new IllegalArgumentException("struct " + open.name + " has no end");
     }
+    if (!inBench) {
+      productWorkspaceBytes = regionAt;
+    }
   }
 
   static void need(String[] f, int n) {
@@ -191,48 +226,54 @@ public final class KernelTableGen {
   }
 
   Kernel kernel(String[] f) {
-    need(f, 9);
+    need(f, 8);
     Coll c = colls.get(f[1]);
     Proto p = protos.get(f[2]);
     if (c == null || p == null) {
       throw new IllegalArgumentException("unknown collective or protocol in " + String.join(" ", f));
     }
-    if (!f[4].equals("shipped") && !f[4].equals("bench")) {
-      throw new IllegalArgumentException("image must be shipped or bench: " + f[4]);
+    // A product kernel reports its Algorithm; a benchmark kernel has none (the Java side never sees it).
+    if (inBench != f[3].equals("-")) {
+      throw new IllegalArgumentException((inBench ? "a benchmark kernel has no algorithm (write -), not " : "a product kernel needs an algorithm, not ")
+          + f[3]);
     }
     List<Type> ts = new ArrayList<>();
-    boolean any = f[5].equals("any");
-    if (f[5].equals("all")) {
+    boolean any = f[4].equals("any");
+    if (f[4].equals("all")) {
       ts.addAll(types);
-    } else if (!any && !f[5].equals("none")) {
-      for (String t : f[5].split(",")) {
+    } else if (!any && !f[4].equals("none")) {
+      for (String t : f[4].split(",")) {
         ts.add(types.stream().filter(x -> x.name.equals(t)).findFirst()
             .orElseThrow(() -> new IllegalArgumentException("unknown type " + t)));
       }
     }
     if (c.kind.equals("reduction") == (any || ts.isEmpty())) {
-      throw new IllegalArgumentException(c.name + " is " + c.kind + ": types " + f[5] + " do not fit");
+      throw new IllegalArgumentException(c.name + " is " + c.kind + ": types " + f[4] + " do not fit");
     }
-    List<String> os = f[6].equals("all") ? ops : f[6].equals("none") ? List.of() : List.of(f[6].split(","));
+    List<String> os = f[5].equals("all") ? ops : f[5].equals("none") ? List.of() : List.of(f[5].split(","));
     for (String o : os) {
       if (!ops.contains(o)) {
         throw new IllegalArgumentException("unknown op " + o);
       }
     }
-    if (!(f[7].equals("lines") || f[7].equals("unbounded") || f[7].startsWith("bytes:") && consts.containsKey(f[7].substring(6))
-        || f[7].startsWith("packed:") && consts.containsKey(f[7].substring(7)) && c.kind.equals("reduction"))) {
-      throw new IllegalArgumentException("capacity " + f[7]);
+    // GC_KERNEL_TAKES_OP lists the product's op restrictions only.
+    if (inBench && !os.isEmpty() && os.size() != ops.size()) {
+      throw new IllegalArgumentException("a benchmark kernel takes all ops or none, not " + f[5]);
     }
-    if (!(f[8].equals("bytes") || f[8].equals("same-bytes") || f[8].equals("one")
-        || f[8].startsWith("fixed:") && consts.containsKey(f[8].substring(6)))) {
-      throw new IllegalArgumentException("grid " + f[8]);
+    if (!(f[6].equals("lines") || f[6].equals("unbounded") || f[6].startsWith("bytes:") && consts.containsKey(f[6].substring(6))
+        || f[6].startsWith("packed:") && consts.containsKey(f[6].substring(7)) && c.kind.equals("reduction"))) {
+      throw new IllegalArgumentException("capacity " + f[6]);
+    }
+    if (!(f[7].equals("bytes") || f[7].equals("same-bytes") || f[7].equals("one")
+        || f[7].startsWith("fixed:") && consts.containsKey(f[7].substring(6)))) {
+      throw new IllegalArgumentException("grid " + f[7]);
     }
     for (Kernel k : kernels) {
       if (k.coll == c && k.proto == p) {
         throw new IllegalArgumentException("two kernels for " + c.name + " " + p.name);
       }
     }
-    return new Kernel(c, p, f[3], f[4].equals("shipped"), ts, any, os, f[7], f[8]);
+    return new Kernel(c, p, f[3], inBench, ts, any, os, f[6], f[7]);
   }
 
   /** A table comment as javadoc text: HTML's special characters escaped, no comment end inside. */
@@ -321,10 +362,7 @@ public final class KernelTableGen {
         .append(" * offset pinned, the workspace regions. The launch contract around it: kernel_abi.h. */\n")
         .append("#ifndef GPUCOLL_KERNEL_TABLE_H_\n#define GPUCOLL_KERNEL_TABLE_H_\n\n#include <stddef.h>\n#include <stdint.h>\n\n");
     h.append("/* ---- limits, geometry, capacities ---- */\n");
-    for (Const c : consts.values()) {
-      h.append("#define GC_").append(c.name).append(' ').append(cLiteral(c.value, c.hexBits))
-          .append(c.comment.isEmpty() ? "" : " /* " + c.comment + " */").append('\n');
-    }
+    defineConsts(h, false);
     h.append("/* Grid rule \"bytes\": ceil(bytes / GC_BYTES_PER_BLOCK) clamped to [1, GC_MAX_GRID_RULE]. */\n")
         .append("#define GC_GRID_FOR_BYTES(bytes) \\\n")
         .append("  ((bytes) <= GC_BYTES_PER_BLOCK ? 1u \\\n")
@@ -348,44 +386,17 @@ public final class KernelTableGen {
     for (Coll c : colls.values()) {
       h.append("#define GC_COLL_").append(upper(c.part)).append(' ').append(c.id).append('\n');
     }
-    for (Proto p : protos.values()) {
-      h.append("#define GC_PROTO_").append(p.name).append(' ').append(p.id)
-          .append(p.comment.isEmpty() ? "" : " /* " + p.comment + " */").append('\n');
-    }
+    defineProtocols(h, false);
     h.append("#define GC_KERNEL_ID(coll, proto) ((coll) * 16 + (proto))\n\n");
     h.append("/* ---- the kernels; X(name, GC_COLL_*, GC_PROTO_*, cuda_type) per reduction kernel (one per type),\n")
         .append(" *      X(name, GC_COLL_*, GC_PROTO_*) per kernel for every type or none; the batch kernels (capacity\n")
         .append(" *      \"packed\", parameters GcArgs and GcBatch) X(name, GC_COLL_*, GC_PROTO_*, cuda_type) ---- */\n");
-    for (boolean shipped : new boolean[] {true, false}) {
-      String image = shipped ? "SHIPPED" : "BENCH";
-      h.append("/* ").append(shipped ? "gpucoll_kernels.fatbin (in the jar)" : "gpucoll_bench.fatbin (test programs only)").append(" */\n");
-      for (boolean packed : new boolean[] {false, true}) {
-        h.append("#define GC_").append(image).append(packed ? "_BATCH_KERNELS(X)" : "_REDUCTION_KERNELS(X)");
-        for (Kernel k : kernels) {
-          if (k.shipped == shipped && k.coll.kind.equals("reduction") && k.packed() == packed) {
-            for (Type t : k.types) {
-              h.append(" \\\n  X(").append(k.name(t)).append(", GC_COLL_").append(upper(k.coll.part)).append(", GC_PROTO_")
-                  .append(k.proto.name).append(", ").append(t.cType).append(')');
-            }
-          }
-        }
-        if (!packed) {
-          h.append('\n');
-        }
-      }
-      h.append("\n#define GC_").append(image).append("_UNTYPED_KERNELS(X)");
-      for (Kernel k : kernels) {
-        if (k.shipped == shipped && !k.coll.kind.equals("reduction")) {
-          h.append(" \\\n  X(").append(k.name(null)).append(", GC_COLL_").append(upper(k.coll.part)).append(", GC_PROTO_")
-              .append(k.proto.name).append(')');
-        }
-      }
-      h.append("\n");
-    }
+    h.append("/* gpucoll_kernels.fatbin (in the jar) */\n");
+    kernelLists(h, false);
     h.append("/* Whether (collective, protocol) supports op (reductions) -- the table's op lists. */\n")
         .append("#define GC_KERNEL_TAKES_OP(coll, proto, op) ( \\\n");
     for (Kernel k : kernels) {
-      if (!k.ops.isEmpty() && k.ops.size() != ops.size()) {
+      if (!k.bench && !k.ops.isEmpty() && k.ops.size() != ops.size()) {
         h.append("  ((coll) == GC_COLL_").append(upper(k.coll.part)).append(" && (proto) == GC_PROTO_").append(k.proto.name)
             .append(") ? (");
         for (int i = 0; i < k.ops.size(); i++) {
@@ -414,14 +425,8 @@ public final class KernelTableGen {
       h.append("#define ").append(pfx).append("SIZE ").append(s.size).append('\n');
     }
     h.append("\n/* ---- workspace regions (bytes from the workspace base) ---- */\n");
-    long total = 0;
-    for (Region r : regions) {
-      h.append("#define GC_WS_").append(r.name).append("_OFFSET ").append(cLiteral(r.offset, false)).append('\n');
-      h.append("#define GC_WS_").append(r.name).append("_BYTES ").append(cLiteral(r.bytes, false))
-          .append(r.comment.isEmpty() ? "" : " /* " + r.comment + " */").append('\n');
-      total = r.offset + r.bytes;
-    }
-    h.append("#define GC_WORKSPACE_BYTES ").append(cLiteral(total, false)).append("\n\n");
+    defineRegions(h, false);
+    h.append("#define GC_WORKSPACE_BYTES ").append(cLiteral(productWorkspaceBytes, false)).append("\n\n");
     h.append("#ifdef __cplusplus\n#define GC_STATIC_ASSERT(c, m) static_assert(c, m)\n#else\n")
         .append("#define GC_STATIC_ASSERT(c, m) _Static_assert(c, m)\n#endif\n");
     for (Struct s : structs) {
@@ -449,7 +454,105 @@ public final class KernelTableGen {
         .append(" * column (bytes per peer, LL128 lines, packed bytes, unbounded); 0 when it has no such kernel or type. */\n")
         .append("static inline GC_HOST_DEVICE uint64_t gc_kernel_max_count(uint32_t coll, uint32_t proto, uint32_t dtype) {\n")
         .append("  if (gc_dtype_size(dtype) == 0) return 0u;\n  switch (GC_KERNEL_ID(coll, proto)) {\n");
+    capacityCases(h, false);
+    h.append("    default: return 0u;\n  }\n}\n");
+    h.append("\n#endif /* GPUCOLL_KERNEL_TABLE_H_ */\n");
+    return h.toString();
+  }
+
+  /** The benchmark build's header: the table after its "bench" line, on top of the product's kernel_abi.h. */
+  String benchHeader() {
+    StringBuilder h = new StringBuilder();
+    h.append("/* ").append(GENERATED).append("\n *\n")
+        .append(" * The kernel table's benchmark section (after its \"bench\" line) in C: what only the test programs\n")
+        .append(" * build (gc_test, gc_bench, gpucoll_bench.fatbin), never the shipped fatbin, the Java class or a\n")
+        .append(" * product workspace. Its regions follow the product workspace: a test program allocates\n")
+        .append(" * GC_BENCH_WORKSPACE_BYTES per rank, the product GC_WORKSPACE_BYTES. */\n")
+        .append("#ifndef GPUCOLL_BENCH_TABLE_H_\n#define GPUCOLL_BENCH_TABLE_H_\n\n#include \"gpucoll/kernel_abi.h\"\n\n");
+    h.append("/* ---- benchmark constants ---- */\n");
+    defineConsts(h, true);
+    h.append("\n/* ---- benchmark protocols (ids apart from the product's: GcErrorRecord.kernel names one kernel) ---- */\n");
+    defineProtocols(h, true);
+    h.append("\n/* ---- benchmark kernels: gpucoll_bench.fatbin (test programs only); lists as kernel_table.h's ---- */\n");
+    kernelLists(h, true);
+    h.append("\n/* ---- benchmark workspace regions, after the product's GC_WORKSPACE_BYTES ---- */\n");
+    defineRegions(h, true);
+    h.append("#define GC_BENCH_WORKSPACE_BYTES ").append(cLiteral(regions.isEmpty() ? 0 : regions.get(regions.size() - 1).offset
+        + regions.get(regions.size() - 1).bytes, false)).append("\n\n");
+    h.append("/* Elements per peer that the kernel of (collective, protocol) takes for dtype in the benchmark build:\n")
+        .append(" * a benchmark kernel's capacity, else the product's gc_kernel_max_count. */\n")
+        .append("static inline GC_HOST_DEVICE uint64_t gc_bench_kernel_max_count(uint32_t coll, uint32_t proto, uint32_t dtype) {\n")
+        .append("  if (gc_dtype_size(dtype) == 0) return 0u;\n  switch (GC_KERNEL_ID(coll, proto)) {\n");
+    capacityCases(h, true);
+    h.append("    default: return gc_kernel_max_count(coll, proto, dtype);\n  }\n}\n");
+    h.append("\n#endif /* GPUCOLL_BENCH_TABLE_H_ */\n");
+    return h.toString();
+  }
+
+  void defineConsts(StringBuilder h, boolean bench) {
+    for (Const c : consts.values()) {
+      if (c.bench == bench) {
+        h.append("#define GC_").append(c.name).append(' ').append(cLiteral(c.value, c.hexBits))
+            .append(c.comment.isEmpty() ? "" : " /* " + c.comment + " */").append('\n');
+      }
+    }
+  }
+
+  void defineProtocols(StringBuilder h, boolean bench) {
+    for (Proto p : protos.values()) {
+      if (p.bench == bench) {
+        h.append("#define GC_PROTO_").append(p.name).append(' ').append(p.id)
+            .append(p.comment.isEmpty() ? "" : " /* " + p.comment + " */").append('\n');
+      }
+    }
+  }
+
+  /**
+   * GC_SHIPPED_* (product) or GC_BENCH_* (benchmark) X-macro lists: REDUCTION_KERNELS and BATCH_KERNELS
+   * X(name, GC_COLL_*, GC_PROTO_*, cuda_type), UNTYPED_KERNELS X(name, GC_COLL_*, GC_PROTO_*).
+   */
+  void kernelLists(StringBuilder h, boolean bench) {
+    String image = bench ? "BENCH" : "SHIPPED";
+    for (boolean packed : new boolean[] {false, true}) {
+      h.append("#define GC_").append(image).append(packed ? "_BATCH_KERNELS(X)" : "_REDUCTION_KERNELS(X)");
+      for (Kernel k : kernels) {
+        if (k.bench == bench && k.coll.kind.equals("reduction") && k.packed() == packed) {
+          for (Type t : k.types) {
+            h.append(" \\\n  X(").append(k.name(t)).append(", GC_COLL_").append(upper(k.coll.part)).append(", GC_PROTO_")
+                .append(k.proto.name).append(", ").append(t.cType).append(')');
+          }
+        }
+      }
+      if (!packed) {
+        h.append('\n');
+      }
+    }
+    h.append("\n#define GC_").append(image).append("_UNTYPED_KERNELS(X)");
     for (Kernel k : kernels) {
+      if (k.bench == bench && !k.coll.kind.equals("reduction")) {
+        h.append(" \\\n  X(").append(k.name(null)).append(", GC_COLL_").append(upper(k.coll.part)).append(", GC_PROTO_")
+            .append(k.proto.name).append(')');
+      }
+    }
+    h.append("\n");
+  }
+
+  void defineRegions(StringBuilder h, boolean bench) {
+    for (Region r : regions) {
+      if (r.bench == bench) {
+        h.append("#define GC_WS_").append(r.name).append("_OFFSET ").append(cLiteral(r.offset, false)).append('\n');
+        h.append("#define GC_WS_").append(r.name).append("_BYTES ").append(cLiteral(r.bytes, false))
+            .append(r.comment.isEmpty() ? "" : " /* " + r.comment + " */").append('\n');
+      }
+    }
+  }
+
+  /** The capacity column as switch cases of gc_kernel_max_count / gc_bench_kernel_max_count. */
+  void capacityCases(StringBuilder h, boolean bench) {
+    for (Kernel k : kernels) {
+      if (k.bench != bench) {
+        continue;
+      }
       String max = k.capacity.equals("unbounded") ? "UINT64_MAX" : k.capacity.equals("lines") ? "GC_LL128_MAX_COUNT(dtype)"
           : "(uint64_t)GC_" + k.capacity.substring(k.capacity.indexOf(':') + 1) + " / gc_dtype_size(dtype)";
       boolean everyType = k.anyType || k.coll.kind.equals("none") || k.types.size() == types.size();
@@ -457,9 +560,6 @@ public final class KernelTableGen {
       h.append("    case GC_KERNEL_ID(GC_COLL_").append(upper(k.coll.part)).append(", GC_PROTO_").append(k.proto.name)
           .append("): return ").append(takes).append(max).append(everyType ? "" : " : 0u").append(";\n");
     }
-    h.append("    default: return 0u;\n  }\n}\n");
-    h.append("\n#endif /* GPUCOLL_KERNEL_TABLE_H_ */\n");
-    return h.toString();
   }
 
   /** One switch case per element type: {@code format} gets the type's name and {@code value}'s text. */
@@ -500,10 +600,11 @@ public final class KernelTableGen {
         .append("import dev.gpucoll.api.Collective;\nimport dev.gpucoll.api.DataType;\nimport dev.gpucoll.api.ReduceOp;\n")
         .append("import dev.gpucoll.core.Algorithm;\nimport java.util.EnumSet;\nimport java.util.List;\nimport java.util.Set;\n\n");
     j.append("/**\n")
-        .append(" * The kernel table (native-kernels/kernel-table.txt) in Java: which kernels exist in the shipped fatbin\n")
-        .append(" * (and in the benchmark one), the types, ops and sizes each takes, the grid each is launched with,\n")
-        .append(" * the {@link Algorithm} each runs, and the byte layout of GcArgs, GcErrorRecord and the workspace.\n")
-        .append(" * The kernels include the same table as include/gpucoll/kernel_table.h, so the two cannot disagree.\n")
+        .append(" * The kernel table (native-kernels/kernel-table.txt) in Java: which kernels exist in the shipped fatbin,\n")
+        .append(" * the types, ops and sizes each takes, the grid each is launched with, the {@link Algorithm} each\n")
+        .append(" * runs, and the byte layout of GcArgs, GcErrorRecord and the workspace. The kernels include the same\n")
+        .append(" * table as include/gpucoll/kernel_table.h, so the two cannot disagree. The table's benchmark section\n")
+        .append(" * (kernels of the test programs only) is not here.\n")
         .append(" *\n * <p>Lookups:\n * <ul>\n")
         .append(" *   <li>{@link #kernel(Collective, Protocol)} or {@link #kernel(Collective, Algorithm)}: the\n")
         .append(" *       {@link Kernel} for a collective on a protocol, or {@code null} when the table has none;\n")
@@ -518,6 +619,9 @@ public final class KernelTableGen {
     j.append("public final class KernelTable {\n  private KernelTable() {}\n\n");
     j.append("  // ---- limits, geometry, capacities\n");
     for (Const c : consts.values()) {
+      if (c.bench) {
+        continue;
+      }
       if (!c.comment.isEmpty()) {
         j.append("  /** ").append(javadoc(c.comment)).append(". */\n");
       }
@@ -535,21 +639,23 @@ public final class KernelTableGen {
       j.append("  public static final int ").append(pfx).append("SIZE = ").append(s.size).append(";\n");
     }
     j.append("\n  // ---- workspace regions (bytes from the workspace base)\n");
-    long total = 0;
     for (Region r : regions) {
+      if (r.bench) {
+        continue;
+      }
       if (!r.comment.isEmpty()) {
         j.append("  /** ").append(javadoc(r.comment)).append(". */\n");
       }
       j.append("  public static final long WS_").append(r.name).append("_OFFSET = ").append(r.offset).append("L;\n");
       j.append("  public static final long WS_").append(r.name).append("_BYTES = ").append(r.bytes).append("L;\n");
-      total = r.offset + r.bytes;
     }
-    j.append("  /** Bytes of one rank's workspace. */\n  public static final long WORKSPACE_BYTES = ").append(total).append("L;\n\n");
+    j.append("  /** Bytes of one rank's workspace. */\n  public static final long WORKSPACE_BYTES = ").append(productWorkspaceBytes)
+        .append("L;\n\n");
 
     // Protocol enum
     j.append("  /** The protocols a kernel moves data with; {@link #id()} is the C GC_PROTO_* code. */\n");
     j.append("  public enum Protocol {\n");
-    List<Proto> ps = new ArrayList<>(protos.values());
+    List<Proto> ps = protos.values().stream().filter(p -> !p.bench).toList();
     for (int i = 0; i < ps.size(); i++) {
       Proto p = ps.get(i);
       j.append("    /** ").append(p.comment.isEmpty() ? p.name : javadoc(p.comment)).append(". */\n    ").append(p.name).append('(')
@@ -571,19 +677,17 @@ public final class KernelTableGen {
     j.append("  /** One kernel of the table: a collective on a protocol, for a set of types and ops. */\n");
     j.append("  public static final class Kernel {\n")
         .append("    private final Collective collective;\n    private final Protocol protocol;\n    private final Algorithm algorithm;\n")
-        .append("    private final boolean shipped;\n    private final String[] names;\n    private final long[] capacity;\n")
+        .append("    private final String[] names;\n    private final long[] capacity;\n")
         .append("    private final boolean[] ops;\n    private final GridRule gridRule;\n    private final int fixedGrid;\n")
         .append("    private final boolean packed;\n\n")
-        .append("    Kernel(Collective collective, Protocol protocol, Algorithm algorithm, boolean shipped, String[] names,\n")
+        .append("    Kernel(Collective collective, Protocol protocol, Algorithm algorithm, String[] names,\n")
         .append("        long[] capacity, boolean[] ops, GridRule gridRule, int fixedGrid, boolean packed) {\n")
         .append("      this.collective = collective;\n      this.protocol = protocol;\n      this.algorithm = algorithm;\n")
-        .append("      this.shipped = shipped;\n      this.names = names;\n      this.capacity = capacity;\n      this.ops = ops;\n")
+        .append("      this.names = names;\n      this.capacity = capacity;\n      this.ops = ops;\n")
         .append("      this.gridRule = gridRule;\n      this.fixedGrid = fixedGrid;\n      this.packed = packed;\n    }\n\n")
         .append("    public Collective collective() {\n      return collective;\n    }\n\n")
         .append("    public Protocol protocol() {\n      return protocol;\n    }\n\n")
         .append("    /** The path a call on this kernel reports. */\n    public Algorithm algorithm() {\n      return algorithm;\n    }\n\n")
-        .append("    /** In the shipped fatbin (true), or only in the benchmark fatbin of the test programs. */\n")
-        .append("    public boolean shipped() {\n      return shipped;\n    }\n\n")
         .append("    /**\n     * A batch kernel: it takes GcBatch (up to {@link #MAX_BATCH_CALLS} calls) beside GcArgs, and\n")
         .append("     * {@link #capacityElements} bounds the calls' slot-aligned payloads together.\n     */\n")
         .append("    public boolean packed() {\n      return packed;\n    }\n\n")
@@ -610,11 +714,12 @@ public final class KernelTableGen {
     j.append("  private static final Set<DataType> ALL_TYPES = EnumSet.allOf(DataType.class);\n")
         .append("  private static final Set<ReduceOp> ALL_OPS = EnumSet.allOf(ReduceOp.class);\n")
         .append("  private static final Set<ReduceOp> NO_OPS = EnumSet.noneOf(ReduceOp.class);\n\n");
-    j.append("  // collective, protocol, algorithm, shipped, name (the type suffix follows for reductions), types,\n")
+    j.append("  // collective, protocol, algorithm, name (the type suffix follows for reductions), types,\n")
         .append("  // ops, capacity (with its bytes), grid rule (with its fixed grid)\n");
     j.append("  private static final List<Kernel> KERNELS = List.of(\n");
-    for (int i = 0; i < kernels.size(); i++) {
-      Kernel k = kernels.get(i);
+    List<Kernel> product = kernels.stream().filter(k -> !k.bench).toList();
+    for (int i = 0; i < product.size(); i++) {
+      Kernel k = product.get(i);
       boolean reduction = k.coll.kind.equals("reduction");
       boolean everyType = k.anyType || k.coll.kind.equals("none") || k.types.size() == types.size();
       String typeList = everyType ? "ALL_TYPES" : "EnumSet.of(" + String.join(", ",
@@ -626,12 +731,12 @@ public final class KernelTableGen {
       String rule = k.grid.startsWith("fixed:") ? "FIXED" : upper(k.grid.replace('-', '_'));
       String fixed = k.grid.startsWith("fixed:") ? k.grid.substring(6) : "0";
       j.append("      kernel(Collective.").append(k.coll.name).append(", Protocol.").append(k.proto.name).append(", Algorithm.")
-          .append(k.algorithm).append(", ").append(k.shipped).append(", \"").append(k.name(null)).append("\", ")
+          .append(k.algorithm).append(", \"").append(k.name(null)).append("\", ")
           .append(reduction).append(", ").append(typeList).append(", ").append(opList).append(", ").append(cap)
-          .append(", GridRule.").append(rule).append(", ").append(fixed).append(", ").append(k.packed()).append(')').append(i + 1 < kernels.size() ? ",\n" : ");\n\n");
+          .append(", GridRule.").append(rule).append(", ").append(fixed).append(", ").append(k.packed()).append(')').append(i + 1 < product.size() ? ",\n" : ");\n\n");
     }
     j.append("  /** One row of the table, its names and capacities per element type (0 and no name for a type it does not take). */\n")
-        .append("  private static Kernel kernel(Collective c, Protocol p, Algorithm a, boolean shipped, String name, boolean perType,\n")
+        .append("  private static Kernel kernel(Collective c, Protocol p, Algorithm a, String name, boolean perType,\n")
         .append("      Set<DataType> types, Set<ReduceOp> ops, Capacity capacity, long capacityBytes, GridRule rule, int fixedGrid,\n")
         .append("      boolean packed) {\n")
         .append("    String[] names = new String[DataType.values().length];\n")
@@ -645,7 +750,7 @@ public final class KernelTableGen {
         .append("      };\n    }\n")
         .append("    boolean[] takes = new boolean[ReduceOp.values().length];\n")
         .append("    ops.forEach(op -> takes[op.ordinal()] = true);\n")
-        .append("    return new Kernel(c, p, a, shipped, names, elements, takes, rule, fixedGrid, packed);\n  }\n\n");
+        .append("    return new Kernel(c, p, a, names, elements, takes, rule, fixedGrid, packed);\n  }\n\n");
     j.append("  private static final Kernel[][] BY_COLLECTIVE = new Kernel[Collective.values().length][Protocol.values().length];\n\n");
     j.append("  static {\n    for (Kernel k : KERNELS) {\n      BY_COLLECTIVE[k.collective().ordinal()][k.protocol().ordinal()] = k;\n    }\n");
     j.append("    // The C codes are the API ordinals: a reordered enum must fail here, not launch the wrong type.\n");
@@ -659,7 +764,7 @@ public final class KernelTableGen {
     j.append("    requireCode(ReduceOp.values().length, ").append(ops.size()).append(", \"ReduceOp count\");\n  }\n\n");
     j.append("  private static void requireCode(int java, int c, String what) {\n    if (java != c) {\n")
         .append("      throw new IllegalStateException(what + \" is \" + java + \" in Java but \" + c + \" in the kernel table\");\n    }\n  }\n\n");
-    j.append("  /** Every kernel of the table, shipped and benchmark-only, in table order. */\n")
+    j.append("  /** Every kernel of the shipped fatbin, in table order. */\n")
         .append("  public static List<Kernel> kernels() {\n    return KERNELS;\n  }\n\n");
     j.append("  /** The kernel for {@code c} on {@code p}, or {@code null} when the table has none. */\n")
         .append("  public static Kernel kernel(Collective c, Protocol p) {\n    return BY_COLLECTIVE[c.ordinal()][p.ordinal()];\n  }\n\n");

@@ -1,7 +1,7 @@
 // The floor for the benchmarks (gc_bench, gc_bench2): minimal kernels with nothing but the protocol.
 #pragma once
 
-#include "gpucoll/kernel_abi.h"
+#include "bench_table.h"  // GC_WS_RAW_OFFSET: floorTwoBarrier's staging
 #include "gpucoll/primitives.cuh"
 #include "kernels.h"  // kFloorThreads, floorGrid
 

@@ -115,8 +115,8 @@ struct Rank {
   void init() {
     CK(cudaSetDevice(rank));
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    CK(cudaMalloc(&ws, GC_WORKSPACE_BYTES));
-    CK(cudaMemset(ws, 0, GC_WORKSPACE_BYTES));
+    CK(cudaMalloc(&ws, GC_BENCH_WORKSPACE_BYTES));  // the product layout, then the benchmark regions
+    CK(cudaMemset(ws, 0, GC_BENCH_WORKSPACE_BYTES));
     std::vector<uint32_t> pattern(1u << 20, GC_SENTINEL_WORD);
     for (uint64_t off = 0; off < GC_WS_SENT_BYTES; off += pattern.size() * 4)
       CK(cudaMemcpy(ws + GC_WS_SENT_OFFSET + off, pattern.data(), pattern.size() * 4, cudaMemcpyHostToDevice));

@@ -11,7 +11,7 @@
 //   usage: gc_test [--quick | --batch] [--matrix FILE] [--list-cases]   (--batch: the batch checks alone)
 //   FILE: default $GC_MATRIX, else correctness-matrix.txt beside this binary; --list-cases prints the
 //   matrix's expansion and exits without touching a GPU.
-#include "kernels.h"  // every kernel, the two-barrier comparison ones too (all_kernels.cu)
+#include "kernels.h"  // every kernel, the two-barrier comparison ones too (all_kernels.cu, bench_table.h)
 #include "harness.cuh"
 #include "correctness_matrix.h"
 #include "batch.cuh"
@@ -708,7 +708,7 @@ bool withinCapacity(int v, int coll, int dt, uint64_t count) {
   static const uint32_t kProto[kVariants] = {GC_PROTO_LL, GC_PROTO_SENTINEL, GC_PROTO_LL128, GC_PROTO_PIPE, GC_PROTO_TWO_BARRIER};
   static const uint32_t kColl[gcm::kColls] = {GC_COLL_ALLREDUCE, GC_COLL_REDUCESCATTER, GC_COLL_ALLGATHER, GC_COLL_ALLTOALL,
                                               GC_COLL_ALLTOALLV, GC_COLL_BROADCAST, GC_COLL_BARRIER};
-  return count <= gc_kernel_max_count(kColl[coll], kProto[v], dt);
+  return count <= gc_bench_kernel_max_count(kColl[coll], kProto[v], dt);
 }
 
 // Bytes of each rank's buffers: the largest send or receive extent of the group's cases, at least 1 MB.

@@ -1,6 +1,7 @@
-// The benchmark fatbin (gpucoll_bench.fatbin; test programs only, never in the jar): the kernels the
-// kernel table marks "bench" (the two-barrier comparison), the floor kernels of floor.cuh, and the
-// in-kernel loops the benchmarks time (K collectives inside one launch).
+// The benchmark fatbin (gpucoll_bench.fatbin; test programs only, never in the jar): the kernels of the
+// kernel table's "bench" section (bench_table.h: the two-barrier comparison), the floor kernels of
+// floor.cuh, and the in-kernel loops the benchmarks time (K collectives inside one launch).
+#include "bench_table.h"
 #include "gpucoll/collectives.cuh"
 #include "floor.cuh"
 

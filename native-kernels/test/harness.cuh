@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "gpucoll/kernel_abi.h"
+#include "bench_table.h"  // the product ABI and the benchmark build's kernels and workspace
 
 #define CK(x)                                                                                   \
   do {                                                                                          \
@@ -65,8 +65,8 @@ struct Comm {
 
   explicit Comm(int ranks) : n(ranks), ws(ranks), streams(ranks) {
     for (int r = 0; r < n; ++r) {
-      CK(cudaMalloc(&ws[r], GC_WORKSPACE_BYTES));
-      CK(cudaMemset(ws[r], 0, GC_WORKSPACE_BYTES));
+      CK(cudaMalloc(&ws[r], GC_BENCH_WORKSPACE_BYTES));  // the product layout, then the benchmark regions
+      CK(cudaMemset(ws[r], 0, GC_BENCH_WORKSPACE_BYTES));
       gcFill32<<<264, 512>>>(reinterpret_cast<uint32_t*>(ws[r] + GC_WS_SENT_OFFSET), GC_WS_SENT_BYTES / 4, GC_SENTINEL_WORD);
       CK(cudaGetLastError());
       CK(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));

@@ -1,11 +1,12 @@
 // What the test programs link (all_kernels.cu, compiled once): a declaration of every kernel of the
-// shipped fatbin and of the benchmark fatbin, from the kernel table's lists, and the floor's grid.
+// shipped fatbin (kernel_table.h's lists) and of the benchmark fatbin (bench_table.h's, the kernel
+// table's "bench" section), and the floor's grid.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "gpucoll/kernel_abi.h"
+#include "bench_table.h"
 
 #define GC_DECLARE_KERNEL(name, ...) extern "C" __global__ void name(const __grid_constant__ GcArgs a);
 GC_SHIPPED_REDUCTION_KERNELS(GC_DECLARE_KERNEL)

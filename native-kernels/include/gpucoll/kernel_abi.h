@@ -17,8 +17,8 @@
  *   gc_barrier                       every rank enters before any leaves (flag barrier)
  * Protocols: ll (one-shot over 16-byte LL slots), sentinel (two-shot over sentinel-prefilled units),
  * ll128 (two-shot over 128-byte lines with atomic adds; SUM/AVG, no 8-bit types), pipe (credit
- * pipeline, any size). The two-barrier comparison kernels (gc_allreduce_barrier2_<t>) are in the
- * benchmark fatbin only. The host checks type, op and capacity against the table before it launches;
+ * pipeline, any size). The test programs' comparison kernels (the table's "bench" section,
+ * test/bench_table.h) are no part of this contract. The host checks type, op and capacity against the table before it launches;
  * a kernel keeps only a cheap guard that records GC_ERR_BAD_ARGS / GC_ERR_CAPACITY.
  *
  * Semantics (counts in elements, as the Java Communicator API):
@@ -40,7 +40,7 @@
  * ---------------------------------------------------------------------------------------------------
  *   blockDim = (GC_BLOCK_THREADS, 1, 1), always; sharedMem = 0.
  *   gridDim.x in [1, GC_MAX_BLOCKS]:
- *     the table's grid rule per kernel: "fixed" (_pipe: GC_PIPE_BLOCKS) and "same-bytes" (_barrier2):
+ *     the table's grid rule per kernel: "fixed" (_pipe: GC_PIPE_BLOCKS) and "same-bytes":
  *       EVERY rank must use the same gridDim.x for the call (per-block channels).
  *     "bytes" (_ll, _sentinel, _ll128): correct with any grid; GC_GRID_FOR_BYTES(bytes)
  *       with bytes = the per-peer payload (allReduce/broadcast: count*size; allGather/reduceScatter/
@@ -81,7 +81,7 @@
  *   Fixed layout (independent of nranks; sized for GC_MAX_RANKS):
  *     [GC_WS_CTRL_OFFSET,  GC_WS_CTRL_BYTES)   control words, u64 each:
  *         GC_WS_ARRIVED  + 8*src                         epoch src last started (written by src)
- *         GC_WS_BARRIER  + 8*(block*GC_MAX_RANKS + src)  gc_barrier / two-barrier flags (written by src)
+ *         GC_WS_BARRIER  + 8*(block*GC_MAX_RANKS + src)  gc_barrier flags (written by src)
  *         GC_WS_PIPE_FLAG+ 8*((src*GC_MAX_BLOCKS + block)*2 + half)  pipe chunk flags (written by src)
  *         GC_WS_PIPE_ACK + 8*((dst*GC_MAX_BLOCKS + block)*2 + half)  pipe credits (written by dst)
  *         GC_WS_PIPE_SENT+ 8*((dst*GC_MAX_BLOCKS + block)*2 + half)  last flag this rank sent (own state)
@@ -97,7 +97,6 @@
  *                         RS lines first (GC_LL128_MAX_LINES/2, owner-local index), then AG lines
  *                         (GC_LL128_MAX_LINES); line = {u32 counter, u32 pad, 120 B data}
  *     GC_WS_PIPE_OFFSET:  pipe chunks [GC_MAX_RANKS src][GC_MAX_BLOCKS][2 halves][GC_PIPE_CHUNK_BYTES]
- *     GC_WS_RAW_OFFSET:   two-barrier staging [GC_MAX_RANKS src][GC_RAW_PEER_BYTES] (benchmark kernels only)
  *   Initialisation ONCE at allocation, before any rank's first launch (then never again):
  *     everything zero, EXCEPT the sentinel data region [GC_WS_SENT_OFFSET, +GC_WS_SENT_BYTES), which is
  *     filled with the 32-bit pattern GC_SENTINEL_WORD (cuMemsetD32). All ranks must have initialised
@@ -150,6 +149,6 @@ GC_STATIC_ASSERT(GC_WS_BATCH_SIG % 16 == 0 && GC_WS_BATCH_SIG + 16 * 2 * GC_MAX_
                  "batch signature packets fit");
 GC_STATIC_ASSERT(GC_WS_LL_BYTES == 2ull * GC_MAX_RANKS * GC_LL_SLOTS * 16u, "LL slots");
 GC_STATIC_ASSERT(GC_WS_SENT_OFFSET % 4096 == 0 && GC_WS_LL128_OFFSET % 4096 == 0 &&
-                 GC_WS_PIPE_OFFSET % 4096 == 0 && GC_WS_RAW_OFFSET % 4096 == 0, "regions aligned");
+                 GC_WS_PIPE_OFFSET % 4096 == 0, "regions aligned");
 
 #endif /* GPUCOLL_KERNEL_ABI_H_ */

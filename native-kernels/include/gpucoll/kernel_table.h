@@ -28,7 +28,6 @@
 #define GC_LL128_MAX_LINES 16384
 #define GC_LL128_LINES_PER_HALF 24576
 #define GC_PIPE_CHUNK_BYTES 16384
-#define GC_RAW_PEER_BYTES 262144 /* staging of the two-barrier comparison kernel (bench only) */
 #define GC_MAX_BATCH_CALLS 64 /* calls one packed (batch) kernel takes: GcBatch stays 1552 B, so with GcArgs the parameter is under the 4 KB every driver accepts */
 #define GC_A2AV_SEND_COUNTS 0
 #define GC_A2AV_SEND_DISPLS 1
@@ -89,7 +88,6 @@
 #define GC_PROTO_SENTINEL 1 /* raw 16-byte units over a sentinel-prefilled region, escape words */
 #define GC_PROTO_LL128 2 /* 128-byte lines, hardware-atomic adds, an arrival counter per line */
 #define GC_PROTO_PIPE 3 /* 16 KB chunks per block with credits: any size */
-#define GC_PROTO_TWO_BARRIER 4 /* raw stores between two flag barriers (comparison only, bench fatbin) */
 #define GC_PROTO_FLAG_BARRIER 5 /* per-block barrier words (the barrier collective) */
 #define GC_PROTO_LL_BATCH 6 /* LL packets of a batch of calls, packed into one message at slot-aligned offsets */
 #define GC_KERNEL_ID(coll, proto) ((coll) * 16 + (proto))
@@ -164,18 +162,6 @@
   X(gc_broadcast_ll, GC_COLL_BROADCAST, GC_PROTO_LL) \
   X(gc_broadcast_pipe, GC_COLL_BROADCAST, GC_PROTO_PIPE) \
   X(gc_barrier, GC_COLL_BARRIER, GC_PROTO_FLAG_BARRIER)
-/* gpucoll_bench.fatbin (test programs only) */
-#define GC_BENCH_REDUCTION_KERNELS(X) \
-  X(gc_allreduce_barrier2_f32, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, float) \
-  X(gc_allreduce_barrier2_f64, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, double) \
-  X(gc_allreduce_barrier2_f16, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, __half) \
-  X(gc_allreduce_barrier2_bf16, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, __nv_bfloat16) \
-  X(gc_allreduce_barrier2_i32, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, int32_t) \
-  X(gc_allreduce_barrier2_i64, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, int64_t) \
-  X(gc_allreduce_barrier2_i8, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, int8_t) \
-  X(gc_allreduce_barrier2_u8, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, uint8_t)
-#define GC_BENCH_BATCH_KERNELS(X)
-#define GC_BENCH_UNTYPED_KERNELS(X)
 /* Whether (collective, protocol) supports op (reductions) -- the table's op lists. */
 #define GC_KERNEL_TAKES_OP(coll, proto, op) ( \
   ((coll) == GC_COLL_ALLREDUCE && (proto) == GC_PROTO_LL128) ? ((op) == GC_OP_SUM || (op) == GC_OP_AVG) : \
@@ -271,9 +257,7 @@ typedef struct GcErrorRecord {
 #define GC_WS_LL128_BYTES 6291456
 #define GC_WS_PIPE_OFFSET 60850176
 #define GC_WS_PIPE_BYTES 16777216
-#define GC_WS_RAW_OFFSET 77627392
-#define GC_WS_RAW_BYTES 4194304 /* two-barrier staging (bench kernels only) */
-#define GC_WORKSPACE_BYTES 81821696
+#define GC_WORKSPACE_BYTES 77627392
 
 #ifdef __cplusplus
 #define GC_STATIC_ASSERT(c, m) static_assert(c, m)
@@ -361,7 +345,6 @@ static inline GC_HOST_DEVICE uint64_t gc_kernel_max_count(uint32_t coll, uint32_
     case GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_SENTINEL): return (uint64_t)GC_SENT_MAX_BYTES / gc_dtype_size(dtype);
     case GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_LL128): return (dtype == GC_DT_FLOAT32 || dtype == GC_DT_FLOAT64 || dtype == GC_DT_FLOAT16 || dtype == GC_DT_BFLOAT16 || dtype == GC_DT_INT32 || dtype == GC_DT_INT64) ? GC_LL128_MAX_COUNT(dtype) : 0u;
     case GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_PIPE): return UINT64_MAX;
-    case GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER): return UINT64_MAX;
     case GC_KERNEL_ID(GC_COLL_REDUCESCATTER, GC_PROTO_LL): return (uint64_t)GC_LL_MAX_BYTES / gc_dtype_size(dtype);
     case GC_KERNEL_ID(GC_COLL_REDUCESCATTER, GC_PROTO_PIPE): return UINT64_MAX;
     case GC_KERNEL_ID(GC_COLL_ALLGATHER, GC_PROTO_LL): return (uint64_t)GC_LL_MAX_BYTES / gc_dtype_size(dtype);

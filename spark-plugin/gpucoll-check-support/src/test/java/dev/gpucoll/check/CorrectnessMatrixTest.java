@@ -32,7 +32,7 @@ class CorrectnessMatrixTest {
     // The suite before the matrix ran 4811 cases, its special checks and fatbin name lookups included.
     assertTrue(full >= 4811, "the matrix has " + full + " cases");
     assertTrue(quick > 0 && quick < full / 3, quick + " quick cases of " + full);
-    for (String v : List.of("auto", "ll", "sentinel", "ll128", "pipe")) { // barrier2: bench fatbin only
+    for (String v : List.of("auto", "ll", "sentinel", "ll128", "pipe")) { // barrier2: the benchmark build's (gc_test only)
       assertTrue(groups.keySet().stream().anyMatch(g -> g.variant().equals(v)), v);
     }
     for (Collective c : Collective.values()) {

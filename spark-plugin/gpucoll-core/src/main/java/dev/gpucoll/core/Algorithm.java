@@ -19,7 +19,6 @@ public enum Algorithm {
   GPU_LL("gpu-ll", false, "data movement over LL slots"),
   GPU_PIPE("gpu-pipe", false, "credit-based chunk pipeline, any size"),
   GPU_BARRIER("gpu-barrier", false, "flag barrier kernel"),
-  GPU_BARRIER2("gpu-barrier2", false, "LL movement between two flag barriers (for comparison only)"),
   /** Device buffers through pinned host memory and the host backend: ranks that must not spin. */
   GPU_STAGED_HOST("gpu-staged-host", false, "device -> pinned host -> host backend -> device"),
   // NCCL.

@@ -640,16 +640,12 @@ final class GroupRoute {
       List<String> has = new ArrayList<>();
       for (Protocol q : Protocol.values()) {
         KernelTable.Kernel other = KernelTable.kernel(c, q);
-        if (other != null && other.shipped()) {
+        if (other != null) {
           has.add(q.name().toLowerCase(java.util.Locale.ROOT));
         }
       }
       throw new CollectiveException(rank, c, c.apiName() + " has no kernel on the "
           + p.name().toLowerCase(java.util.Locale.ROOT) + " protocol; it has " + has);
-    }
-    if (!k.shipped()) {
-      throw new CollectiveException(rank, c, "the " + k + " kernel is a benchmark comparison kernel, not in the"
-          + " shipped fatbin");
     }
     String name = k.name(t);
     if (name == null) {

@@ -69,7 +69,7 @@ public final class KernelImage {
     for (KernelTable.Kernel k : KernelTable.kernels()) {
       for (DataType t : DataType.values()) {
         String name = k.name(t);
-        if (k.shipped() && name != null) {
+        if (name != null) {
           names.add(name);
         }
       }

@@ -10,10 +10,11 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The kernel table (native-kernels/kernel-table.txt) in Java: which kernels exist in the shipped fatbin
- * (and in the benchmark one), the types, ops and sizes each takes, the grid each is launched with,
- * the {@link Algorithm} each runs, and the byte layout of GcArgs, GcErrorRecord and the workspace.
- * The kernels include the same table as include/gpucoll/kernel_table.h, so the two cannot disagree.
+ * The kernel table (native-kernels/kernel-table.txt) in Java: which kernels exist in the shipped fatbin,
+ * the types, ops and sizes each takes, the grid each is launched with, the {@link Algorithm} each
+ * runs, and the byte layout of GcArgs, GcErrorRecord and the workspace. The kernels include the same
+ * table as include/gpucoll/kernel_table.h, so the two cannot disagree. The table's benchmark section
+ * (kernels of the test programs only) is not here.
  *
  * <p>Lookups:
  * <ul>
@@ -63,8 +64,6 @@ public final class KernelTable {
   public static final int LL128_MAX_LINES = 16384;
   public static final int LL128_LINES_PER_HALF = 24576;
   public static final int PIPE_CHUNK_BYTES = 16384;
-  /** staging of the two-barrier comparison kernel (bench only). */
-  public static final int RAW_PEER_BYTES = 262144;
   /** calls one packed (batch) kernel takes: GcBatch stays 1552 B, so with GcArgs the parameter is under the 4 KB every driver accepts. */
   public static final int MAX_BATCH_CALLS = 64;
   public static final int A2AV_SEND_COUNTS = 0;
@@ -175,11 +174,8 @@ public final class KernelTable {
   public static final long WS_LL128_BYTES = 6291456L;
   public static final long WS_PIPE_OFFSET = 60850176L;
   public static final long WS_PIPE_BYTES = 16777216L;
-  /** two-barrier staging (bench kernels only). */
-  public static final long WS_RAW_OFFSET = 77627392L;
-  public static final long WS_RAW_BYTES = 4194304L;
   /** Bytes of one rank's workspace. */
-  public static final long WORKSPACE_BYTES = 81821696L;
+  public static final long WORKSPACE_BYTES = 77627392L;
 
   /** The protocols a kernel moves data with; {@link #id()} is the C GC_PROTO_* code. */
   public enum Protocol {
@@ -191,8 +187,6 @@ public final class KernelTable {
     LL128(2, "ll128"),
     /** 16 KB chunks per block with credits: any size. */
     PIPE(3, "pipe"),
-    /** raw stores between two flag barriers (comparison only, bench fatbin). */
-    TWO_BARRIER(4, "barrier2"),
     /** per-block barrier words (the barrier collective). */
     FLAG_BARRIER(5, ""),
     /** LL packets of a batch of calls, packed into one message at slot-aligned offsets. */
@@ -234,7 +228,6 @@ public final class KernelTable {
     private final Collective collective;
     private final Protocol protocol;
     private final Algorithm algorithm;
-    private final boolean shipped;
     private final String[] names;
     private final long[] capacity;
     private final boolean[] ops;
@@ -242,12 +235,11 @@ public final class KernelTable {
     private final int fixedGrid;
     private final boolean packed;
 
-    Kernel(Collective collective, Protocol protocol, Algorithm algorithm, boolean shipped, String[] names,
+    Kernel(Collective collective, Protocol protocol, Algorithm algorithm, String[] names,
         long[] capacity, boolean[] ops, GridRule gridRule, int fixedGrid, boolean packed) {
       this.collective = collective;
       this.protocol = protocol;
       this.algorithm = algorithm;
-      this.shipped = shipped;
       this.names = names;
       this.capacity = capacity;
       this.ops = ops;
@@ -267,11 +259,6 @@ public final class KernelTable {
     /** The path a call on this kernel reports. */
     public Algorithm algorithm() {
       return algorithm;
-    }
-
-    /** In the shipped fatbin (true), or only in the benchmark fatbin of the test programs. */
-    public boolean shipped() {
-      return shipped;
     }
 
     /**
@@ -340,29 +327,28 @@ public final class KernelTable {
   private static final Set<ReduceOp> ALL_OPS = EnumSet.allOf(ReduceOp.class);
   private static final Set<ReduceOp> NO_OPS = EnumSet.noneOf(ReduceOp.class);
 
-  // collective, protocol, algorithm, shipped, name (the type suffix follows for reductions), types,
+  // collective, protocol, algorithm, name (the type suffix follows for reductions), types,
   // ops, capacity (with its bytes), grid rule (with its fixed grid)
   private static final List<Kernel> KERNELS = List.of(
-      kernel(Collective.ALL_REDUCE, Protocol.LL, Algorithm.GPU_LL_ONESHOT, true, "gc_allreduce_ll", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
-      kernel(Collective.ALL_REDUCE, Protocol.SENTINEL, Algorithm.GPU_SENTINEL_TWOSHOT, true, "gc_allreduce_sentinel", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, SENT_MAX_BYTES, GridRule.BYTES, 0, false),
-      kernel(Collective.ALL_REDUCE, Protocol.LL128, Algorithm.GPU_LL128_ATOMIC, true, "gc_allreduce_ll128", true, EnumSet.of(DataType.FLOAT32, DataType.FLOAT64, DataType.FLOAT16, DataType.BFLOAT16, DataType.INT32, DataType.INT64), EnumSet.of(ReduceOp.SUM, ReduceOp.AVG), Capacity.LINES, 0, GridRule.BYTES, 0, false),
-      kernel(Collective.ALL_REDUCE, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_allreduce_pipe", true, ALL_TYPES, ALL_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
-      kernel(Collective.ALL_REDUCE, Protocol.TWO_BARRIER, Algorithm.GPU_BARRIER2, false, "gc_allreduce_barrier2", true, ALL_TYPES, ALL_OPS, Capacity.UNBOUNDED, 0, GridRule.SAME_BYTES, 0, false),
-      kernel(Collective.REDUCE_SCATTER, Protocol.LL, Algorithm.GPU_LL, true, "gc_reducescatter_ll", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
-      kernel(Collective.REDUCE_SCATTER, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_reducescatter_pipe", true, ALL_TYPES, ALL_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
-      kernel(Collective.ALL_GATHER, Protocol.LL, Algorithm.GPU_LL, true, "gc_allgather_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
-      kernel(Collective.ALL_GATHER, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_allgather_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
-      kernel(Collective.ALL_TO_ALL, Protocol.LL, Algorithm.GPU_LL, true, "gc_alltoall_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
-      kernel(Collective.ALL_TO_ALL, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_alltoall_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
-      kernel(Collective.ALL_TO_ALLV, Protocol.LL, Algorithm.GPU_LL, true, "gc_alltoallv_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
-      kernel(Collective.ALL_TO_ALLV, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_alltoallv_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
-      kernel(Collective.BROADCAST, Protocol.LL, Algorithm.GPU_LL, true, "gc_broadcast_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
-      kernel(Collective.BROADCAST, Protocol.PIPE, Algorithm.GPU_PIPE, true, "gc_broadcast_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
-      kernel(Collective.BARRIER, Protocol.FLAG_BARRIER, Algorithm.GPU_BARRIER, true, "gc_barrier", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.ONE, 0, false),
-      kernel(Collective.ALL_REDUCE, Protocol.LL_BATCH, Algorithm.GPU_LL_ONESHOT, true, "gc_allreduce_batch_ll", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, true));
+      kernel(Collective.ALL_REDUCE, Protocol.LL, Algorithm.GPU_LL_ONESHOT, "gc_allreduce_ll", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
+      kernel(Collective.ALL_REDUCE, Protocol.SENTINEL, Algorithm.GPU_SENTINEL_TWOSHOT, "gc_allreduce_sentinel", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, SENT_MAX_BYTES, GridRule.BYTES, 0, false),
+      kernel(Collective.ALL_REDUCE, Protocol.LL128, Algorithm.GPU_LL128_ATOMIC, "gc_allreduce_ll128", true, EnumSet.of(DataType.FLOAT32, DataType.FLOAT64, DataType.FLOAT16, DataType.BFLOAT16, DataType.INT32, DataType.INT64), EnumSet.of(ReduceOp.SUM, ReduceOp.AVG), Capacity.LINES, 0, GridRule.BYTES, 0, false),
+      kernel(Collective.ALL_REDUCE, Protocol.PIPE, Algorithm.GPU_PIPE, "gc_allreduce_pipe", true, ALL_TYPES, ALL_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
+      kernel(Collective.REDUCE_SCATTER, Protocol.LL, Algorithm.GPU_LL, "gc_reducescatter_ll", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
+      kernel(Collective.REDUCE_SCATTER, Protocol.PIPE, Algorithm.GPU_PIPE, "gc_reducescatter_pipe", true, ALL_TYPES, ALL_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
+      kernel(Collective.ALL_GATHER, Protocol.LL, Algorithm.GPU_LL, "gc_allgather_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
+      kernel(Collective.ALL_GATHER, Protocol.PIPE, Algorithm.GPU_PIPE, "gc_allgather_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
+      kernel(Collective.ALL_TO_ALL, Protocol.LL, Algorithm.GPU_LL, "gc_alltoall_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
+      kernel(Collective.ALL_TO_ALL, Protocol.PIPE, Algorithm.GPU_PIPE, "gc_alltoall_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
+      kernel(Collective.ALL_TO_ALLV, Protocol.LL, Algorithm.GPU_LL, "gc_alltoallv_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
+      kernel(Collective.ALL_TO_ALLV, Protocol.PIPE, Algorithm.GPU_PIPE, "gc_alltoallv_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
+      kernel(Collective.BROADCAST, Protocol.LL, Algorithm.GPU_LL, "gc_broadcast_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
+      kernel(Collective.BROADCAST, Protocol.PIPE, Algorithm.GPU_PIPE, "gc_broadcast_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
+      kernel(Collective.BARRIER, Protocol.FLAG_BARRIER, Algorithm.GPU_BARRIER, "gc_barrier", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.ONE, 0, false),
+      kernel(Collective.ALL_REDUCE, Protocol.LL_BATCH, Algorithm.GPU_LL_ONESHOT, "gc_allreduce_batch_ll", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, true));
 
   /** One row of the table, its names and capacities per element type (0 and no name for a type it does not take). */
-  private static Kernel kernel(Collective c, Protocol p, Algorithm a, boolean shipped, String name, boolean perType,
+  private static Kernel kernel(Collective c, Protocol p, Algorithm a, String name, boolean perType,
       Set<DataType> types, Set<ReduceOp> ops, Capacity capacity, long capacityBytes, GridRule rule, int fixedGrid,
       boolean packed) {
     String[] names = new String[DataType.values().length];
@@ -377,7 +363,7 @@ public final class KernelTable {
     }
     boolean[] takes = new boolean[ReduceOp.values().length];
     ops.forEach(op -> takes[op.ordinal()] = true);
-    return new Kernel(c, p, a, shipped, names, elements, takes, rule, fixedGrid, packed);
+    return new Kernel(c, p, a, names, elements, takes, rule, fixedGrid, packed);
   }
 
   private static final Kernel[][] BY_COLLECTIVE = new Kernel[Collective.values().length][Protocol.values().length];
@@ -410,7 +396,7 @@ public final class KernelTable {
     }
   }
 
-  /** Every kernel of the table, shipped and benchmark-only, in table order. */
+  /** Every kernel of the shipped fatbin, in table order. */
   public static List<Kernel> kernels() {
     return KERNELS;
   }

@@ -335,10 +335,10 @@ class GroupRouteTest {
     assertEquals(2, e.rank());
     assertEquals("gc_alltoallv_ll", ll.route(Collective.ALL_TO_ALLV, 16384, DataType.FLOAT32, ReduceOp.SUM,
         BufferRegistration.NONE).plan().kernel());
-    GroupRoute b2 = new GroupRoute(0, cluster(1, 8, true), variant("barrier2"));
-    assertEquals("unsupported", algorithm(b2, Collective.ALL_REDUCE, 1 << 20), "a benchmark-only kernel");
-    assertEquals("gpu-barrier", algorithm(b2, Collective.BARRIER, 0));
-    assertEquals("unsupported", algorithm(b2, Collective.BROADCAST, 8));
+    GroupRoute sentinel = new GroupRoute(0, cluster(1, 8, true), variant("sentinel"));
+    assertEquals("gpu-sentinel-twoshot", algorithm(sentinel, Collective.ALL_REDUCE, 1 << 10));
+    assertEquals("gpu-barrier", algorithm(sentinel, Collective.BARRIER, 0));
+    assertEquals("unsupported", algorithm(sentinel, Collective.BROADCAST, 8), "no broadcast on the sentinel protocol");
   }
 
   @Test
@@ -348,6 +348,10 @@ class GroupRouteTest {
     assertTrue(e.getMessage().contains("spark.gpucoll.internal.kernelVariant=ll256 names no kernel variant"),
         e.getMessage());
     assertTrue(e.getMessage().contains("sentinel"), e.getMessage());
+    // The two-barrier comparison kernel is the benchmark build's, no variant of the product.
+    CollectiveException b2 = assertThrows(CollectiveException.class,
+        () -> new GroupRoute(0, cluster(1, 2, true), variant("barrier2")));
+    assertTrue(b2.getMessage().contains("kernelVariant=barrier2 names no kernel variant"), b2.getMessage());
   }
 
   /** The GPU checks' internal settings: our kernels on ranks sharing a GPU. */

@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Test;
 class KernelAbiHeaderTest {
   static final Path HEADER = Path.of("../../native-kernels/include/gpucoll/kernel_table.h");
   static final Path ABI_HEADER = Path.of("../../native-kernels/include/gpucoll/kernel_abi.h");
+  static final Path BENCH_HEADER = Path.of("../../native-kernels/test/bench_table.h");
   static Map<String, Long> macros;
 
   @BeforeAll
@@ -187,13 +188,34 @@ class KernelAbiHeaderTest {
     long sent = macros.get("GC_WS_SENT_OFFSET");
     assertEquals(KernelTable.WS_SENT_OFFSET, sent);
     assertEquals(sent + macros.get("GC_WS_SENT_BYTES"), macros.get("GC_WS_ESC_OFFSET"));
-    assertEquals(macros.get("GC_WS_RAW_OFFSET") + macros.get("GC_WS_RAW_BYTES"), KernelTable.WORKSPACE_BYTES);
-    for (String r : List.of("GC_WS_SENT_OFFSET", "GC_WS_LL128_OFFSET", "GC_WS_PIPE_OFFSET", "GC_WS_RAW_OFFSET")) {
+    assertEquals(macros.get("GC_WS_PIPE_OFFSET") + macros.get("GC_WS_PIPE_BYTES"), KernelTable.WORKSPACE_BYTES);
+    for (String r : List.of("GC_WS_SENT_OFFSET", "GC_WS_LL128_OFFSET", "GC_WS_PIPE_OFFSET")) {
       assertEquals(0, macros.get(r) % KernelTable.WORKSPACE_ALIGN, r);
     }
     // The Java header after the kernel workspace keeps the workspace base at the allocation base.
     assertEquals(0, KernelTable.WORKSPACE_BYTES % 256);
     assertTrue(macros.get("GC_WS_ERR_CLAIM") + 8 <= macros.get("GC_WS_CTRL_BYTES"));
+  }
+
+  /**
+   * The test programs' comparison kernels live in the benchmark build's header alone: none of their
+   * protocol, kernels, constants or workspace in the product's; their regions follow the product
+   * workspace and their protocol ids stay apart from the product's.
+   */
+  @Test
+  void benchmarkMaterialIsInTheBenchmarkHeaderOnly() throws Exception {
+    String product = Files.readString(HEADER) + Files.readString(ABI_HEADER);
+    for (String bench : List.of("TWO_BARRIER", "barrier2", "GC_BENCH_", "GC_WS_RAW", "GC_RAW_PEER_BYTES")) {
+      assertTrue(!product.contains(bench), "the product's kernel headers mention " + bench);
+    }
+    Map<String, Long> bench = parseDefines(Files.readString(HEADER) + "\n" + Files.readString(BENCH_HEADER));
+    assertEquals(KernelTable.WORKSPACE_BYTES, bench.get("GC_WS_RAW_OFFSET"));
+    assertEquals(bench.get("GC_WS_RAW_OFFSET") + bench.get("GC_WS_RAW_BYTES"), bench.get("GC_BENCH_WORKSPACE_BYTES"));
+    assertEquals(4L << 20, bench.get("GC_WS_RAW_BYTES"));
+    long twoBarrier = bench.get("GC_PROTO_TWO_BARRIER");
+    for (KernelTable.Protocol p : KernelTable.Protocol.values()) {
+      assertTrue(p.id() != twoBarrier, p + " shares the benchmark protocol's id " + twoBarrier);
+    }
   }
 
   @Test

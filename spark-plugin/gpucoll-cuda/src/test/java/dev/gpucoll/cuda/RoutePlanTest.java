@@ -39,9 +39,9 @@ class RoutePlanTest {
     assertEquals(KernelTable.PIPE_BLOCKS, large.grid());
     assertEquals(4097, medium.count());
     assertEquals(4097 * 8, medium.bytes());
-    CollectiveException b2 = assertThrows(CollectiveException.class,
-        () -> plan(Collective.ALL_REDUCE, Protocol.TWO_BARRIER, DataType.FLOAT32, ReduceOp.SUM, 1 << 18));
-    assertTrue(b2.getMessage().contains("not in the shipped fatbin"), b2.getMessage());
+    CollectiveException none = assertThrows(CollectiveException.class,
+        () -> plan(Collective.ALL_GATHER, Protocol.SENTINEL, DataType.FLOAT32, ReduceOp.SUM, 1 << 10));
+    assertTrue(none.getMessage().contains("has no kernel on the sentinel protocol; it has [ll, pipe]"), none.getMessage());
   }
 
   @Test

@@ -155,11 +155,14 @@ public final class GpuSuite {
     return cap + 4096;
   }
 
-  /** Whether a kernel variant's allReduce kernel is in the shipped fatbin; an unknown name is the route's to refuse. */
+  /**
+   * Whether a kernel variant has an allReduce kernel in the shipped fatbin (the product's kernel table).
+   * Any other variant of the matrix is the C++ test's: its benchmark build has the comparison kernels,
+   * and it fails a name it does not know.
+   */
   static boolean shippedVariant(String variant) {
     return KernelTable.kernels().stream()
-        .filter(k -> k.collective() == Collective.ALL_REDUCE && k.protocol().abiName().equals(variant))
-        .allMatch(KernelTable.Kernel::shipped);
+        .anyMatch(k -> k.collective() == Collective.ALL_REDUCE && k.protocol().abiName().equals(variant));
   }
 
   // ---------------------------------------------------------------- running

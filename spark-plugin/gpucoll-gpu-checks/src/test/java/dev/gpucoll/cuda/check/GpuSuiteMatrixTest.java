@@ -38,7 +38,7 @@ class GpuSuiteMatrixTest {
     for (String v : List.of("ll", "sentinel", "ll128", "pipe")) {
       assertTrue(GpuSuite.shippedVariant(v), v);
     }
-    assertTrue(!GpuSuite.shippedVariant("barrier2"), "barrier2 is in the bench fatbin only");
+    assertTrue(!GpuSuite.shippedVariant("barrier2"), "barrier2 is in the benchmark build only");
     assertTrue(CorrectnessMatrix.load().cases(true, new SplittableRandom(1)).keySet().stream()
         .anyMatch(g -> g.variant().equals("barrier2")), "the matrix has a barrier2 block for the C++ test");
   }
