@@ -6,7 +6,8 @@
 # It runs, one after another, each bounded: the C++ correctness test (gc_test --quick), the GPU suite
 # (--quick), the NCCL self-check, the Spark GPU job (--quick) plain and with fractional GPUs, the three
 # examples through Spark, and the GPU benchmark (--quick, then the grouped-calls section at 1, 2 and 4
-# ranks); the cuDF job too when CUDF_JAR names its jar. It prints one PASS/FAIL table and appends its row to
+# ranks), distributed LU and Cholesky on cuBLAS/cuSOLVER and their timing; the cuDF job too when CUDF_JAR
+# names its jar. It prints one PASS/FAIL table and appends its row to
 # docs/gpu-acceptance.md; the row, the table and every log come back under $OUT
 # (gpu-acceptance-row.md, summary.txt, acceptance-logs.tar.gz): append the row to docs/gpu-acceptance.md here.
 # Exit status 0 only when every step passed.
@@ -83,11 +84,15 @@ step suite 150 "$JRUN dev.gpucoll.cuda.check.GpuSuite --quick --budget-seconds 1
 step nccl 60 "$JRUN dev.gpucoll.cuda.check.NcclSelfCheck"
 step spark 150 "bash scripts/spark-gpu/run.sh --quick"
 step spark-frac 120 "bash scripts/spark-gpu/run.sh --quick --fractional"
-step examples 180 "bash scripts/spark-gpu/examples.sh --master 'local[4]'"
-# The benchmark's quick sections, then its grouped calls at 1, 2 and 4 ranks (each section bounded).
-step bench 200 "$JRUN dev.gpucoll.cuda.check.GpuBench --quick --section-timeout-s 60 --json-dir \"\$OUT/bench\" \
+# The three examples, then distributed LU and Cholesky with cuBLAS / cuSOLVER kernels on the ranks.
+step examples 240 "bash scripts/spark-gpu/examples.sh --master 'local[4]' && EXAMPLES='lu cholesky' \\
+  bash scripts/spark-gpu/examples.sh --master 'local[4]' --kernels gpu --n 2048 --block 128"
+# The benchmark's quick sections, then its grouped calls at 1, 2 and 4 ranks (each section bounded),
+# then the factorizations' timing against one process (cuSOLVER getrf / potrf of the whole matrix).
+step bench 260 "$JRUN dev.gpucoll.cuda.check.GpuBench --quick --section-timeout-s 60 --json-dir \"\$OUT/bench\" \
   --commit $COMMIT && $JRUN dev.gpucoll.cuda.check.GpuBench --group-only --section-timeout-s 90 \
-  --json-dir \"\$OUT/bench-group\" --commit $COMMIT"
+  --json-dir \"\$OUT/bench-group\" --commit $COMMIT && EXAMPLES=linalg-bench bash scripts/spark-gpu/examples.sh \\
+  --master 'local[4]' --kernels gpu --sizes 2048,4096 --block 128"
 CUDF_RESULT="not run (no CUDF_JAR)"
 if [ -n "${CUDF_JAR:-}" ]; then
   step cudf 240 "bash scripts/spark-gpu/run.sh --fractional --cudf '$CUDF_JAR'"
