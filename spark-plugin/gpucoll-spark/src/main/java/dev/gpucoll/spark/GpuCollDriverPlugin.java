@@ -43,7 +43,8 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     String verbosity = conf.get(GpuCollConf.REPORT);
     reports = new ReportCollector(report -> {
       if (report.failed()) {
-        LOG.warn(report.verboseBlock()); // each rank's reason, whatever spark.gpucoll.report says
+        // Each rank's reason, whatever spark.gpucoll.report says; predictions and findings at verbose only.
+        LOG.warn(verbosity.equals("verbose") ? report.verboseBlock() : report.failureBlock());
       } else {
         switch (verbosity) {
           case "summary" -> LOG.info(report.summaryLine());
@@ -60,7 +61,7 @@ final class GpuCollDriverPlugin implements DriverPlugin {
       contradictions.inc(refuted);
       // listenerBus is private[spark] in Scala, public in bytecode: the one way a plugin can post an
       // event that listeners and the event log see.
-      sc.listenerBus().post(new GroupReportEvent(report));
+      sc.listenerBus().post(new GroupReportEvent(report, System.currentTimeMillis()));
     });
     // Failed groups whose other ranks never report are handed on after a grace period.
     flusher = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -110,6 +111,9 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     } else if (m instanceof RankReportMessage r) {
       reports.add(r);
       return null; // sent one-way
+    } else if (m instanceof RpcMessages.RankProgressMessage p) {
+      reports.progress(p.report(), System.nanoTime());
+      return null; // sent one-way
     } else if (m instanceof ExecutorCheckMessage c) {
       BackendCheckEvent check = new BackendCheckEvent(c.executorId(), c.host(), c.backend(),
           c.unavailableReason(), c.gpus(), c.environment());
@@ -147,6 +151,11 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   /** Every executor's backend check received so far, by executor id. */
   List<BackendCheckEvent> backendChecks() {
     return backendGate.checks();
+  }
+
+  List<GroupReport> running() {
+    ReportCollector r = reports;
+    return r == null ? List.of() : r.running(System.nanoTime());
   }
 
   List<GroupReport> reports() {

@@ -23,6 +23,11 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
   /** Set while the executor plugin runs in this JVM; tasks read it. */
   static volatile ExecutorState active;
 
+  /** How often running groups' calls and latency so far go to the driver (the tab's running view). */
+  static final long PROGRESS_INTERVAL_MILLIS = 2000;
+
+  private volatile java.util.concurrent.ScheduledExecutorService progress;
+
   @Override
   public void init(PluginContext ctx, Map<String, String> extraConf) {
     GpuCollConf conf = GpuCollConf.of(extraConf).validate();
@@ -33,6 +38,14 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
     // Not ctx.hostname(): it throws a NullPointerException in executors (Spark 4.x, client-mode RpcEnv).
     LOG.info("gpucoll executor plugin ready on executor {}, GPUs {}", ctx.executorID(),
         gpus.isEmpty() ? "none" : gpus);
+    ExecutorState state = active;
+    progress = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "gpucoll-progress");
+      t.setDaemon(true);
+      return t;
+    });
+    progress.scheduleWithFixedDelay(() -> GpuCollectives.sendProgress(state), PROGRESS_INTERVAL_MILLIS,
+        PROGRESS_INTERVAL_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
     String required = conf.get(GpuCollConf.BACKEND);
     if (!required.equals("auto")) {
       reportBackendCheck(ctx, required, gpus);
@@ -67,6 +80,10 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
 
   @Override
   public void shutdown() {
+    java.util.concurrent.ScheduledExecutorService p = progress;
+    if (p != null) {
+      p.shutdownNow();
+    }
     active = null;
     CommunicatorCache.INSTANCE.closeAll();
   }

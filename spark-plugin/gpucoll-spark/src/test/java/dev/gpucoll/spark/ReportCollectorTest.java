@@ -52,6 +52,22 @@ class ReportCollectorTest {
   }
 
   @Test
+  void aFailedGroupAtReportSummaryIsOneLinePerDistinctReasonWithoutPredictions() {
+    RankReportMessage[] ranks = new RankReportMessage[4];
+    for (int r = 0; r < 3; r++) {
+      ranks[r] = new RankReportMessage("app-stage3.0", "stage 3.0", r, 4, "h", "exec" + r, 100 + r, "host-shm",
+          "spark-plugin-rpc", Map.of(), List.of("allReduce 8 B -> host-oneshot", "allGather 8 B -> host-oneshot"),
+          List.of("finding"), "", false, 0, 0, r == 1 ? "rank 1 stops on purpose" : "rank 1 gave up on the group",
+          List.of(), List.of());
+    }
+    GroupReport g = ReportCollector.merge(ranks);
+    String block = g.failureBlock();
+    assertEquals(List.of(g.summaryLine(), "  ranks 0, 2: rank 1 gave up on the group", "  rank 1: rank 1 stops on purpose",
+        "  rank 3: " + ReportCollector.NO_REPORT), block.lines().toList(), block);
+    assertTrue(g.verboseBlock().contains("predicted: "), "verbose keeps the predictions");
+  }
+
+  @Test
   void aFailedGroupIsHandedOnWithEachRanksReasonOnceAllReported() {
     List<GroupReport> logged = new ArrayList<>();
     ReportCollector c = new ReportCollector(logged::add);
