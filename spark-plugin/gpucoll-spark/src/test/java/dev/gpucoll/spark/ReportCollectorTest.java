@@ -103,6 +103,37 @@ class ReportCollectorTest {
   }
 
   @Test
+  void aRunningGroupShowsItsRanksProgressUntilItsReportIsHandedOn() {
+    List<GroupReport> logged = new ArrayList<>();
+    ReportCollector c = new ReportCollector(logged::add);
+    long t0 = 1_000_000_000L;
+    assertEquals(List.of(), c.running(t0));
+    c.progress(rank(1, "stage 3.0", Map.of("allReduce", Map.of("host-oneshot", 5L))), t0);
+    List<GroupReport> running = c.running(t0);
+    assertEquals(1, running.size());
+    GroupReport g = running.get(0);
+    assertFalse(g.failed(), "a rank without progress yet has not failed: " + g.failureBlock());
+    assertEquals(-1, g.members().get(0).pid(), "rank 0 sent no progress yet");
+    assertEquals(Map.of("host-oneshot", 5L), g.paths("allReduce"));
+    c.progress(rank(1, "stage 3.0", Map.of("allReduce", Map.of("host-oneshot", 9L))), t0 + 1);
+    c.progress(rank(0, "stage 3.0", Map.of("allReduce", Map.of("host-oneshot", 9L))), t0 + 1);
+    assertEquals(Map.of("host-oneshot", 18L), c.running(t0 + 1).get(0).paths("allReduce"), "the latest per rank");
+    // Rank 0's task ends: its final numbers show while rank 1 still runs; its late progress cannot undo that.
+    c.add(rank(0, "stage 3.0", Map.of("allReduce", Map.of("host-oneshot", 10L))), t0 + 2);
+    c.progress(rank(0, "stage 3.0", Map.of("allReduce", Map.of("host-oneshot", 9L))), t0 + 3);
+    assertEquals(Map.of("host-oneshot", 19L), c.running(t0 + 3).get(0).paths("allReduce"));
+    c.add(rank(1, "stage 3.0", Map.of("allReduce", Map.of("host-oneshot", 10L))), t0 + 4);
+    assertEquals(1, logged.size());
+    assertEquals(List.of(), c.running(t0 + 4), "the group ended: its report replaces the running view");
+    c.progress(rank(1, "stage 3.0", Map.of()), t0 + 5);
+    assertEquals(List.of(), c.running(t0 + 5), "progress arriving after the report does not revive the group");
+    // A running group whose ranks stopped sending progress (executors lost) leaves the running view.
+    c.progress(rank(0, "stage 4.0", Map.of()), t0);
+    assertEquals(1, c.running(t0 + ReportCollector.PROGRESS_STALE_NANOS).size());
+    assertEquals(0, c.running(t0 + ReportCollector.PROGRESS_STALE_NANOS + 1).size());
+  }
+
+  @Test
   void mergesOnceEveryRankOfTheStageReportedAndSumsThePaths() {
     List<GroupReport> logged = new ArrayList<>();
     ReportCollector c = new ReportCollector(logged::add);
