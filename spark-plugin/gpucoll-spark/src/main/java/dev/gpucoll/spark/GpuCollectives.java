@@ -214,6 +214,22 @@ public final class GpuCollectives {
     return sb.length() <= MAX_REASON_CHARS ? sb.toString() : sb.substring(0, MAX_REASON_CHARS - 3) + "...";
   }
 
+  /**
+   * The failure of a task that had completed {@code completedCalls} collectives on its group: when a
+   * collective failed, the reason says which of the user's calls it was ("allReduce, the task's
+   * collective call 10"), the number the user's own loop counts, whatever the backend counts inside.
+   */
+  static String failureReason(Throwable error, long completedCalls) {
+    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof CollectiveException ce && ce.collective() != null) {
+        String reason = "in " + ce.collective().apiName() + ", the task's collective call " + (completedCalls + 1)
+            + ": " + failureReason(error);
+        return reason.length() <= MAX_REASON_CHARS ? reason : reason.substring(0, MAX_REASON_CHARS - 3) + "...";
+      }
+    }
+    return failureReason(error);
+  }
+
   private static void sendReport(GpuCollExecutorPlugin.ExecutorState plugin, RankReportMessage m, String what) {
     try {
       plugin.context().send(RpcMessages.encode(m));
@@ -272,7 +288,7 @@ public final class GpuCollectives {
       BY_TASK.remove(taskId);
       RUNNING.remove(taskId);
       if (plugin != null) {
-        String why = ctx.isFailed() ? failureReason(failure.get()) : "";
+        String why = ctx.isFailed() ? failureReason(failure.get(), lent.metrics.taskCalls()) : "";
         sendReport(plugin, reportOf(lent, stage, host, plugin, why), lent.id());
       }
       if (ctx.isFailed()) {
