@@ -33,6 +33,7 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   private volatile ReportCollector reports;
   private final Counter groupReports = new Counter();
   private final Counter contradictions = new Counter();
+  private final DriverMetrics executorSums = new DriverMetrics();
   private volatile ScheduledExecutorService flusher;
 
   @Override
@@ -111,6 +112,9 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     } else if (m instanceof RankReportMessage r) {
       reports.add(r);
       return null; // sent one-way
+    } else if (m instanceof RpcMessages.ExecutorTotalsMessage t) {
+      executorSums.update(t.executorId(), t.totals());
+      return null; // sent one-way
     } else if (m instanceof RpcMessages.RankProgressMessage p) {
       reports.progress(p.report(), System.nanoTime());
       return null; // sent one-way
@@ -129,6 +133,17 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   public void registerMetrics(String appId, PluginContext ctx) {
     ctx.metricRegistry().register("groupReports", groupReports);
     ctx.metricRegistry().register("pathContradictions", contradictions);
+    executorSums.register(ctx.metricRegistry(), ExecutorMetrics.usablePaths(executorsMayUseGpus(sc.getConf())));
+  }
+
+  /**
+   * Whether the executors may run the GPU backend, as the driver can tell at start (before any
+   * executor reports): when spark.gpucoll.backend=gpu, or auto with GPUs scheduled for executors.
+   */
+  static boolean executorsMayUseGpus(org.apache.spark.SparkConf conf) {
+    String backend = conf.get(GpuCollConf.BACKEND.key(), "auto").trim();
+    return backend.equals("gpu") || (backend.equals("auto")
+        && !conf.get("spark.executor.resource.gpu.amount", "0").trim().matches("0*(\\.0*)?"));
   }
 
   /**
@@ -151,6 +166,10 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   /** Every executor's backend check received so far, by executor id. */
   List<BackendCheckEvent> backendChecks() {
     return backendGate.checks();
+  }
+
+  DriverMetrics executorSums() {
+    return executorSums;
   }
 
   List<GroupReport> running() {

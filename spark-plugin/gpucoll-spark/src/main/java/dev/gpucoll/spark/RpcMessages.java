@@ -37,6 +37,9 @@ final class RpcMessages {
   private static final byte RANK_REPORT = 5;
   private static final byte EXECUTOR_CHECK = 6;
   private static final byte RANK_PROGRESS = 7;
+  private static final byte EXECUTOR_TOTALS = 8;
+  /** Most counts one executor's totals carry (its metrics number a few hundred). */
+  static final int MAX_TOTALS = 4096;
 
   private RpcMessages() {}
 
@@ -104,6 +107,9 @@ final class RpcMessages {
    */
   record RankProgressMessage(RankReportMessage report) {}
 
+  /** An executor's metric counts so far (ExecutorMetrics#totals), for the driver's sums. */
+  record ExecutorTotalsMessage(String executorId, Map<String, Long> totals) {}
+
   /**
    * An executor's check, at plugin start, of the backend its settings require: {@code
    * unavailableReason} is empty when the backend can run there.
@@ -141,6 +147,12 @@ final class RpcMessages {
       writeRankReport(w.header(RANK_REPORT), m);
     } else if (message instanceof RankProgressMessage p) {
       writeRankReport(w.header(RANK_PROGRESS), p.report());
+    } else if (message instanceof ExecutorTotalsMessage m) {
+      if (m.totals().size() > MAX_TOTALS) {
+        throw new IllegalArgumentException("gpucoll executor totals: " + m.totals().size() + " counts, at most " + MAX_TOTALS);
+      }
+      w.header(EXECUTOR_TOTALS).string(m.executorId()).i32(m.totals().size());
+      m.totals().forEach((name, value) -> w.string(name).i64(value));
     } else if (message instanceof ExecutorCheckMessage m) {
       w.header(EXECUTOR_CHECK).string(m.executorId()).string(m.host()).string(m.backend())
           .string(m.unavailableReason()).strings(m.gpus())
@@ -204,6 +216,7 @@ final class RpcMessages {
         case ROUND_STATE -> readRoundState(r);
         case RANK_REPORT -> readRankReport(r);
         case RANK_PROGRESS -> new RankProgressMessage(readRankReport(r));
+        case EXECUTOR_TOTALS -> readExecutorTotals(r);
         case EXECUTOR_CHECK -> readExecutorCheck(r);
         default -> throw new IllegalArgumentException("gpucoll RPC message of unknown type " + type);
       };
@@ -254,6 +267,19 @@ final class RpcMessages {
       environment.put(keys.get(i), values.get(i));
     }
     return new ExecutorCheckMessage(executorId, host, backend, reason, gpus, environment);
+  }
+
+  private static ExecutorTotalsMessage readExecutorTotals(Reader r) {
+    String executorId = r.string();
+    int n = r.count(12);
+    if (n > MAX_TOTALS) {
+      throw new IllegalArgumentException("gpucoll executor totals: " + n + " counts, at most " + MAX_TOTALS);
+    }
+    Map<String, Long> totals = new LinkedHashMap<>();
+    for (int i = 0; i < n; i++) {
+      totals.put(r.string(), r.buf.getLong());
+    }
+    return new ExecutorTotalsMessage(executorId, totals);
   }
 
   private static RankReportMessage readRankReport(Reader r) {

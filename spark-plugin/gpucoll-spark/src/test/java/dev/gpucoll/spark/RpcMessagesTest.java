@@ -87,6 +87,21 @@ class RpcMessagesTest {
   }
 
   @Test
+  void executorTotalsRoundTripAndTooManyAreRefused() {
+    Map<String, Long> totals = new java.util.LinkedHashMap<>();
+    totals.put("collective.allReduce.calls", 7L);
+    totals.put("path.host-oneshot.bytes", 1L << 40);
+    assertEquals(new RpcMessages.ExecutorTotalsMessage("3", totals),
+        roundTrip(new RpcMessages.ExecutorTotalsMessage("3", totals)));
+    Map<String, Long> tooMany = new java.util.HashMap<>();
+    for (int i = 0; i <= RpcMessages.MAX_TOTALS; i++) {
+      tooMany.put("m" + i, 1L);
+    }
+    assertThrows(IllegalArgumentException.class,
+        () -> RpcMessages.encode(new RpcMessages.ExecutorTotalsMessage("3", tooMany)));
+  }
+
+  @Test
   void rankReportsOfAnOlderVersionAreRefusedClearly() {
     byte[] wire = RpcMessages.encode(new RankReportMessage("g", "s", 0, 1, "h", "e", 1, "host", "r", Map.of(),
         List.of(), List.of(), "", false, 0, 0, "", List.of(), List.of()));

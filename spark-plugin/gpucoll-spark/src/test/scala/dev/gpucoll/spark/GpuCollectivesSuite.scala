@@ -58,6 +58,13 @@ class GpuCollectivesSuite extends AnyFunSuite {
         report.summaryLine)
       // The executor's Dropwizard registry counted the calls per collective and per path.
       val registry = GpuCollExecutorPlugin.active.context().metricRegistry()
+      // ... and sends its counts to the driver, whose gauges (Spark's /metrics/json) sum them.
+      val sums = GpuCollDriverPlugin.active.executorSums()
+      val until = System.nanoTime() + 10000000000L
+      while (sums.sum("collective.allReduce.calls") < 3 && System.nanoTime() < until) Thread.sleep(50)
+      assert(sums.sum("collective.allReduce.calls") == 3L)
+      assert(sums.sum("collective.allGather.calls") == 3L)
+      assert(sums.sum("collective.allReduce.latencyNanos") > 0L)
       val counters = registry.getCounters.asScala
       assert(counters("collective.allReduce.calls").getCount == 3L, counters.keySet)
       assert(counters("collective.allGather.calls").getCount == 3L, counters.keySet)
@@ -79,8 +86,15 @@ class GpuCollectivesSuite extends AnyFunSuite {
           "messageBytes", "errors", "timeouts")) {
         assert(names.contains(s"collective.${c.apiName}.$m"), names)
       }
-      for (p <- ExecutorMetrics.PATHS.asScala :+ "other"; m <- Seq("calls", "bytes", "latency")) {
+      // Path metrics only for what this executor can run: no GPU or NCCL path without a usable GPU.
+      val gpu = dev.gpucoll.cuda.CudaEnvironment.probe().available()
+      val usable = ExecutorMetrics.usablePaths(gpu).asScala
+      assert(usable.contains("host-oneshot") && usable.contains("one-rank-copy"), usable)
+      for (p <- usable :+ "other"; m <- Seq("calls", "bytes", "latency")) {
         assert(names.contains(s"path.$p.$m"), names)
+      }
+      if (!gpu) {
+        assert(!names.exists(n => n.startsWith("path.gpu-") || n.startsWith("path.nccl")), names)
       }
       for (m <- Seq("rendezvous.time", "cache.hits", "cache.misses", "errors", "timeouts")) {
         assert(names.contains(m), names)
