@@ -155,6 +155,7 @@ class SparkUiBrowserTest {
       String dom = browser.dumpDom(url);
       Files.createDirectories(SCREENSHOTS);
       Files.writeString(SCREENSHOTS.resolve("running-gpucoll-tab.html"), dom);
+      browser.screenshot(url, SCREENSHOTS.resolve("running-gpucoll-tab.png"), 1280, 2000);
       String anchor = "id=\"" + (live.groupId() + "-" + live.stage()).replaceAll("[^A-Za-z0-9_-]", "_") + "\"";
       int at = dom.indexOf(anchor);
       assertTrue(at >= 0, "the running group " + live.groupId() + " is not on the page:\n" + dom);
