@@ -19,6 +19,6 @@ if ! need nvcc && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH=/usr/local/cuda/bin:$PATH
 fi
 
-echo "Building (first run downloads dependencies)..."
-mvn -B -q -ntp install -DskipTests -pl examples -am
-mvn -B -q -ntp -pl examples exec:exec -Dexample.main=dev.gpucoll.examples.Demo -Dexample.args="$*"
+source scripts/build-examples.sh
+echo "Running the demo: a Spark local-cluster of ${1:-3} executor JVMs, every collective checked, then the path report and latencies..."
+mvn -B -q -ntp -Dgpucoll.withoutCudf -pl examples exec:exec -Dexample.main=dev.gpucoll.examples.Demo -Dexample.args="$*"

@@ -33,6 +33,6 @@ if ! need nvcc && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH=/usr/local/cuda/bin:$PATH
 fi
 
-echo "Building (first run downloads dependencies)..."
-mvn -B -q -ntp install -DskipTests -pl examples -am
-mvn -B -q -ntp -pl examples exec:exec -Dexample.main="$main" -Dexample.args="$*"
+source scripts/build-examples.sh
+echo "Running $main..."
+mvn -B -q -ntp -Dgpucoll.withoutCudf -pl examples exec:exec -Dexample.main="$main" -Dexample.args="$*"

@@ -64,6 +64,8 @@ mh_cleanup() {
     # The namespace's processes: the command and what it spawned (executors, orted).
     pkill -KILL -P "$p" 2>/dev/null || true
     kill -KILL "$p" 2>/dev/null || true
+    # Reaped here, quietly: else bash reports each as "line N: PID Killed ip netns exec ..." later.
+    wait "$p" 2>/dev/null || true
   done
   local i
   for i in $(seq 1 "$MH_HOSTS"); do

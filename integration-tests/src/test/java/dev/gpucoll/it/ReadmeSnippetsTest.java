@@ -94,6 +94,39 @@ class ReadmeSnippetsTest {
     }
   }
 
+  /**
+   * README's install steps work from a fresh clone: a {@code git checkout} names only a ref this
+   * clone has (a clone of main has no release tag until one is pushed), and every {@code mvn ...
+   * install} gives the sources and javadoc jars README promises (the root POM's {@code release}
+   * profile attaches them).
+   */
+  @Test
+  void installCommandsWorkFromAFreshClone() throws Exception {
+    Path readmePath = Path.of(System.getProperty("gpucoll.readme", "../README.md"));
+    String readme = Files.readString(readmePath);
+    Matcher checkout = Pattern.compile("git checkout ([^\\s`&;]+)").matcher(readme);
+    while (checkout.find()) {
+      String ref = checkout.group(1);
+      Process git = new ProcessBuilder("git", "rev-parse", "-q", "--verify", ref + "^{commit}")
+          .directory(readmePath.toAbsolutePath().getParent().toFile()).redirectErrorStream(true).start();
+      git.getInputStream().readAllBytes();
+      assertTrue(git.waitFor() == 0, "README.md runs 'git checkout " + ref + "', which this clone does not have");
+    }
+    String pom = Files.readString(readmePath.toAbsolutePath().getParent().resolve("pom.xml"));
+    assertTrue(Pattern.compile("(?s)<id>release</id>.*maven-source-plugin.*maven-javadoc-plugin").matcher(pom).find(),
+        "the release profile no longer attaches sources and javadoc");
+    Matcher install = Pattern.compile("(?m)^\\s*mvn [^\\n]*\\binstall\\b[^\\n]*$").matcher(readme);
+    int installs = 0;
+    while (install.find()) {
+      installs++;
+      if (readme.contains("sources and javadoc")) {
+        assertTrue(install.group().contains("-Prelease"),
+            "README promises sources and javadoc jars but installs without -Prelease: " + install.group().trim());
+      }
+    }
+    assertTrue(installs > 0, "README.md has no mvn install command: is the path right?");
+  }
+
   @Test
   void theExtractorFindsBlocksAndSkipMarkers() {
     String md = "text\n```java\nclass A {}\n```\n<!-- readme-snippet: skip needs cuDF -->\n```java\nclass B {}\n```\n"

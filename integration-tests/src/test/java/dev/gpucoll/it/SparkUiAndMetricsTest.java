@@ -50,7 +50,9 @@ class SparkUiAndMetricsTest {
           .set("spark.metrics.conf.*.sink.csv.class", "org.apache.spark.metrics.sink.CsvSink")
           .set("spark.metrics.conf.*.sink.csv.period", "1")
           .set("spark.metrics.conf.*.sink.csv.unit", "seconds")
-          .set("spark.metrics.conf.*.sink.csv.directory", csv.toString());
+          .set("spark.metrics.conf.*.sink.csv.directory", csv.toString())
+          .set("spark.metrics.conf.*.sink.prometheusServlet.class", "org.apache.spark.metrics.sink.PrometheusServlet")
+          .set("spark.metrics.conf.*.sink.prometheusServlet.path", "/metrics/prometheus");
       SparkContext sc = new SparkContext(conf);
       String appId = sc.applicationId();
       GroupReport report;
@@ -90,7 +92,20 @@ class SparkUiAndMetricsTest {
           assertEquals(1, awaitCount(csv, prefix + "cache.misses.csv", v -> v > 0));
           assertEquals(0, awaitCount(csv, prefix + "path.other.calls.csv", v -> true),
               "every path that ran has its own metric");
+          if (!CudaEnvironment.probe().available()) {
+            assertFalse(Files.exists(csv.resolve(prefix + "path.nccl.calls.csv")), "no GPU path metric without a GPU");
+          }
         }
+        // The driver's own endpoints (Spark's JSON servlet, the Prometheus servlet) sum the executors' counts:
+        // 2 ranks made one allReduce and one barrier each.
+        String name = appId + ".driver" + PLUGIN_METRICS + "executors.collective.allReduce.calls";
+        String metricsJson = awaitPage(ui + "/metrics/json/", body -> body.replace(" ", "").contains("\"" + name + "\":{\"value\":2}"));
+        assertTrue(metricsJson.contains(appId + ".driver" + PLUGIN_METRICS + "executors.collective.barrier.meanLatencyMicros"),
+            metricsJson);
+        String prometheus = awaitPage(ui + "/metrics/prometheus/",
+            body -> body.matches("(?s).*_executors_collective_allReduce_calls_Number\\{[^}]*\\} 2\n.*"));
+        assertTrue(prometheus.contains("_executors_path_host_oneshot_calls_Number")
+            || prometheus.contains("_executors_path_nccl_calls_Number"), prometheus);
       } finally {
         sc.stop();
       }

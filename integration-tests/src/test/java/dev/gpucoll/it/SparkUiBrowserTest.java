@@ -1,6 +1,7 @@
 package dev.gpucoll.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -31,8 +32,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The "GPU Collectives" tab as a person sees it, in a real headless browser: the live UI and the
  * History Server of one application with a group used at two message sizes, the same group reused
- * by a later stage, and a group that failed. Asserts the charts' elements and their numbers in the
- * DOM, and keeps screenshots under target/ui-screenshots/.
+ * by a later stage, a group that failed, and a group seen while its stage runs (members, calls and
+ * latency so far, the page reloading itself) and after it ended. Asserts the charts' elements and
+ * their numbers in the DOM, and keeps screenshots under target/ui-screenshots/.
  */
 class SparkUiBrowserTest {
   static final int EXECUTORS = 2;
@@ -89,7 +91,9 @@ class SparkUiBrowserTest {
           return List.of(0).iterator();
         }).collect());
         sc.setLocalProperty("spark.gpucoll.backend", null);
-        reports = awaitReports(3);
+        awaitReports(3);
+        assertRunningGroupIsLive(browser, sc, ranks, work);
+        reports = awaitReports(4);
         GroupReport failed = reports.get(2);
         assertTrue(failed.failed(), failed::verboseBlock);
         if (!gpus) {
@@ -120,6 +124,77 @@ class SparkUiBrowserTest {
         files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
       }
     }
+  }
+
+  /**
+   * A stage that runs until told to stop: while it runs the tab lists its group as RUNNING with
+   * its members, calls and latency so far, and reloads itself; once it ended, the group says so.
+   */
+  private static void assertRunningGroupIsLive(HeadlessChromium browser, SparkContext sc, JavaRDD<Integer> ranks,
+      Path work) throws Exception {
+    Path stop = work.resolve("stop-the-running-stage");
+    String stopFile = stop.toString();
+    java.util.concurrent.CompletableFuture<List<Integer>> job = java.util.concurrent.CompletableFuture.supplyAsync(
+        () -> GpuCollectives.barrierMapPartitions(ranks, (comm, rows) -> {
+          long start = System.nanoTime();
+          int calls = 0;
+          int[] stopNow = {0};
+          do { // every rank decides alike: stop once any rank sees the file (or after 90 s)
+            float[] grad = new float[256];
+            comm.allReduce(grad, ReduceOp.SUM);
+            calls++;
+            Thread.sleep(20);
+            stopNow[0] = Files.exists(Path.of(stopFile)) || System.nanoTime() - start > 90e9 ? 1 : 0;
+            comm.allReduce(stopNow, ReduceOp.MAX);
+          } while (stopNow[0] == 0);
+          return List.of(calls).iterator();
+        }).collect());
+    try {
+      GroupReport live = awaitRunning();
+      String url = sc.uiWebUrl().get() + "/gpucoll/";
+      String dom = browser.dumpDom(url);
+      Files.createDirectories(SCREENSHOTS);
+      Files.writeString(SCREENSHOTS.resolve("running-gpucoll-tab.html"), dom);
+      browser.screenshot(url, SCREENSHOTS.resolve("running-gpucoll-tab.png"), 1280, 2000);
+      String anchor = "id=\"" + (live.groupId() + "-" + live.stage()).replaceAll("[^A-Za-z0-9_-]", "_") + "\"";
+      int at = dom.indexOf(anchor);
+      assertTrue(at >= 0, "the running group " + live.groupId() + " is not on the page:\n" + dom);
+      String group = dom.substring(at);
+      assertTrue(group.startsWith(anchor + " class=\"gpucoll-group gpucoll-running\""), "marked running: " + group);
+      assertTrue(group.contains("RUNNING: calls and latency so far"), group);
+      assertTrue(Pattern.compile("<meta http-equiv=\"refresh\" content=\"\\d+\"").matcher(dom).find(),
+          "the page reloads itself while a group runs");
+      assertEquals(EXECUTORS, count(group.substring(0, group.indexOf("</table>", group.indexOf("Members")) + 1),
+          "<td>running</td>"), "every member is listed as running");
+      assertTrue(group.contains("<tr class=\"gpucoll-latency-row\" data-collective=\"allReduce\""),
+          "the latency so far is drawn: " + group);
+    } finally {
+      Files.createFile(stop);
+    }
+    assertEquals(EXECUTORS, job.get(120, java.util.concurrent.TimeUnit.SECONDS).size());
+    GroupReport ended = awaitReports(4).get(3);
+    String url = sc.uiWebUrl().get() + "/gpucoll/";
+    String dom = browser.dumpDom(url);
+    Files.writeString(SCREENSHOTS.resolve("ended-gpucoll-tab.html"), dom);
+    String group = section(dom, ended, url);
+    assertTrue(group.contains("class=\"gpucoll-ended\""), "the group says it ended: " + group);
+    assertFalse(group.contains("RUNNING"), group);
+    assertFalse(dom.contains("http-equiv=\"refresh\""), "nothing runs: the page stops reloading");
+  }
+
+  /** The first running group once every rank sent progress with calls in it. */
+  private static GroupReport awaitRunning() throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    while (System.nanoTime() < deadline) {
+      for (GroupReport r : GpuCollectivesPlugin.driverRunningGroups()) {
+        if (r.members().stream().allMatch(m -> m.pid() >= 0) && !r.paths("allReduce").isEmpty()) {
+          return r;
+        }
+      }
+      Thread.sleep(200);
+    }
+    throw new AssertionError("no running group with progress from every rank within 60 s: "
+        + GpuCollectivesPlugin.driverRunningGroups());
   }
 
   /** The charts, their numbers and the tables, as the browser's DOM holds them. */
@@ -153,6 +228,10 @@ class SparkUiBrowserTest {
           url + ": the prediction at the used size 256 B is shown");
     }
     assertTrue(section(dom, reused, url).contains(reused.stage() + " (reused from " + first.stage() + ")"), url);
+    if (first.backend().startsWith("host")) { // no NCCL, no copy engines: not "none" but not applicable
+      assertTrue(section(dom, first, url).contains("not applicable: the " + first.backend() + " backend uses neither"),
+          url + ": the NCCL and Zero-CTA sections of a host group");
+    }
     String bad = section(dom, failed, url);
     assertTrue(bad.contains("FAILED"), url);
     for (GroupReport.Member m : failed.members()) {

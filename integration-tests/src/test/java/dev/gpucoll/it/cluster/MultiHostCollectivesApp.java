@@ -46,7 +46,10 @@ public final class MultiHostCollectivesApp {
         @Override
         public void onTaskEnd(SparkListenerTaskEnd end) {
           if (!end.taskInfo().successful()) {
-            failures.add(end.reason().toString());
+            // The reason's first line ("class: message"), not its toString (a case class whose stack
+            // trace prints as [Ljava.lang.StackTraceElement;@...).
+            failures.add(end.reason() instanceof org.apache.spark.TaskFailedReason r
+                ? r.toErrorString().lines().findFirst().orElse("") : end.reason().toString());
           }
         }
       });

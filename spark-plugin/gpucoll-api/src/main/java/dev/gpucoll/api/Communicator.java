@@ -101,25 +101,206 @@ public interface Communicator extends AutoCloseable {
   @Override
   void close();
 
-  // Java-friendly in-place forms for the common ML case (gradient allreduce on the host).
+  // Plain-array forms (Java and Scala's Array[Float] etc.): the same call as the CommBuffer form
+  // on the wrapped arrays, so the same results bit for bit. Counts are the arrays' lengths; the
+  // forms that return an array allocate it. short[] carries FLOAT16 or BFLOAT16 bits, byte[] INT8
+  // or UINT8 (the type argument says which); another type fails with IllegalArgumentException.
 
+  /** In place: inOut[i] = op over ranks of inOut[i]. */
   default void allReduce(float[] inOut, ReduceOp op) {
-    CommBuffer b = CommBuffer.of(inOut);
-    allReduce(b, b, inOut.length, DataType.FLOAT32, op);
+    ArrayForms.allReduce(this, inOut, DataType.FLOAT32, op);
   }
 
+  /** Every rank's send, in rank order: size() * send.length elements. */
+  default float[] allGather(float[] send) {
+    return ArrayForms.allGather(this, send, DataType.FLOAT32);
+  }
+
+  /** Block {@code rank()} of the reduction over ranks of send (send.length a multiple of size()). */
+  default float[] reduceScatter(float[] send, ReduceOp op) {
+    return ArrayForms.reduceScatter(this, send, DataType.FLOAT32, op);
+  }
+
+  /** Block r of the result = block {@code rank()} of rank r's send (send.length a multiple of size()). */
+  default float[] allToAll(float[] send) {
+    return ArrayForms.allToAll(this, send, DataType.FLOAT32);
+  }
+
+  /**
+   * sendCounts[r] elements to rank r, packed in rank order in send; the result holds recvCounts[r]
+   * elements from each rank r, packed in rank order.
+   */
+  default float[] allToAllv(float[] send, long[] sendCounts, long[] recvCounts) {
+    return ArrayForms.allToAllv(this, send, sendCounts, recvCounts, DataType.FLOAT32);
+  }
+
+  /** In place: inOut = root's inOut on every rank. */
+  default void broadcast(float[] inOut, int root) {
+    ArrayForms.broadcast(this, inOut, DataType.FLOAT32, root);
+  }
+
+  /** In place: inOut[i] = op over ranks of inOut[i]. */
   default void allReduce(double[] inOut, ReduceOp op) {
-    CommBuffer b = CommBuffer.of(inOut);
-    allReduce(b, b, inOut.length, DataType.FLOAT64, op);
+    ArrayForms.allReduce(this, inOut, DataType.FLOAT64, op);
   }
 
+  /** Every rank's send, in rank order: size() * send.length elements. */
+  default double[] allGather(double[] send) {
+    return ArrayForms.allGather(this, send, DataType.FLOAT64);
+  }
+
+  /** Block {@code rank()} of the reduction over ranks of send (send.length a multiple of size()). */
+  default double[] reduceScatter(double[] send, ReduceOp op) {
+    return ArrayForms.reduceScatter(this, send, DataType.FLOAT64, op);
+  }
+
+  /** Block r of the result = block {@code rank()} of rank r's send (send.length a multiple of size()). */
+  default double[] allToAll(double[] send) {
+    return ArrayForms.allToAll(this, send, DataType.FLOAT64);
+  }
+
+  /**
+   * sendCounts[r] elements to rank r, packed in rank order in send; the result holds recvCounts[r]
+   * elements from each rank r, packed in rank order.
+   */
+  default double[] allToAllv(double[] send, long[] sendCounts, long[] recvCounts) {
+    return ArrayForms.allToAllv(this, send, sendCounts, recvCounts, DataType.FLOAT64);
+  }
+
+  /** In place: inOut = root's inOut on every rank. */
+  default void broadcast(double[] inOut, int root) {
+    ArrayForms.broadcast(this, inOut, DataType.FLOAT64, root);
+  }
+
+  /** In place: inOut[i] = op over ranks of inOut[i]. */
   default void allReduce(int[] inOut, ReduceOp op) {
-    CommBuffer b = CommBuffer.of(inOut);
-    allReduce(b, b, inOut.length, DataType.INT32, op);
+    ArrayForms.allReduce(this, inOut, DataType.INT32, op);
   }
 
+  /** Every rank's send, in rank order: size() * send.length elements. */
+  default int[] allGather(int[] send) {
+    return ArrayForms.allGather(this, send, DataType.INT32);
+  }
+
+  /** Block {@code rank()} of the reduction over ranks of send (send.length a multiple of size()). */
+  default int[] reduceScatter(int[] send, ReduceOp op) {
+    return ArrayForms.reduceScatter(this, send, DataType.INT32, op);
+  }
+
+  /** Block r of the result = block {@code rank()} of rank r's send (send.length a multiple of size()). */
+  default int[] allToAll(int[] send) {
+    return ArrayForms.allToAll(this, send, DataType.INT32);
+  }
+
+  /**
+   * sendCounts[r] elements to rank r, packed in rank order in send; the result holds recvCounts[r]
+   * elements from each rank r, packed in rank order.
+   */
+  default int[] allToAllv(int[] send, long[] sendCounts, long[] recvCounts) {
+    return ArrayForms.allToAllv(this, send, sendCounts, recvCounts, DataType.INT32);
+  }
+
+  /** In place: inOut = root's inOut on every rank. */
+  default void broadcast(int[] inOut, int root) {
+    ArrayForms.broadcast(this, inOut, DataType.INT32, root);
+  }
+
+  /** In place: inOut[i] = op over ranks of inOut[i]. */
   default void allReduce(long[] inOut, ReduceOp op) {
-    CommBuffer b = CommBuffer.of(inOut);
-    allReduce(b, b, inOut.length, DataType.INT64, op);
+    ArrayForms.allReduce(this, inOut, DataType.INT64, op);
+  }
+
+  /** Every rank's send, in rank order: size() * send.length elements. */
+  default long[] allGather(long[] send) {
+    return ArrayForms.allGather(this, send, DataType.INT64);
+  }
+
+  /** Block {@code rank()} of the reduction over ranks of send (send.length a multiple of size()). */
+  default long[] reduceScatter(long[] send, ReduceOp op) {
+    return ArrayForms.reduceScatter(this, send, DataType.INT64, op);
+  }
+
+  /** Block r of the result = block {@code rank()} of rank r's send (send.length a multiple of size()). */
+  default long[] allToAll(long[] send) {
+    return ArrayForms.allToAll(this, send, DataType.INT64);
+  }
+
+  /**
+   * sendCounts[r] elements to rank r, packed in rank order in send; the result holds recvCounts[r]
+   * elements from each rank r, packed in rank order.
+   */
+  default long[] allToAllv(long[] send, long[] sendCounts, long[] recvCounts) {
+    return ArrayForms.allToAllv(this, send, sendCounts, recvCounts, DataType.INT64);
+  }
+
+  /** In place: inOut = root's inOut on every rank. */
+  default void broadcast(long[] inOut, int root) {
+    ArrayForms.broadcast(this, inOut, DataType.INT64, root);
+  }
+
+  /** In place: inOut[i] = op over ranks of inOut[i]. */
+  default void allReduce(short[] inOut, DataType type, ReduceOp op) {
+    ArrayForms.allReduce(this, inOut, type, op);
+  }
+
+  /** Every rank's send, in rank order: size() * send.length elements. */
+  default short[] allGather(short[] send, DataType type) {
+    return ArrayForms.allGather(this, send, type);
+  }
+
+  /** Block {@code rank()} of the reduction over ranks of send (send.length a multiple of size()). */
+  default short[] reduceScatter(short[] send, DataType type, ReduceOp op) {
+    return ArrayForms.reduceScatter(this, send, type, op);
+  }
+
+  /** Block r of the result = block {@code rank()} of rank r's send (send.length a multiple of size()). */
+  default short[] allToAll(short[] send, DataType type) {
+    return ArrayForms.allToAll(this, send, type);
+  }
+
+  /**
+   * sendCounts[r] elements to rank r, packed in rank order in send; the result holds recvCounts[r]
+   * elements from each rank r, packed in rank order.
+   */
+  default short[] allToAllv(short[] send, long[] sendCounts, long[] recvCounts, DataType type) {
+    return ArrayForms.allToAllv(this, send, sendCounts, recvCounts, type);
+  }
+
+  /** In place: inOut = root's inOut on every rank. */
+  default void broadcast(short[] inOut, DataType type, int root) {
+    ArrayForms.broadcast(this, inOut, type, root);
+  }
+
+  /** In place: inOut[i] = op over ranks of inOut[i]. */
+  default void allReduce(byte[] inOut, DataType type, ReduceOp op) {
+    ArrayForms.allReduce(this, inOut, type, op);
+  }
+
+  /** Every rank's send, in rank order: size() * send.length elements. */
+  default byte[] allGather(byte[] send, DataType type) {
+    return ArrayForms.allGather(this, send, type);
+  }
+
+  /** Block {@code rank()} of the reduction over ranks of send (send.length a multiple of size()). */
+  default byte[] reduceScatter(byte[] send, DataType type, ReduceOp op) {
+    return ArrayForms.reduceScatter(this, send, type, op);
+  }
+
+  /** Block r of the result = block {@code rank()} of rank r's send (send.length a multiple of size()). */
+  default byte[] allToAll(byte[] send, DataType type) {
+    return ArrayForms.allToAll(this, send, type);
+  }
+
+  /**
+   * sendCounts[r] elements to rank r, packed in rank order in send; the result holds recvCounts[r]
+   * elements from each rank r, packed in rank order.
+   */
+  default byte[] allToAllv(byte[] send, long[] sendCounts, long[] recvCounts, DataType type) {
+    return ArrayForms.allToAllv(this, send, sendCounts, recvCounts, type);
+  }
+
+  /** In place: inOut = root's inOut on every rank. */
+  default void broadcast(byte[] inOut, DataType type, int root) {
+    ArrayForms.broadcast(this, inOut, type, root);
   }
 }

@@ -9,7 +9,8 @@ import scala.reflect.ClassTag;
  * The parent of the barrier stages our API creates: passes its parent's rows through unchanged,
  * and when Spark asks for its partitions, on the driver at the job's submission (before any stage
  * is scheduled), refuses the job if its spark.gpucoll local properties do not parse or the
- * required backend cannot run on some executor ({@link GpuCollDriverPlugin#checkJob}). Spark asks
+ * required backend cannot run on some executor ({@link GpuCollDriverPlugin#checkJob}), or the plugin
+ * is not enabled and the settings do not ask for the path without it ({@link MissingPlugin}). Spark asks
  * once per RDD (it keeps the partitions), so a later job on the same RDD is not checked again.
  */
 final class BackendCheckedRDD<T> extends RDD<T> {
@@ -31,6 +32,8 @@ final class BackendCheckedRDD<T> extends RDD<T> {
     GpuCollDriverPlugin driver = GpuCollDriverPlugin.active;
     if (driver != null) {
       driver.checkJob(context());
+    } else {
+      MissingPlugin.checkJob(context());
     }
     return firstParent(tag).partitions();
   }

@@ -58,6 +58,15 @@ final class CollectiveMetrics implements CollectiveListener {
     return out;
   }
 
+  /** Collectives the current task completed (every collective and path). */
+  long taskCalls() {
+    long n = 0;
+    for (LongAdder a : taskPaths.values()) {
+      n += a.sum();
+    }
+    return n;
+  }
+
   /** The current task's latency histogram cells. */
   java.util.List<LatencyHistogram.Cell> taskLatency() {
     return taskLatency.cells();

@@ -26,9 +26,11 @@ import org.slf4j.LoggerFactory;
  * created later would reach no sink.
  *
  * <p>Names: {@code collective.<allReduce|...>.{calls,bytes,latency,messageBytes,errors,timeouts}},
- * {@code path.<algorithm>.{calls,bytes,latency}} for every name in {@link #PATHS},
- * {@code rendezvous.time}, {@code cache.hits}, {@code cache.misses}, {@code errors},
- * {@code timeouts}.
+ * {@code path.<algorithm>.{calls,bytes,latency}} for every algorithm this executor can run
+ * ({@link #usablePaths}; {@code path.other} for any other), {@code rendezvous.time},
+ * {@code cache.hits}, {@code cache.misses}, {@code errors}, {@code timeouts}. The same counts go to
+ * the driver ({@link #totals}), which shows their sums over executors in Spark's own endpoints
+ * ({@link DriverMetrics}).
  */
 final class ExecutorMetrics {
   private static final Logger LOG = LoggerFactory.getLogger(ExecutorMetrics.class);
@@ -41,7 +43,7 @@ final class ExecutorMetrics {
   static final String OTHER_PATH = "other";
 
   private record PerCollective(Counter calls, Counter bytes, Timer latency, Histogram messageBytes,
-      Counter errors, Counter timeouts) {}
+      Counter errors, Counter timeouts, java.util.concurrent.atomic.LongAdder latencyNanos) {}
 
   private record PerPath(Counter calls, Counter bytes, Timer latency) {}
 
@@ -54,7 +56,20 @@ final class ExecutorMetrics {
   private final Counter timeouts;
   private final Set<String> warnedPaths = ConcurrentHashMap.newKeySet();
 
+  /**
+   * The algorithms whose metrics an executor registers: every one when the GPU backend can run
+   * there, else those of the host backend (and the backend-free one-rank and empty calls).
+   */
+  static List<String> usablePaths(boolean gpuUsable) {
+    // The GPU backend's names are gpu-* and nccl* (Algorithm); the host backend's host-*.
+    return PATHS.stream().filter(p -> gpuUsable || !(p.startsWith("gpu-") || p.startsWith("nccl"))).toList();
+  }
+
   ExecutorMetrics(MetricRegistry registry) {
+    this(registry, PATHS);
+  }
+
+  ExecutorMetrics(MetricRegistry registry, List<String> usablePaths) {
     for (Collective c : Collective.values()) {
       String base = MetricRegistry.name("collective", c.apiName());
       collectives.put(c, new PerCollective(
@@ -63,9 +78,9 @@ final class ExecutorMetrics {
           registry.timer(MetricRegistry.name(base, "latency")),
           registry.histogram(MetricRegistry.name(base, "messageBytes")),
           registry.counter(MetricRegistry.name(base, "errors")),
-          registry.counter(MetricRegistry.name(base, "timeouts"))));
+          registry.counter(MetricRegistry.name(base, "timeouts")), new java.util.concurrent.atomic.LongAdder()));
     }
-    for (String p : PATHS) {
+    for (String p : usablePaths) {
       paths.put(p, perPath(registry, p));
     }
     paths.put(OTHER_PATH, perPath(registry, OTHER_PATH));
@@ -90,6 +105,7 @@ final class ExecutorMetrics {
     c.bytes.inc(bytes);
     c.latency.update(nanos, TimeUnit.NANOSECONDS);
     c.messageBytes.update(bytes);
+    c.latencyNanos.add(nanos);
     PerPath p = paths.get(algorithm);
     if (p == null) {
       p = paths.get(OTHER_PATH);
@@ -101,6 +117,33 @@ final class ExecutorMetrics {
     p.calls.inc();
     p.bytes.inc(bytes);
     p.latency.update(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * Every count so far, by the name {@link DriverMetrics} shows its sum under: per collective
+   * calls, bytes, errors, timeouts and latencyNanos (the sum of the calls' latencies), per path
+   * calls and bytes, and the executor-wide counts.
+   */
+  Map<String, Long> totals() {
+    Map<String, Long> out = new LinkedHashMap<>();
+    collectives.forEach((coll, c) -> {
+      String base = "collective." + coll.apiName() + ".";
+      out.put(base + "calls", c.calls.getCount());
+      out.put(base + "bytes", c.bytes.getCount());
+      out.put(base + "errors", c.errors.getCount());
+      out.put(base + "timeouts", c.timeouts.getCount());
+      out.put(base + "latencyNanos", c.latencyNanos.sum());
+    });
+    paths.forEach((name, p) -> {
+      out.put("path." + name + ".calls", p.calls.getCount());
+      out.put("path." + name + ".bytes", p.bytes.getCount());
+    });
+    out.put("rendezvous.count", rendezvous.getCount());
+    out.put("cache.hits", cacheHits.getCount());
+    out.put("cache.misses", cacheMisses.getCount());
+    out.put("errors", errors.getCount());
+    out.put("timeouts", timeouts.getCount());
+    return out;
   }
 
   /** A task got its communicator after {@code nanos}: a cached one ({@code reused}) or a new one. */

@@ -33,6 +33,7 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   private volatile ReportCollector reports;
   private final Counter groupReports = new Counter();
   private final Counter contradictions = new Counter();
+  private final DriverMetrics executorSums = new DriverMetrics();
   private volatile ScheduledExecutorService flusher;
 
   @Override
@@ -43,7 +44,8 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     String verbosity = conf.get(GpuCollConf.REPORT);
     reports = new ReportCollector(report -> {
       if (report.failed()) {
-        LOG.warn(report.verboseBlock()); // each rank's reason, whatever spark.gpucoll.report says
+        // Each rank's reason, whatever spark.gpucoll.report says; predictions and findings at verbose only.
+        LOG.warn(verbosity.equals("verbose") ? report.verboseBlock() : report.failureBlock());
       } else {
         switch (verbosity) {
           case "summary" -> LOG.info(report.summaryLine());
@@ -60,7 +62,7 @@ final class GpuCollDriverPlugin implements DriverPlugin {
       contradictions.inc(refuted);
       // listenerBus is private[spark] in Scala, public in bytecode: the one way a plugin can post an
       // event that listeners and the event log see.
-      sc.listenerBus().post(new GroupReportEvent(report));
+      sc.listenerBus().post(new GroupReportEvent(report, System.currentTimeMillis()));
     });
     // Failed groups whose other ranks never report are handed on after a grace period.
     flusher = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -110,6 +112,12 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     } else if (m instanceof RankReportMessage r) {
       reports.add(r);
       return null; // sent one-way
+    } else if (m instanceof RpcMessages.ExecutorTotalsMessage t) {
+      executorSums.update(t.executorId(), t.totals());
+      return null; // sent one-way
+    } else if (m instanceof RpcMessages.RankProgressMessage p) {
+      reports.progress(p.report(), System.nanoTime());
+      return null; // sent one-way
     } else if (m instanceof ExecutorCheckMessage c) {
       BackendCheckEvent check = new BackendCheckEvent(c.executorId(), c.host(), c.backend(),
           c.unavailableReason(), c.gpus(), c.environment());
@@ -125,6 +133,17 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   public void registerMetrics(String appId, PluginContext ctx) {
     ctx.metricRegistry().register("groupReports", groupReports);
     ctx.metricRegistry().register("pathContradictions", contradictions);
+    executorSums.register(ctx.metricRegistry(), ExecutorMetrics.usablePaths(executorsMayUseGpus(sc.getConf())));
+  }
+
+  /**
+   * Whether the executors may run the GPU backend, as the driver can tell at start (before any
+   * executor reports): when spark.gpucoll.backend=gpu, or auto with GPUs scheduled for executors.
+   */
+  static boolean executorsMayUseGpus(org.apache.spark.SparkConf conf) {
+    String backend = conf.get(GpuCollConf.BACKEND.key(), "auto").trim();
+    return backend.equals("gpu") || (backend.equals("auto")
+        && !conf.get("spark.executor.resource.gpu.amount", "0").trim().matches("0*(\\.0*)?"));
   }
 
   /**
@@ -147,6 +166,15 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   /** Every executor's backend check received so far, by executor id. */
   List<BackendCheckEvent> backendChecks() {
     return backendGate.checks();
+  }
+
+  DriverMetrics executorSums() {
+    return executorSums;
+  }
+
+  List<GroupReport> running() {
+    ReportCollector r = reports;
+    return r == null ? List.of() : r.running(System.nanoTime());
   }
 
   List<GroupReport> reports() {

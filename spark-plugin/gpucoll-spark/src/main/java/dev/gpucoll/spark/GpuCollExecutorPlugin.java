@@ -23,19 +23,39 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
   /** Set while the executor plugin runs in this JVM; tasks read it. */
   static volatile ExecutorState active;
 
+  /** How often running groups' calls and latency so far go to the driver (the tab's running view). */
+  static final long PROGRESS_INTERVAL_MILLIS = 2000;
+
+  private volatile java.util.concurrent.ScheduledExecutorService progress;
+
   @Override
   public void init(PluginContext ctx, Map<String, String> extraConf) {
     GpuCollConf conf = GpuCollConf.of(extraConf).validate();
     ResourceInformation gpu = ctx.resources().get("gpu");
     List<String> gpus = gpu == null ? List.of() : List.of(gpu.addresses());
+    String required = conf.get(GpuCollConf.BACKEND);
+    // Checked once here: for the driver's refusal of a job that cannot run (a required backend) and
+    // for which path metrics exist (none for GPU paths where the GPU backend cannot run).
+    CommunicatorFactory.BackendCheck gpuCheck = required.equals("host") ? null : CommunicatorFactory.check("gpu");
+    boolean gpuUsable = gpuCheck != null && gpuCheck.unavailableReason().isEmpty();
     // Every metric now, before init returns: Spark registers the plugin's registry only then.
-    active = new ExecutorState(ctx, conf, gpus, new ExecutorMetrics(ctx.metricRegistry()));
+    active = new ExecutorState(ctx, conf, gpus,
+        new ExecutorMetrics(ctx.metricRegistry(), ExecutorMetrics.usablePaths(gpuUsable)));
     // Not ctx.hostname(): it throws a NullPointerException in executors (Spark 4.x, client-mode RpcEnv).
     LOG.info("gpucoll executor plugin ready on executor {}, GPUs {}", ctx.executorID(),
         gpus.isEmpty() ? "none" : gpus);
-    String required = conf.get(GpuCollConf.BACKEND);
+    ExecutorState state = active;
+    progress = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "gpucoll-progress");
+      t.setDaemon(true);
+      return t;
+    });
+    progress.scheduleWithFixedDelay(() -> {
+      GpuCollectives.sendProgress(state);
+      sendTotals(state);
+    }, PROGRESS_INTERVAL_MILLIS, PROGRESS_INTERVAL_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
     if (!required.equals("auto")) {
-      reportBackendCheck(ctx, required, gpus);
+      reportBackendCheck(ctx, required, gpus, required.equals("gpu") ? gpuCheck : CommunicatorFactory.check(required));
     }
   }
 
@@ -43,8 +63,8 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
    * Checks, before any task runs, that the backend the settings require can run here, and tells
    * the driver, which refuses to start a barrier job on executors that cannot (BackendGate).
    */
-  private static void reportBackendCheck(PluginContext ctx, String backend, List<String> gpus) {
-    CommunicatorFactory.BackendCheck check = CommunicatorFactory.check(backend);
+  private static void reportBackendCheck(PluginContext ctx, String backend, List<String> gpus,
+      CommunicatorFactory.BackendCheck check) {
     String reason = check.unavailableReason().orElse("");
     if (!reason.isEmpty()) {
       LOG.warn("gpucoll: spark.gpucoll.backend={} cannot run on executor {}: {}", backend, ctx.executorID(), reason);
@@ -54,6 +74,21 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
           backend, reason, gpus, check.environment())));
     } catch (IOException | RuntimeException e) {
       LOG.warn("gpucoll: could not send executor {}'s backend check to the driver", ctx.executorID(), e);
+    }
+  }
+
+  private Map<String, Long> lastTotals = Map.of();
+
+  /** This executor's metric counts to the driver (its sums in Spark's endpoints), when they changed. */
+  private void sendTotals(ExecutorState state) {
+    try {
+      Map<String, Long> totals = state.metrics().totals();
+      if (!totals.equals(lastTotals)) {
+        state.context().send(RpcMessages.encode(new RpcMessages.ExecutorTotalsMessage(state.context().executorID(), totals)));
+        lastTotals = totals;
+      }
+    } catch (Throwable e) { // best effort; never stops the schedule
+      LOG.debug("gpucoll: could not send executor metrics to the driver", e);
     }
   }
 
@@ -67,6 +102,10 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
 
   @Override
   public void shutdown() {
+    java.util.concurrent.ScheduledExecutorService p = progress;
+    if (p != null) {
+      p.shutdownNow();
+    }
     active = null;
     CommunicatorCache.INSTANCE.closeAll();
   }

@@ -45,9 +45,10 @@ import scala.runtime.AbstractFunction1;
  * <p>With {@link GpuCollectivesPlugin} enabled, the ranks meet through the plugin's RPC
  * (milliseconds) and communicators are cached per executor: when the same group (same ranks on
  * the same executors) meets again in a later stage, one rendezvous round confirms that every rank
- * still holds the same communicator and it is reused. Without the plugin, the ranks meet in one
- * {@code BarrierTaskContext.allGather} round (about one second) and the communicator lives for
- * the task only.
+ * still holds the same communicator and it is reused. Without the plugin a barrier job is refused
+ * (naming {@code spark.plugins}) unless {@code spark.gpucoll.rendezvous=allgather} asks for the
+ * path without it: the ranks then meet in one {@code BarrierTaskContext.allGather} round (about one
+ * second) and the communicator lives for the task only.
  *
  * <p>The returned communicator belongs to the plugin: do not close it unless it failed (a closed
  * communicator is rebuilt at the next stage). Settings come from {@code spark.gpucoll.*}; a job
@@ -58,6 +59,8 @@ public final class GpuCollectives {
   private static final String NO_COMMUNICATOR = "-";
   /** Communicators handed out per running task attempt, so repeated calls return the same one. */
   private static final Map<Long, Communicator> BY_TASK = new ConcurrentHashMap<>();
+  /** The progress report of each running task's group, by task attempt, for {@link #sendProgress}. */
+  private static final Map<Long, java.util.function.Supplier<RankReportMessage>> RUNNING = new ConcurrentHashMap<>();
 
   private GpuCollectives() {}
 
@@ -211,6 +214,22 @@ public final class GpuCollectives {
     return sb.length() <= MAX_REASON_CHARS ? sb.toString() : sb.substring(0, MAX_REASON_CHARS - 3) + "...";
   }
 
+  /**
+   * The failure of a task that had completed {@code completedCalls} collectives on its group: when a
+   * collective failed, the reason says which of the user's calls it was ("allReduce, the task's
+   * collective call 10"), the number the user's own loop counts, whatever the backend counts inside.
+   */
+  static String failureReason(Throwable error, long completedCalls) {
+    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof CollectiveException ce && ce.collective() != null) {
+        String reason = "in " + ce.collective().apiName() + ", the task's collective call " + (completedCalls + 1)
+            + ": " + failureReason(error);
+        return reason.length() <= MAX_REASON_CHARS ? reason : reason.substring(0, MAX_REASON_CHARS - 3) + "...";
+      }
+    }
+    return failureReason(error);
+  }
+
   private static void sendReport(GpuCollExecutorPlugin.ExecutorState plugin, RankReportMessage m, String what) {
     try {
       plugin.context().send(RpcMessages.encode(m));
@@ -230,12 +249,17 @@ public final class GpuCollectives {
     String key = cacheKey(addresses, rank);
     CommunicatorCache cache = CommunicatorCache.INSTANCE;
     CommunicatorCache.Entry entry;
+    if (plugin == null && !MissingPlugin.allowed(conf.get(GpuCollConf.RENDEZVOUS))) {
+      // A stage built on rdd.barrier() directly: no submission check ran on the driver.
+      throw new IllegalStateException(MissingPlugin.refusal("on executor "
+          + SparkEnv.get().executorId() + " (stage " + task.stageId() + ")"));
+    }
     if (plugin == null || conf.get(GpuCollConf.RENDEZVOUS).equals("allgather")) {
       if (rank == 0 && plugin == null) {
-        LOG.warn("gpucoll: {} is not enabled (spark.plugins), so stage {} forms its communicator"
-            + " with BarrierTaskContext.allGather rounds, which cost about 1 s each (Spark polls"
-            + " them with a 1 s sleep), and cannot cache it for later stages; enable the plugin for"
-            + " a rendezvous in milliseconds", GpuCollectivesPlugin.class.getName(), task.stageId());
+        LOG.warn("gpucoll: {} is not enabled (spark.plugins) and spark.gpucoll.rendezvous=allgather, so"
+            + " stage {} forms its communicator with BarrierTaskContext.allGather rounds, which cost about"
+            + " 1 s each (Spark polls them with a 1 s sleep), and cannot cache it for later stages",
+            GpuCollectivesPlugin.class.getName(), task.stageId());
       }
       // Lives for this task only: the rendezvous cannot outlive the barrier stage.
       Rendezvous rdv = new BarrierAllGatherRendezvous(task, groupId);
@@ -256,11 +280,15 @@ public final class GpuCollectives {
       }
     };
     task.addTaskFailureListener(onFailure);
+    if (plugin != null) {
+      RUNNING.put(taskId, () -> progressOf(lent, stage, host, plugin));
+    }
     task.addTaskCompletionListener(ctx -> {
       CallBounds.unbind();
       BY_TASK.remove(taskId);
+      RUNNING.remove(taskId);
       if (plugin != null) {
-        String why = ctx.isFailed() ? failureReason(failure.get()) : "";
+        String why = ctx.isFailed() ? failureReason(failure.get(), lent.metrics.taskCalls()) : "";
         sendReport(plugin, reportOf(lent, stage, host, plugin, why), lent.id());
       }
       if (ctx.isFailed()) {
@@ -384,6 +412,35 @@ public final class GpuCollectives {
         e.rendezvous.kind(), e.metrics.taskPaths(), predicted, findings, reused ? e.formedIn : "",
         e.reusedByTask, e.metrics.taskRendezvousNanos(), e.metrics.taskFormationNanos(), failure,
         predictedUsed, e.metrics.taskLatency());
+  }
+
+  /**
+   * Sends the driver the calls and latency so far of every group a running task of this executor
+   * uses (called every {@link GpuCollExecutorPlugin#PROGRESS_INTERVAL_MILLIS} by the executor plugin).
+   */
+  static void sendProgress(GpuCollExecutorPlugin.ExecutorState plugin) {
+    for (java.util.function.Supplier<RankReportMessage> progress : RUNNING.values()) {
+      try {
+        plugin.context().send(RpcMessages.encode(new RpcMessages.RankProgressMessage(progress.get())));
+      } catch (Throwable e) { // best effort (the report at the task's end is the record); never stops the schedule
+        LOG.debug("gpucoll: could not send a running group's progress to the driver", e);
+      }
+    }
+  }
+
+  /**
+   * What a running task's group did so far. Read from another thread than the task's: only what
+   * the listener keeps thread-safely (paths, latency) and fixed facts; no explain() (a
+   * communicator serves one thread), so no predictions.
+   */
+  private static RankReportMessage progressOf(CommunicatorCache.Entry e, String stage, String host,
+      GpuCollExecutorPlugin.ExecutorState plugin) {
+    Communicator c = e.communicator;
+    boolean reused = e.reusedByTask && !e.formedIn.equals(stage);
+    return new RankReportMessage(e.id(), stage, c.rank(), c.size(), host, plugin.context().executorID(),
+        ProcessHandle.current().pid(), c.backend(), e.rendezvous.kind(), e.metrics.taskPaths(), List.of(),
+        e.formationFindings, reused ? e.formedIn : "", e.reusedByTask, e.metrics.taskRendezvousNanos(),
+        e.metrics.taskFormationNanos(), "", List.of(), e.metrics.taskLatency());
   }
 
   private static String describe(PathChoice p) {

@@ -37,6 +37,17 @@ public final class GpuCollectivesPlugin implements SparkPlugin {
   }
 
   /**
+   * The groups whose barrier tasks are running now, from the progress their ranks send every
+   * {@value GpuCollExecutorPlugin#PROGRESS_INTERVAL_MILLIS} ms: members, backend, paths and latency
+   * so far (no predictions until the tasks end; a rank that sent none yet has pid -1). Empty when
+   * the plugin's driver part is not running in this JVM.
+   */
+  public static List<GroupReport> driverRunningGroups() {
+    GpuCollDriverPlugin driver = GpuCollDriverPlugin.active;
+    return driver == null ? List.of() : driver.running();
+  }
+
+  /**
    * The executors' checks of the backend {@code spark.gpucoll.backend} requires (made at executor
    * start when it is not {@code auto}), by executor id; empty when the driver part is not running
    * in this JVM.

@@ -124,6 +124,28 @@ public record GroupReport(
     return sb.toString();
   }
 
+  /** True when the GPU backend served the group: NCCL, Zero-CTA and our kernels apply only then. */
+  public boolean usedGpuBackend() {
+    return backend.startsWith("gpu");
+  }
+
+  /**
+   * A failed group in a few lines: the summary line, then each distinct reason once with the ranks
+   * that gave it (a group of 64 ranks failing alike is two lines, not 64 blocks of predictions).
+   */
+  public String failureBlock() {
+    Map<String, List<Integer>> byReason = new java.util.LinkedHashMap<>();
+    for (Member m : members) {
+      if (m.failed()) {
+        byReason.computeIfAbsent(m.failure(), k -> new ArrayList<>()).add(m.rank());
+      }
+    }
+    StringBuilder sb = new StringBuilder(summaryLine());
+    byReason.forEach((reason, ranks) -> sb.append("\n  ").append(ranks.size() == 1 ? "rank " : "ranks ")
+        .append(ranks.stream().map(String::valueOf).collect(Collectors.joining(", "))).append(": ").append(reason));
+    return sb.toString();
+  }
+
   /** Rank -> milliseconds its task waited for its communicator (rendezvous and formation). */
   public Map<Integer, Double> rendezvousMillis() {
     Map<Integer, Double> out = new TreeMap<>();

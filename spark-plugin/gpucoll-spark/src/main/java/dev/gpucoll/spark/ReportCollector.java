@@ -45,8 +45,32 @@ final class ReportCollector {
     }
   }
 
+  /** A rank of a running group that has sent no progress yet. */
+  static final String NO_PROGRESS_YET = "";
+
+  /** Running groups whose ranks sent no progress for this long are no longer shown as running. */
+  static final long PROGRESS_STALE_NANOS = 30L * 1_000_000_000L;
+
+  /** The latest progress of each rank of a running group, and when any of it last arrived. */
+  private static final class Running {
+    final RankReportMessage[] slots;
+    long updated;
+
+    Running(int size) {
+      this.slots = new RankReportMessage[size];
+    }
+  }
+
   private final Map<String, Pending> pending = new LinkedHashMap<>();
+  private final Map<String, Running> running = new LinkedHashMap<>();
   private final List<GroupReport> merged = new CopyOnWriteArrayList<>();
+  /** Keys (group@stage) of the reports handed on lately, so that late progress cannot revive them. */
+  private final Set<String> handedOn = java.util.Collections.newSetFromMap(new LinkedHashMap<>() {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+      return size() > KEEP;
+    }
+  });
   private final Consumer<GroupReport> log;
 
   ReportCollector(Consumer<GroupReport> log) {
@@ -65,6 +89,10 @@ final class ReportCollector {
     List<GroupReport> done = new ArrayList<>();
     synchronized (this) {
       String key = m.groupId() + "@" + m.stage();
+      Running live = running.get(key);
+      if (live != null && live.slots.length == m.size()) {
+        live.slots[m.rank()] = m; // a rank that finished shows its final numbers while the others run
+      }
       Pending p = pending.computeIfAbsent(key, k -> new Pending(now, m.size()));
       if (p.slots.length == m.size() && p.slots[m.rank()] == null) {
         // else a retried task or a foreign size: the first report of each rank wins
@@ -84,6 +112,46 @@ final class ReportCollector {
       done.addAll(expired(now));
     }
     done.forEach(this::handOn);
+  }
+
+  /**
+   * A rank's progress while its task runs: kept (the latest per rank) until the group's report is
+   * handed on, for {@link #running}. Progress of a group already handed on is dropped.
+   */
+  synchronized void progress(RankReportMessage m, long now) {
+    if (m.size() <= 0 || m.size() > RendezvousService.MAX_RANKS || m.rank() < 0 || m.rank() >= m.size()) {
+      throw new IllegalArgumentException("bad gpucoll progress message: rank " + m.rank() + " of " + m.size());
+    }
+    String key = m.groupId() + "@" + m.stage();
+    Pending p = pending.get(key);
+    if (p != null && p.slots.length == m.size() && p.slots[m.rank()] != null) {
+      return; // this rank's task has ended: its report is in, a late progress message must not hide it
+    }
+    if (!running.containsKey(key) && handedOn.contains(key)) {
+      return;
+    }
+    Running r = running.computeIfAbsent(key, k -> new Running(m.size()));
+    if (r.slots.length == m.size()) {
+      r.slots[m.rank()] = m;
+      r.updated = now;
+    }
+  }
+
+  /**
+   * The groups whose tasks are running, merged from their ranks' latest progress (a rank without
+   * any yet is listed with pid -1 and no failure), oldest first.
+   */
+  synchronized List<GroupReport> running(long now) {
+    List<GroupReport> out = new ArrayList<>();
+    for (Iterator<Running> it = running.values().iterator(); it.hasNext(); ) {
+      Running r = it.next();
+      if (now - r.updated > PROGRESS_STALE_NANOS) {
+        it.remove();
+      } else {
+        out.add(merge(r.slots, NO_PROGRESS_YET));
+      }
+    }
+    return out;
   }
 
   /** Hands on the failed groups whose wait for missing ranks is over (called every second or so). */
@@ -108,6 +176,11 @@ final class ReportCollector {
   }
 
   private void handOn(GroupReport r) {
+    synchronized (this) {
+      String key = r.groupId() + "@" + r.stage();
+      running.remove(key);
+      handedOn.add(key);
+    }
     merged.add(r);
     while (merged.size() > KEEP) {
       merged.remove(0);
@@ -121,6 +194,11 @@ final class ReportCollector {
 
   /** Merges the ranks' reports; a null slot is a rank that never reported. */
   static GroupReport merge(RankReportMessage[] ranks) {
+    return merge(ranks, NO_REPORT);
+  }
+
+  /** Merges the ranks' reports; a null slot is a rank without one, whose failure is {@code missing}. */
+  static GroupReport merge(RankReportMessage[] ranks, String missing) {
     RankReportMessage first = null;
     for (RankReportMessage r : ranks) {
       if (r != null) {
@@ -141,7 +219,7 @@ final class ReportCollector {
     for (int rank = 0; rank < ranks.length; rank++) {
       RankReportMessage r = ranks[rank];
       if (r == null) {
-        members.add(new GroupReport.Member(rank, "", "", -1, 0, 0, false, NO_REPORT));
+        members.add(new GroupReport.Member(rank, "", "", -1, 0, 0, false, missing));
         continue;
       }
       members.add(new GroupReport.Member(r.rank(), r.host(), r.executorId(), r.pid(), r.rendezvousNanos(),

@@ -36,6 +36,10 @@ final class RpcMessages {
   private static final byte ROUND_STATE = 4;
   private static final byte RANK_REPORT = 5;
   private static final byte EXECUTOR_CHECK = 6;
+  private static final byte RANK_PROGRESS = 7;
+  private static final byte EXECUTOR_TOTALS = 8;
+  /** Most counts one executor's totals carry (its metrics number a few hundred). */
+  static final int MAX_TOTALS = 4096;
 
   private RpcMessages() {}
 
@@ -97,6 +101,16 @@ final class RpcMessages {
   }
 
   /**
+   * A rank's report while its task still runs (calls and latency so far, no predictions), sent
+   * every few seconds for the tab's view of running groups; the {@link RankReportMessage} at the
+   * task's end supersedes it.
+   */
+  record RankProgressMessage(RankReportMessage report) {}
+
+  /** An executor's metric counts so far (ExecutorMetrics#totals), for the driver's sums. */
+  record ExecutorTotalsMessage(String executorId, Map<String, Long> totals) {}
+
+  /**
    * An executor's check, at plugin start, of the backend its settings require: {@code
    * unavailableReason} is empty when the backend can run there.
    */
@@ -130,25 +144,15 @@ final class RpcMessages {
         w.string(m.failure());
       }
     } else if (message instanceof RankReportMessage m) {
-      w.header(RANK_REPORT).string(m.groupId()).string(m.stage()).i32(m.rank()).i32(m.size())
-          .string(m.host()).string(m.executorId()).i64(m.pid()).string(m.backend())
-          .string(m.rendezvous());
-      w.i32(m.pathsByCollective().size());
-      m.pathsByCollective().forEach((collective, byAlgorithm) -> {
-        w.string(collective).i32(byAlgorithm.size());
-        byAlgorithm.forEach((algorithm, calls) -> w.string(algorithm).i64(calls));
-      });
-      w.strings(m.predicted()).strings(m.findings()).string(m.formedIn()).bool(m.reused())
-          .i64(m.rendezvousNanos()).i64(m.formationNanos()).string(m.failure()).strings(m.predictedUsed());
-      if (m.latency().size() > MAX_LATENCY_CELLS) {
-        throw new IllegalArgumentException("gpucoll rank report: " + m.latency().size()
-            + " latency cells, at most " + MAX_LATENCY_CELLS);
+      writeRankReport(w.header(RANK_REPORT), m);
+    } else if (message instanceof RankProgressMessage p) {
+      writeRankReport(w.header(RANK_PROGRESS), p.report());
+    } else if (message instanceof ExecutorTotalsMessage m) {
+      if (m.totals().size() > MAX_TOTALS) {
+        throw new IllegalArgumentException("gpucoll executor totals: " + m.totals().size() + " counts, at most " + MAX_TOTALS);
       }
-      w.i32(m.latency().size());
-      for (LatencyHistogram.Cell c : m.latency()) {
-        w.string(c.collective()).i32(c.sizeClass()).i64(c.maxNanos()).i32(c.counts().size());
-        c.counts().forEach((bucket, n) -> w.i32(bucket).i64(n));
-      }
+      w.header(EXECUTOR_TOTALS).string(m.executorId()).i32(m.totals().size());
+      m.totals().forEach((name, value) -> w.string(name).i64(value));
     } else if (message instanceof ExecutorCheckMessage m) {
       w.header(EXECUTOR_CHECK).string(m.executorId()).string(m.host()).string(m.backend())
           .string(m.unavailableReason()).strings(m.gpus())
@@ -158,6 +162,28 @@ final class RpcMessages {
           + (message == null ? "null" : message.getClass().getName()));
     }
     return w.toByteArray();
+  }
+
+  private static void writeRankReport(Writer w, RankReportMessage m) {
+    w.string(m.groupId()).string(m.stage()).i32(m.rank()).i32(m.size())
+        .string(m.host()).string(m.executorId()).i64(m.pid()).string(m.backend())
+        .string(m.rendezvous());
+    w.i32(m.pathsByCollective().size());
+    m.pathsByCollective().forEach((collective, byAlgorithm) -> {
+      w.string(collective).i32(byAlgorithm.size());
+      byAlgorithm.forEach((algorithm, calls) -> w.string(algorithm).i64(calls));
+    });
+    w.strings(m.predicted()).strings(m.findings()).string(m.formedIn()).bool(m.reused())
+        .i64(m.rendezvousNanos()).i64(m.formationNanos()).string(m.failure()).strings(m.predictedUsed());
+    if (m.latency().size() > MAX_LATENCY_CELLS) {
+      throw new IllegalArgumentException("gpucoll rank report: " + m.latency().size()
+          + " latency cells, at most " + MAX_LATENCY_CELLS);
+    }
+    w.i32(m.latency().size());
+    for (LatencyHistogram.Cell c : m.latency()) {
+      w.string(c.collective()).i32(c.sizeClass()).i64(c.maxNanos()).i32(c.counts().size());
+      c.counts().forEach((bucket, n) -> w.i32(bucket).i64(n));
+    }
   }
 
   /**
@@ -189,6 +215,8 @@ final class RpcMessages {
         case GIVE_UP -> new GiveUp(r.string(), r.buf.getLong(), r.buf.getInt(), r.buf.getLong());
         case ROUND_STATE -> readRoundState(r);
         case RANK_REPORT -> readRankReport(r);
+        case RANK_PROGRESS -> new RankProgressMessage(readRankReport(r));
+        case EXECUTOR_TOTALS -> readExecutorTotals(r);
         case EXECUTOR_CHECK -> readExecutorCheck(r);
         default -> throw new IllegalArgumentException("gpucoll RPC message of unknown type " + type);
       };
@@ -239,6 +267,19 @@ final class RpcMessages {
       environment.put(keys.get(i), values.get(i));
     }
     return new ExecutorCheckMessage(executorId, host, backend, reason, gpus, environment);
+  }
+
+  private static ExecutorTotalsMessage readExecutorTotals(Reader r) {
+    String executorId = r.string();
+    int n = r.count(12);
+    if (n > MAX_TOTALS) {
+      throw new IllegalArgumentException("gpucoll executor totals: " + n + " counts, at most " + MAX_TOTALS);
+    }
+    Map<String, Long> totals = new LinkedHashMap<>();
+    for (int i = 0; i < n; i++) {
+      totals.put(r.string(), r.buf.getLong());
+    }
+    return new ExecutorTotalsMessage(executorId, totals);
   }
 
   private static RankReportMessage readRankReport(Reader r) {

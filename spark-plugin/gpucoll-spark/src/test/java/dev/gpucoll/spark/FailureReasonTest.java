@@ -21,6 +21,18 @@ class FailureReasonTest {
   }
 
   @Test
+  void aFailedCollectiveIsNamedByTheUsersCallOrdinal() {
+    RuntimeException e = new RuntimeException("task failed", new dev.gpucoll.api.CollectiveException(1,
+        dev.gpucoll.api.Collective.ALL_REDUCE, "rank 2 gave up on the group"));
+    assertEquals("in allReduce, the task's collective call 10: task failed; caused by: rank 1, allReduce: rank 2"
+        + " gave up on the group", GpuCollectives.failureReason(e, 9));
+    // Not a collective's failure (the user's own exception, or the group's setup): no ordinal.
+    assertEquals("rank 1 stops on purpose", GpuCollectives.failureReason(new IllegalStateException("rank 1 stops on purpose"), 9));
+    assertEquals("rank 0, communicator setup: no backend", GpuCollectives.failureReason(
+        new dev.gpucoll.api.CollectiveException(0, null, "no backend"), 0));
+  }
+
+  @Test
   void aLongReasonIsCut() {
     String r = GpuCollectives.failureReason(new RuntimeException("x".repeat(5000)));
     assertEquals(GpuCollectives.MAX_REASON_CHARS, r.length());

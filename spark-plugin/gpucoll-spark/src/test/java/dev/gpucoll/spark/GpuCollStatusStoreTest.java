@@ -41,10 +41,11 @@ class GpuCollStatusStoreTest {
   @Test
   void aStoredReportSurvivesTheDiskStoresSerializer() throws Exception {
     KVUtils.KVStoreScalaSerializer serializer = new KVUtils.KVStoreScalaSerializer();
-    GpuCollGroupData data = new GpuCollGroupData(GroupReportEventJsonTest.sample(), 42);
+    GpuCollGroupData data = new GpuCollGroupData(GroupReportEventJsonTest.sample(), 42, 1_764_000_000_123L);
     GpuCollGroupData back = serializer.deserialize(serializer.serialize(data), GpuCollGroupData.class);
     assertEquals(data.report(), back.report());
     assertEquals(42, back.sequence());
+    assertEquals(1_764_000_000_123L, back.endedAtMillis());
     assertEquals(data.key(), back.key());
   }
 }

@@ -48,10 +48,15 @@ class GroupReportEventJsonTest {
   @Test
   void theEventSurvivesSparksJsonProtocol() {
     GroupReport report = sample();
-    String json = JsonProtocol$.MODULE$.sparkEventToJsonString(new GroupReportEvent(report));
+    String json = JsonProtocol$.MODULE$.sparkEventToJsonString(new GroupReportEvent(report, 1_764_000_000_123L));
     assertTrue(json.contains("\"Event\":\"" + GroupReportEvent.class.getName() + "\""), json);
     SparkListenerEvent back = JsonProtocol$.MODULE$.sparkEventFromJson(json);
     assertEquals(report, assertInstanceOf(GroupReportEvent.class, back).report());
+    assertEquals(1_764_000_000_123L, ((GroupReportEvent) back).endedAtMillis());
+    // An event log written before the end time was recorded reads back with none (0).
+    String older = json.replace(",\"endedAtMillis\":1764000000123", "");
+    assertTrue(!older.equals(json), json);
+    assertEquals(0L, ((GroupReportEvent) JsonProtocol$.MODULE$.sparkEventFromJson(older)).endedAtMillis());
   }
 
   @Test

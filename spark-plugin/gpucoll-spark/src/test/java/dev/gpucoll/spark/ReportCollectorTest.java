@@ -52,6 +52,22 @@ class ReportCollectorTest {
   }
 
   @Test
+  void aFailedGroupAtReportSummaryIsOneLinePerDistinctReasonWithoutPredictions() {
+    RankReportMessage[] ranks = new RankReportMessage[4];
+    for (int r = 0; r < 3; r++) {
+      ranks[r] = new RankReportMessage("app-stage3.0", "stage 3.0", r, 4, "h", "exec" + r, 100 + r, "host-shm",
+          "spark-plugin-rpc", Map.of(), List.of("allReduce 8 B -> host-oneshot", "allGather 8 B -> host-oneshot"),
+          List.of("finding"), "", false, 0, 0, r == 1 ? "rank 1 stops on purpose" : "rank 1 gave up on the group",
+          List.of(), List.of());
+    }
+    GroupReport g = ReportCollector.merge(ranks);
+    String block = g.failureBlock();
+    assertEquals(List.of(g.summaryLine(), "  ranks 0, 2: rank 1 gave up on the group", "  rank 1: rank 1 stops on purpose",
+        "  rank 3: " + ReportCollector.NO_REPORT), block.lines().toList(), block);
+    assertTrue(g.verboseBlock().contains("predicted: "), "verbose keeps the predictions");
+  }
+
+  @Test
   void aFailedGroupIsHandedOnWithEachRanksReasonOnceAllReported() {
     List<GroupReport> logged = new ArrayList<>();
     ReportCollector c = new ReportCollector(logged::add);
@@ -84,6 +100,37 @@ class ReportCollectorTest {
     // A late report of the same stage starts no second report of the group until it too expires.
     c.add(report(0, "stage 6.0", Map.of(), "", List.of()), t0 + ReportCollector.FAILED_GRACE_NANOS + 2);
     assertEquals(1, logged.size());
+  }
+
+  @Test
+  void aRunningGroupShowsItsRanksProgressUntilItsReportIsHandedOn() {
+    List<GroupReport> logged = new ArrayList<>();
+    ReportCollector c = new ReportCollector(logged::add);
+    long t0 = 1_000_000_000L;
+    assertEquals(List.of(), c.running(t0));
+    c.progress(rank(1, "stage 3.0", Map.of("allReduce", Map.of("host-oneshot", 5L))), t0);
+    List<GroupReport> running = c.running(t0);
+    assertEquals(1, running.size());
+    GroupReport g = running.get(0);
+    assertFalse(g.failed(), "a rank without progress yet has not failed: " + g.failureBlock());
+    assertEquals(-1, g.members().get(0).pid(), "rank 0 sent no progress yet");
+    assertEquals(Map.of("host-oneshot", 5L), g.paths("allReduce"));
+    c.progress(rank(1, "stage 3.0", Map.of("allReduce", Map.of("host-oneshot", 9L))), t0 + 1);
+    c.progress(rank(0, "stage 3.0", Map.of("allReduce", Map.of("host-oneshot", 9L))), t0 + 1);
+    assertEquals(Map.of("host-oneshot", 18L), c.running(t0 + 1).get(0).paths("allReduce"), "the latest per rank");
+    // Rank 0's task ends: its final numbers show while rank 1 still runs; its late progress cannot undo that.
+    c.add(rank(0, "stage 3.0", Map.of("allReduce", Map.of("host-oneshot", 10L))), t0 + 2);
+    c.progress(rank(0, "stage 3.0", Map.of("allReduce", Map.of("host-oneshot", 9L))), t0 + 3);
+    assertEquals(Map.of("host-oneshot", 19L), c.running(t0 + 3).get(0).paths("allReduce"));
+    c.add(rank(1, "stage 3.0", Map.of("allReduce", Map.of("host-oneshot", 10L))), t0 + 4);
+    assertEquals(1, logged.size());
+    assertEquals(List.of(), c.running(t0 + 4), "the group ended: its report replaces the running view");
+    c.progress(rank(1, "stage 3.0", Map.of()), t0 + 5);
+    assertEquals(List.of(), c.running(t0 + 5), "progress arriving after the report does not revive the group");
+    // A running group whose ranks stopped sending progress (executors lost) leaves the running view.
+    c.progress(rank(0, "stage 4.0", Map.of()), t0);
+    assertEquals(1, c.running(t0 + ReportCollector.PROGRESS_STALE_NANOS).size());
+    assertEquals(0, c.running(t0 + ReportCollector.PROGRESS_STALE_NANOS + 1).size());
   }
 
   @Test

@@ -75,6 +75,33 @@ class RpcMessagesTest {
   }
 
   @Test
+  void progressOfARunningRankRoundTripsAsItsOwnKind() {
+    LatencyHistogram h = new LatencyHistogram();
+    h.record("allReduce", 256, 12_000);
+    RankReportMessage m = new RankReportMessage("g", "stage 3.0", 1, 2, "host-a", "7", 4242L, "host",
+        "spark-plugin-rpc", Map.of("allReduce", Map.of("host-oneshot", 3L)), List.of(), List.of(), "", false,
+        2_000_000, 1_000, "", List.of(), h.cells());
+    Object back = roundTrip(new RpcMessages.RankProgressMessage(m));
+    assertEquals(new RpcMessages.RankProgressMessage(m), back);
+    assertTrue(roundTrip(m) instanceof RankReportMessage, "a final report stays a final report");
+  }
+
+  @Test
+  void executorTotalsRoundTripAndTooManyAreRefused() {
+    Map<String, Long> totals = new java.util.LinkedHashMap<>();
+    totals.put("collective.allReduce.calls", 7L);
+    totals.put("path.host-oneshot.bytes", 1L << 40);
+    assertEquals(new RpcMessages.ExecutorTotalsMessage("3", totals),
+        roundTrip(new RpcMessages.ExecutorTotalsMessage("3", totals)));
+    Map<String, Long> tooMany = new java.util.HashMap<>();
+    for (int i = 0; i <= RpcMessages.MAX_TOTALS; i++) {
+      tooMany.put("m" + i, 1L);
+    }
+    assertThrows(IllegalArgumentException.class,
+        () -> RpcMessages.encode(new RpcMessages.ExecutorTotalsMessage("3", tooMany)));
+  }
+
+  @Test
   void rankReportsOfAnOlderVersionAreRefusedClearly() {
     byte[] wire = RpcMessages.encode(new RankReportMessage("g", "s", 0, 1, "h", "e", 1, "host", "r", Map.of(),
         List.of(), List.of(), "", false, 0, 0, "", List.of(), List.of()));

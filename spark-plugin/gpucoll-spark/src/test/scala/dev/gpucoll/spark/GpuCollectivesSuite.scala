@@ -58,6 +58,13 @@ class GpuCollectivesSuite extends AnyFunSuite {
         report.summaryLine)
       // The executor's Dropwizard registry counted the calls per collective and per path.
       val registry = GpuCollExecutorPlugin.active.context().metricRegistry()
+      // ... and sends its counts to the driver, whose gauges (Spark's /metrics/json) sum them.
+      val sums = GpuCollDriverPlugin.active.executorSums()
+      val until = System.nanoTime() + 10000000000L
+      while (sums.sum("collective.allReduce.calls") < 3 && System.nanoTime() < until) Thread.sleep(50)
+      assert(sums.sum("collective.allReduce.calls") == 3L)
+      assert(sums.sum("collective.allGather.calls") == 3L)
+      assert(sums.sum("collective.allReduce.latencyNanos") > 0L)
       val counters = registry.getCounters.asScala
       assert(counters("collective.allReduce.calls").getCount == 3L, counters.keySet)
       assert(counters("collective.allGather.calls").getCount == 3L, counters.keySet)
@@ -79,8 +86,15 @@ class GpuCollectivesSuite extends AnyFunSuite {
           "messageBytes", "errors", "timeouts")) {
         assert(names.contains(s"collective.${c.apiName}.$m"), names)
       }
-      for (p <- ExecutorMetrics.PATHS.asScala :+ "other"; m <- Seq("calls", "bytes", "latency")) {
+      // Path metrics only for what this executor can run: no GPU or NCCL path without a usable GPU.
+      val gpu = dev.gpucoll.cuda.CudaEnvironment.probe().available()
+      val usable = ExecutorMetrics.usablePaths(gpu).asScala
+      assert(usable.contains("host-oneshot") && usable.contains("one-rank-copy"), usable)
+      for (p <- usable :+ "other"; m <- Seq("calls", "bytes", "latency")) {
         assert(names.contains(s"path.$p.$m"), names)
+      }
+      if (!gpu) {
+        assert(!names.exists(n => n.startsWith("path.gpu-") || n.startsWith("path.nccl")), names)
       }
       for (m <- Seq("rendezvous.time", "cache.hits", "cache.misses", "errors", "timeouts")) {
         assert(names.contains(m), names)
@@ -132,8 +146,25 @@ class GpuCollectivesSuite extends AnyFunSuite {
     }
   }
 
-  test("without the plugin the ranks meet in one BarrierTaskContext.allGather round") {
+  test("without the plugin a barrier job is refused on the driver at once, naming spark.plugins") {
     withContext(conf(plugin = false)) { sc =>
+      val rows = sc.parallelize(0 until 3, 3)
+      val e = intercept[IllegalStateException] {
+        rows.mapPartitionsWithCommunicator((comm, it) => it).collect()
+      }
+      assert(e.getMessage.contains("spark.plugins=dev.gpucoll.spark.GpuCollectivesPlugin"), e.getMessage)
+      assert(e.getMessage.contains("spark.gpucoll.rendezvous=allgather"), e.getMessage)
+      assert(sc.statusTracker.getJobIdsForGroup(null).isEmpty, "no job may have started")
+      // A stage built on rdd.barrier() directly is refused by its tasks, with the same words.
+      val inTask = intercept[org.apache.spark.SparkException] {
+        rows.barrier().mapPartitions { it => GpuCollectives.communicator(); it }.collect()
+      }
+      assert(inTask.getMessage.contains("spark.plugins=dev.gpucoll.spark.GpuCollectivesPlugin"), inTask.getMessage)
+    }
+  }
+
+  test("without the plugin, spark.gpucoll.rendezvous=allgather meets in one BarrierTaskContext.allGather round") {
+    withContext(conf(plugin = false).set("spark.gpucoll.rendezvous", "allgather")) { sc =>
       val out = sc.parallelize(0 until 3, 3).mapPartitionsWithCommunicator { (comm, _) =>
         val v = Array(comm.rank.toLong + 1)
         comm.allReduce(v, ReduceOp.PROD)
@@ -148,7 +179,8 @@ class GpuCollectivesSuite extends AnyFunSuite {
   }
 
   test("without the plugin a task that never meets fails the others within spark.gpucoll.timeout") {
-    withContext(conf(plugin = false).set("spark.gpucoll.timeout", "3s").set("spark.task.maxFailures", "1")) { sc =>
+    withContext(conf(plugin = false).set("spark.gpucoll.rendezvous", "allgather")
+        .set("spark.gpucoll.timeout", "3s").set("spark.task.maxFailures", "1")) { sc =>
       val start = System.nanoTime()
       val e = intercept[org.apache.spark.SparkException] {
         sc.parallelize(0 until 3, 3).barrier().mapPartitions { it =>
@@ -160,6 +192,31 @@ class GpuCollectivesSuite extends AnyFunSuite {
       val seconds = (System.nanoTime() - start) / 1e9
       assert(e.getMessage.contains("did not complete within 3 s"), e.getMessage)
       assert(seconds < 30, s"took $seconds s")
+    }
+  }
+
+  test("plain-array forms of every collective from Scala arrays of every primitive type") {
+    withContext(conf(plugin = true)) { sc =>
+      val out = sc.parallelize(0 until 3, 3).mapPartitionsWithCommunicator { (comm, _) =>
+        val r = comm.rank
+        val f = Array(r + 0.5f, r + 1.5f, r + 2.5f)
+        comm.allReduce(f, ReduceOp.SUM)
+        val d = comm.allGather(Array(r.toDouble))
+        val i = comm.reduceScatter(Array(r, r, r), ReduceOp.MAX)
+        val l = comm.allToAll(Array(10L * r, 10L * r + 1, 10L * r + 2))
+        val h = Array.fill[Short](2)(if (r == 2) 0x3c00.toShort else 0) // fp16 1.0 on rank 2
+        comm.broadcast(h, DataType.FLOAT16, 2)
+        val b = comm.allToAllv(Array.fill[Byte](3)(r.toByte), Array(1L, 1L, 1L), Array(1L, 1L, 1L), DataType.UINT8)
+        Iterator((r, f.toSeq, d.toSeq, i.toSeq, l.toSeq, h.toSeq, b.toSeq))
+      }.collect().sortBy(_._1)
+      out.foreach { case (r, f, d, i, l, h, b) =>
+        assert(f == Seq(4.5f, 7.5f, 10.5f), s"rank $r")
+        assert(d == Seq(0.0, 1.0, 2.0), s"rank $r")
+        assert(i == Seq(2), s"rank $r")
+        assert(l == Seq(r.toLong, 10L + r, 20L + r), s"rank $r")
+        assert(h == Seq(0x3c00.toShort, 0x3c00.toShort), s"rank $r")
+        assert(b == Seq[Byte](0, 1, 2), s"rank $r")
+      }
     }
   }
 

@@ -76,10 +76,11 @@ public final class GpuCollConf {
       "off", "summary", "verbose");
 
   public static final ConfigEntry<String> RENDEZVOUS = choice("rendezvous", "auto",
-      "How the ranks of a barrier stage meet: 'auto' (through the plugin's RPC to the driver when"
-          + " GpuCollectivesPlugin is enabled, milliseconds per round; otherwise"
-          + " BarrierTaskContext.allGather rounds, about 1 s each) or 'allgather' (always allGather"
-          + " rounds and no communicator caching across stages; for comparison and debugging).",
+      "How the ranks of a barrier stage meet: 'auto' (through the plugin's RPC to the driver,"
+          + " milliseconds per round; a barrier job without GpuCollectivesPlugin in spark.plugins is"
+          + " refused at its submission, naming the setting) or 'allgather' (BarrierTaskContext.allGather"
+          + " rounds, about 1 s each, and no communicator caching across stages; the one way to run"
+          + " without the plugin, with a WARN on the driver; for comparison and debugging).",
       "auto", "allgather");
 
   public static final ConfigEntry<String> SHM_DIR = entry("host.shmDir", "/dev/shm",

@@ -20,6 +20,15 @@ private[spark] object GpuCollCharts {
 
   def colour(i: Int): String = Palette(Math.floorMod(i, Palette.size))
 
+  /**
+   * A collective's colour, the same in every group's chart: from its place in
+   * {@link dev.gpucoll.api.Collective} (7 collectives, 8 colours), never from which ones a group used.
+   */
+  def collectiveColour(collective: String): String = {
+    val i = dev.gpucoll.api.Collective.values().indexWhere(_.apiName == collective)
+    colour(if (i >= 0) i else Palette.size - 1)
+  }
+
   /** 1536 -> "1.5 KiB"; powers of 1024 with at most one decimal. */
   def bytes(n: Long): String = {
     val units = Seq("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
@@ -104,9 +113,9 @@ private[spark] object GpuCollCharts {
     val axisTitles =
       <text x={(left + plotW / 2).toString} y={(height - 6).toString} text-anchor="middle">message size (bytes per rank)</text>
       <text x="12" y={(top + plotH / 2).toString} text-anchor="middle" transform={s"rotate(-90 12 ${top + plotH / 2})"}>latency</text>
-    val series = collectives.zipWithIndex.map { case (c, i) =>
+    val series = collectives.map { c =>
       val pts = rows.filter(_.collective == c).sortBy(_.maxBytes)
-      val col = colour(i)
+      val col = collectiveColour(c)
       def path(v: GroupReport.Latency => Long) = pts.map(p => fmt(x(p.maxBytes)) + "," + fmt(y(v(p)))).mkString(" ")
       <g class="series" data-collective={c}>
         {if (pts.size > 1) <polyline points={path(_.p50Nanos)} fill="none" stroke={col} stroke-width="2"/> else NodeSeq.Empty}
@@ -129,7 +138,7 @@ private[spark] object GpuCollCharts {
     val legend =
       <g class="legend">
         {collectives.zipWithIndex.map { case (c, i) =>
-          <g><rect x={legendX.toString} y={(top + i * 18).toString} width="12" height="12" fill={colour(i)}/>
+          <g><rect x={legendX.toString} y={(top + i * 18).toString} width="12" height="12" fill={collectiveColour(c)}/>
             <text x={(legendX + 18).toString} y={(top + i * 18 + 10).toString}>{c}</text></g>
         }}
         <g transform={s"translate($legendX ${top + collectives.size * 18 + 10})"}>

@@ -19,8 +19,13 @@ import org.apache.spark.util.kvstore.{KVIndex, KVStore}
 // Spark's UI, status-store and history-server types are private[spark] in Scala: this small shim
 // lives in an org.apache.spark package to reach them (public in bytecode, stable across 4.x).
 
-/** One group's report as the status store keeps it (live UI and History Server alike). */
-private[spark] class GpuCollGroupData(val report: GroupReport, val sequence: Long) {
+/**
+ * One group's report as the status store keeps it (live UI and History Server alike), with when
+ * its stage's tasks had ended (epoch ms; 0 when the event log did not record it).
+ */
+private[spark] class GpuCollGroupData(val report: GroupReport, val sequence: Long, val endedAtMillis: Long) {
+  def this(report: GroupReport, sequence: Long) = this(report, sequence, 0L)
+
   @JsonIgnore @KVIndex
   def key: String = report.groupId + "@" + report.stage
 
@@ -48,15 +53,19 @@ private[spark] class GpuCollStatusListener(store: ElementTrackingStore) extends 
   override def onOtherEvent(event: SparkListenerEvent): Unit = event match {
     case e: GroupReportEvent =>
       sequence += 1
-      store.write(new GpuCollGroupData(e.report, sequence), checkTriggers = true)
+      store.write(new GpuCollGroupData(e.report, sequence, e.endedAtMillis), checkTriggers = true)
     case e: BackendCheckEvent =>
       store.write(new GpuCollExecutorCheckData(e)) // one per executor: the latest check wins
     case _ =>
   }
 }
 
-/** The "GPU Collectives" tab: one page listing every group, newest first. */
-private[spark] class GpuCollTab(ui: SparkUI, val store: KVStore) extends SparkUITab(ui, "gpucoll") {
+/**
+ * The "GPU Collectives" tab: one page listing the groups whose stages run now (live UI only, from
+ * {@code running}), then every group whose stage ended, newest first.
+ */
+private[spark] class GpuCollTab(ui: SparkUI, val store: KVStore, val running: () => Seq[GroupReport])
+    extends SparkUITab(ui, "gpucoll") {
   override val name = "GPU Collectives"
   attachPage(new GpuCollPage(this))
   ui.attachTab(this)
@@ -67,31 +76,46 @@ private[spark] class GpuCollPage(tab: GpuCollTab) extends WebUIPage("") {
   private def reports: Seq[GroupReport] =
     GpuCollUi.reports(tab.store).reverse
 
+  private def endedAt: Map[String, Long] =
+    GpuCollUi.groups(tab.store).map(g => g.key -> g.endedAtMillis).toMap
+
   override def renderJson(request: HttpServletRequest): JValue =
     JsonMethods.parse(reports.map(_.toJson).mkString("[", ",", "]"))
 
   override def render(request: HttpServletRequest): Seq[Node] = {
     val all = reports
+    val ended = endedAt
+    val done = all.map(r => GpuCollPage.key(r)).toSet
+    val running = tab.running().filterNot(r => done.contains(GpuCollPage.key(r)))
     val failed = all.count(_.failed)
     val content =
       <div>
-        <p>{all.size} group report(s){if (failed > 0) s", $failed failed" else ""}: the members of each
-          barrier-stage group, the backend and rendezvous that served them, the latency of its calls per
-          message size, and the path every collective took (calls summed over ranks). Paths NCCL's own
-          log refuted are marked CONTRADICTION.</p>
+        {if (running.nonEmpty) <meta http-equiv="refresh" content={GpuCollPage.RefreshSeconds.toString}/> else NodeSeq.Empty}
+        <p>{all.size} group report(s){if (failed > 0) s", $failed failed" else ""}{if (running.nonEmpty) s", ${running.size} running" else ""}:
+          the members of each barrier-stage group, the backend and rendezvous that served them, the latency of
+          its calls per message size, and the path every collective took (calls summed over ranks). Paths
+          NCCL's own log refuted are marked CONTRADICTION. A group whose stage runs is shown with its calls
+          and latency so far (the ranks send them every few seconds; this page then reloads every
+          {GpuCollPage.RefreshSeconds} s); its full report, with the predicted paths, comes when its tasks end.</p>
         {GpuCollPage.executorChecks(GpuCollUi.executorChecks(tab.store))}
-        {if (all.isEmpty) <p>No barrier stage has used a communicator yet.</p>
-         else UIUtils.listingTable(GpuCollPage.SummaryHeader, summaryRow, all, fixedWidth = false)}
-        {all.map(details)}
+        {if (all.isEmpty && running.isEmpty) <p>No barrier stage has used a communicator yet.</p>
+         else UIUtils.listingTable(GpuCollPage.SummaryHeader, (r: GroupReport) => summaryRow(ended, running = true)(r),
+           running, fixedWidth = false).filter(_ => running.nonEmpty) ++
+           UIUtils.listingTable(GpuCollPage.SummaryHeader, (r: GroupReport) => summaryRow(ended, running = false)(r),
+           all, fixedWidth = false).filter(_ => all.nonEmpty)}
+        {running.map(r => details(r, running = true, 0L))}
+        {all.map(r => details(r, running = false, ended.getOrElse(GpuCollPage.key(r), 0L)))}
       </div>
     UIUtils.headerSparkPage(request, "GPU Collectives", content, tab)
   }
 
-  private def summaryRow(r: GroupReport): Seq[Node] =
-    <tr class={if (r.failed) "gpucoll-failed" else ""}>
+  private def summaryRow(ended: Map[String, Long], running: Boolean)(r: GroupReport): Seq[Node] =
+    <tr class={if (running) "gpucoll-running" else if (r.failed) "gpucoll-failed" else ""}>
       <td>{GpuCollPage.stageLabel(r)}</td>
       <td><a href={"#" + GpuCollPage.anchor(r)}>{r.groupId}</a></td>
-      <td>{if (r.failed) <strong style="color: #b00">FAILED</strong> else "ok"}</td>
+      <td>{if (running) <strong style="color: #06c">RUNNING</strong>
+        else if (r.failed) <strong style="color: #b00">FAILED</strong> else "ok"}</td>
+      <td>{if (running) "-" else GpuCollPage.endedLabel(ended.getOrElse(GpuCollPage.key(r), 0L))}</td>
       <td>{r.size}</td>
       <td>{r.hosts.asScala.mkString(", ")}</td>
       <td>{r.backend}</td>
@@ -101,12 +125,14 @@ private[spark] class GpuCollPage(tab: GpuCollTab) extends WebUIPage("") {
       <td>{r.contradictions}</td>
     </tr>
 
-  private def details(r: GroupReport): Seq[Node] = {
+  private def details(r: GroupReport, running: Boolean, endedAtMillis: Long): Seq[Node] = {
     val members = r.members.asScala.toSeq
     val latency = GpuCollCharts.latencyRows(r)
     val paths = GpuCollPage.paths(r)
-    <div id={GpuCollPage.anchor(r)} class="gpucoll-group">
-      <h4>Group {r.groupId} ({GpuCollPage.stageLabel(r)}){if (r.failed) <strong style="color: #b00"> FAILED</strong> else NodeSeq.Empty}</h4>
+    <div id={GpuCollPage.anchor(r)} class={if (running) "gpucoll-group gpucoll-running" else "gpucoll-group"}>
+      <h4>Group {r.groupId} ({GpuCollPage.stageLabel(r)}){if (running) <strong style="color: #06c"> RUNNING: calls and latency so far</strong>
+        else if (r.failed) <strong style="color: #b00"> FAILED</strong> else NodeSeq.Empty}{
+        if (!running && endedAtMillis > 0) <span class="gpucoll-ended">, ended {GpuCollPage.endedLabel(endedAtMillis)}</span> else NodeSeq.Empty}</h4>
       {if (r.failed) {
         <h5>Failed ranks</h5> ++
         UIUtils.listingTable(Seq("Rank", "Host", "Executor", "Reason"),
@@ -116,7 +142,7 @@ private[spark] class GpuCollPage(tab: GpuCollTab) extends WebUIPage("") {
           members.filter(_.failed), fixedWidth = false)
       } else NodeSeq.Empty}
       {if (latency.isEmpty && r.failed) NodeSeq.Empty else <h5>Latency per message size</h5>}
-      {if (latency.isEmpty) (if (r.failed) NodeSeq.Empty else <p>No call completed.</p>) else
+      {if (latency.isEmpty) (if (r.failed) NodeSeq.Empty else <p>{if (running) "No call completed yet." else "No call completed."}</p>) else
         GpuCollCharts.latencyChart(latency) ++
         UIUtils.listingTable(Seq("Collective", "Message size", "Calls", "p50", "p99", "Max"),
           (l: GroupReport.Latency) =>
@@ -126,7 +152,7 @@ private[spark] class GpuCollPage(tab: GpuCollTab) extends WebUIPage("") {
               <td>{GpuCollCharts.duration(l.maxNanos)}</td></tr>,
           latency, fixedWidth = false)}
       {if (paths.isEmpty && r.failed) NodeSeq.Empty else <h5>Paths per collective</h5>}
-      {if (paths.isEmpty) (if (r.failed) NodeSeq.Empty else <p>No call completed.</p>) else
+      {if (paths.isEmpty) (if (r.failed) NodeSeq.Empty else <p>{if (running) "No call completed yet." else "No call completed."}</p>) else
         GpuCollCharts.pathMixChart(paths) ++
         UIUtils.listingTable(Seq("Collective", "Algorithm", "Calls"),
           (p: (String, String, Long)) => <tr><td>{p._1}</td><td>{p._2}</td><td>{p._3}</td></tr>,
@@ -140,19 +166,34 @@ private[spark] class GpuCollPage(tab: GpuCollTab) extends WebUIPage("") {
             <td>{if (m.pid >= 0) GpuCollCharts.duration(m.rendezvousNanos) else "-"}</td>
             <td>{if (m.pid < 0 || m.failed && m.formationNanos == 0) "-" else if (m.reused) "reused"
               else GpuCollCharts.duration(m.formationNanos)}</td>
-            <td>{if (m.failed) "failed" else "ok"}</td></tr>,
+            <td>{if (running) (if (m.pid >= 0) "running" else "no progress yet") else if (m.failed) "failed" else "ok"}</td></tr>,
         members, fixedWidth = false)}
-      {if (r.failed && paths.isEmpty) NodeSeq.Empty else GpuCollPage.predictions(r)}
-      {GpuCollPage.lines("Zero-CTA verdicts", r.zeroCtaVerdicts.asScala.toSeq, r.failed)}
-      {GpuCollPage.lines("NCCL path proof", r.ncclProof.asScala.toSeq, r.failed)}
+      {if (running) NodeSeq.Empty else groupFindings(r, paths.isEmpty)}
+    </div>
+  }
+
+  /** Predictions and findings: in a group's full report, when its tasks have ended. */
+  private def groupFindings(r: GroupReport, noPaths: Boolean): Seq[Node] = {
+    <div>
+      {if (r.failed && noPaths) NodeSeq.Empty else GpuCollPage.predictions(r)}
+      {GpuCollPage.gpuLines(r, "Zero-CTA verdicts", r.zeroCtaVerdicts.asScala.toSeq)}
+      {GpuCollPage.gpuLines(r, "NCCL path proof", r.ncclProof.asScala.toSeq)}
       {GpuCollPage.lines("Other findings", r.otherFindings.asScala.toSeq, r.failed)}
     </div>
   }
 }
 
 private[spark] object GpuCollPage {
-  val SummaryHeader: Seq[String] = Seq("Stage", "Group", "Status", "Ranks", "Hosts", "Backend", "Rendezvous",
+  val SummaryHeader: Seq[String] = Seq("Stage", "Group", "Status", "Ended", "Ranks", "Hosts", "Backend", "Rendezvous",
     "Longest wait", "Paths (collective: algorithm x calls)", "Contradictions")
+
+  /** How often the page reloads while a group runs (the ranks send their progress every 2 s). */
+  val RefreshSeconds = 3
+
+  def key(r: GroupReport): String = r.groupId + "@" + r.stage
+
+  /** "2026-12-02 05:01:02" in the UI's format, or "-" when not recorded. */
+  def endedLabel(millis: Long): String = if (millis <= 0) "-" else UIUtils.formatDate(millis)
 
   def anchor(r: GroupReport): String = (r.groupId + "-" + r.stage).replaceAll("[^A-Za-z0-9_-]", "_")
 
@@ -203,6 +244,16 @@ private[spark] object GpuCollPage {
         </details>)
   }
 
+  /**
+   * A section about NCCL and copy engines: "not applicable" (and why) for a group that no GPU
+   * backend served, where "none" would suggest something was looked for and not found.
+   */
+  def gpuLines(r: GroupReport, title: String, items: Seq[String]): Seq[Node] =
+    if (items.isEmpty && !r.usedGpuBackend) {
+      if (r.failed && r.backend == "none") NodeSeq.Empty
+      else <h5>{title}</h5> ++ <p class="gpucoll-not-applicable">not applicable: the {r.backend} backend uses neither NCCL nor copy engines</p>
+    } else lines(title, items, r.failed)
+
   /** A titled list; "none" when empty, or nothing at all with {@code omitEmpty}. */
   def lines(title: String, items: Seq[String], omitEmpty: Boolean = false): Seq[Node] =
     if (items.isEmpty && omitEmpty) NodeSeq.Empty else
@@ -218,7 +269,7 @@ class GpuCollHistoryServerPlugin extends AppHistoryServerPlugin {
 
   override def setupUI(ui: SparkUI): Unit = {
     if (GpuCollUi.showTab(ui.store)) {
-      new GpuCollTab(ui, ui.store.store)
+      new GpuCollTab(ui, ui.store.store, () => Seq.empty) // a replayed application runs nothing
     }
   }
 }
@@ -235,7 +286,7 @@ object GpuCollUi {
   def attachLive(sc: SparkContext): Unit = {
     val store = sc.statusStore.store.asInstanceOf[ElementTrackingStore]
     sc.listenerBus.addToStatusQueue(new GpuCollStatusListener(store))
-    sc.ui.foreach(ui => new GpuCollTab(ui, store))
+    sc.ui.foreach(ui => new GpuCollTab(ui, store, () => GpuCollectivesPlugin.driverRunningGroups().asScala.toSeq))
   }
 
   /**
@@ -251,9 +302,11 @@ object GpuCollUi {
       }
     }
 
-  private[spark] def reports(store: KVStore): Seq[GroupReport] = {
+  private[spark] def reports(store: KVStore): Seq[GroupReport] = groups(store).map(_.report)
+
+  private[spark] def groups(store: KVStore): Seq[GpuCollGroupData] = {
     val it = store.view(classOf[GpuCollGroupData]).index("sequence").closeableIterator()
-    try it.asScala.map(_.report).toList
+    try it.asScala.toList
     finally it.close()
   }
 

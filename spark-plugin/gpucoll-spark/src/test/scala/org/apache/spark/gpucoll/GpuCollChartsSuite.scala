@@ -40,6 +40,20 @@ class GpuCollChartsSuite extends AnyFunSuite {
     assert(GpuCollCharts.latencyChart(Seq.empty).isEmpty)
   }
 
+  test("a collective has the same colour in every group's latency chart, whichever others it ran with") {
+    def colourOf(chart: Elem, collective: String): String =
+      (byClass(chart, "series").find(g => (g \ "@data-collective").text == collective).get \ "circle")
+        .filter(c => (c \ "@class").text == "p50").map(c => (c \ "@fill").text).distinct.mkString
+    val withBarrier = svgOf(GpuCollCharts.latencyChart(rows))
+    val alone = svgOf(GpuCollCharts.latencyChart(Seq(new GroupReport.Latency("barrier", 1, 5, 3000, 4000, 4100))))
+    val withGather = svgOf(GpuCollCharts.latencyChart(
+      new GroupReport.Latency("allGather", 64, 5, 3000, 4000, 4100) +: rows))
+    assert(colourOf(withBarrier, "barrier") == colourOf(alone, "barrier"))
+    assert(colourOf(withBarrier, "allReduce") == colourOf(withGather, "allReduce"))
+    val all = dev.gpucoll.api.Collective.values().map(c => GpuCollCharts.collectiveColour(c.apiName)).toSeq
+    assert(all.distinct.size == all.size, s"every collective has its own colour: $all")
+  }
+
   test("path mix: one bar per collective, segments proportional to calls") {
     val svg = svgOf(GpuCollCharts.pathMixChart(Seq(("allReduce", "host-ll-oneshot", 30L),
       ("allReduce", "host-twoshot", 10L), ("barrier", "host-flags", 5L))))
