@@ -1,14 +1,12 @@
 package org.apache.spark.gpucoll
 
 import scala.jdk.CollectionConverters._
-import scala.util.Try
+import scala.util.{Failure, Success, Try}
 import scala.xml.{Node, NodeSeq}
 
 import com.fasterxml.jackson.annotation.JsonIgnore
 import dev.gpucoll.spark.{BackendCheckEvent, GpuCollectivesPlugin, GroupReport, GroupReportEvent}
-import jakarta.servlet.http.HttpServletRequest
-import org.json4s.JValue
-import org.json4s.jackson.JsonMethods
+import org.slf4j.LoggerFactory
 
 import org.apache.spark.{SparkConf, SparkContext}
 import org.apache.spark.scheduler.{SparkListener, SparkListenerEvent}
@@ -17,7 +15,9 @@ import org.apache.spark.ui.{SparkUI, SparkUITab, UIUtils, WebUIPage}
 import org.apache.spark.util.kvstore.{KVIndex, KVStore}
 
 // Spark's UI, status-store and history-server types are private[spark] in Scala: this small shim
-// lives in an org.apache.spark package to reach them (public in bytecode, stable across 4.x).
+// lives in an org.apache.spark package to reach them (public in bytecode, stable from 3.5 to 4.2).
+// What differs between Spark lines (the servlet API of a page's render method) lives in the
+// per-line page classes of GpuCollUi.servletShim, this file names no servlet type.
 
 /** One group's report as the status store keeps it (live UI and History Server alike). */
 private[spark] class GpuCollGroupData(val report: GroupReport, val sequence: Long) {
@@ -55,22 +55,32 @@ private[spark] class GpuCollStatusListener(store: ElementTrackingStore) extends 
   }
 }
 
-/** The "GPU Collectives" tab: one page listing every group, newest first. */
-private[spark] class GpuCollTab(ui: SparkUI, val store: KVStore) extends SparkUITab(ui, "gpucoll") {
+/**
+ * The "GPU Collectives" tab: one page listing every group, newest first. {@code webPage} turns the
+ * page into the WebUIPage of the running Spark line (GpuCollUi.servletShim).
+ */
+private[spark] class GpuCollTab(ui: SparkUI, val store: KVStore, webPage: GpuCollPage => WebUIPage)
+    extends SparkUITab(ui, "gpucoll") {
   override val name = "GPU Collectives"
-  attachPage(new GpuCollPage(this))
+  attachPage(webPage(new GpuCollPage(this)))
   ui.attachTab(this)
 }
 
-private[spark] class GpuCollPage(tab: GpuCollTab) extends WebUIPage("") {
+/**
+ * What the tab's page shows, free of the servlet API: the per-line page class (package
+ * org.apache.spark.gpucoll.shim) renders {@link #content} in Spark's page frame and serves
+ * {@link #json}.
+ */
+private[spark] class GpuCollPage(val tab: GpuCollTab) {
+  val title = "GPU Collectives"
 
   private def reports: Seq[GroupReport] =
     GpuCollUi.reports(tab.store).reverse
 
-  override def renderJson(request: HttpServletRequest): JValue =
-    JsonMethods.parse(reports.map(_.toJson).mkString("[", ",", "]"))
+  /** Every report as a JSON array, newest first (the page's /json). */
+  def json: String = reports.map(_.toJson).mkString("[", ",", "]")
 
-  override def render(request: HttpServletRequest): Seq[Node] = {
+  def content: Seq[Node] = {
     val all = reports
     val failed = all.count(_.failed)
     val content =
@@ -84,7 +94,7 @@ private[spark] class GpuCollPage(tab: GpuCollTab) extends WebUIPage("") {
          else UIUtils.listingTable(GpuCollPage.SummaryHeader, summaryRow, all, fixedWidth = false)}
         {all.map(details)}
       </div>
-    UIUtils.headerSparkPage(request, "GPU Collectives", content, tab)
+    content
   }
 
   private def summaryRow(r: GroupReport): Seq[Node] =
@@ -218,7 +228,7 @@ class GpuCollHistoryServerPlugin extends AppHistoryServerPlugin {
 
   override def setupUI(ui: SparkUI): Unit = {
     if (GpuCollUi.showTab(ui.store)) {
-      new GpuCollTab(ui, ui.store.store)
+      GpuCollUi.attachTab(ui, ui.store.store)
     }
   }
 }
@@ -235,8 +245,48 @@ object GpuCollUi {
   def attachLive(sc: SparkContext): Unit = {
     val store = sc.statusStore.store.asInstanceOf[ElementTrackingStore]
     sc.listenerBus.addToStatusQueue(new GpuCollStatusListener(store))
-    sc.ui.foreach(ui => new GpuCollTab(ui, store))
+    sc.ui.foreach(ui => attachTab(ui, store))
   }
+
+  private val log = LoggerFactory.getLogger(classOf[GpuCollectivesPlugin])
+
+  /**
+   * The page class for the servlet API of the running Spark: WebUIPage.render takes a
+   * javax.servlet request up to Spark 3.5 and a jakarta.servlet one from 4.0, so each is compiled
+   * against its own line (spark35: gpucoll-spark35-shim; spark40: this module). Decided once, by
+   * the parameter type of the running Spark's WebUIPage.render (not by its version string); Left
+   * names why no page class serves this Spark.
+   */
+  private[spark] lazy val servletShim: Either[String, GpuCollPage => WebUIPage] = {
+    val servletApi = Try(classOf[WebUIPage].getMethods.find(_.getName == "render")
+      .map(_.getParameterTypes()(0).getName)).toOption.flatten.getOrElse("(no render method)")
+    val shimClass = servletApi match {
+      case "jakarta.servlet.http.HttpServletRequest" => Some("org.apache.spark.gpucoll.shim.spark40.GpuCollWebPage")
+      case "javax.servlet.http.HttpServletRequest" => Some("org.apache.spark.gpucoll.shim.spark35.GpuCollWebPage")
+      case _ => None
+    }
+    shimClass match {
+      case None => Left(s"Spark ${org.apache.spark.SPARK_VERSION}'s WebUIPage.render takes $servletApi, which no page class of gpucoll serves")
+      case Some(name) => Try(Class.forName(name, true, getClass.getClassLoader).getConstructor(classOf[GpuCollPage])) match {
+        case Success(ctor) => Right(page => ctor.newInstance(page).asInstanceOf[WebUIPage])
+        case Failure(e) => Left(s"Spark ${org.apache.spark.SPARK_VERSION} (pages on $servletApi) needs $name, which is not on the class path ($e): put the one jar gpucoll-dist on --jars")
+      }
+    }
+  }
+
+  /**
+   * Adds the tab to {@code ui}; on a Spark line no page class serves, logs why once and leaves
+   * the UI without it (the collectives, reports and metrics work all the same).
+   */
+  private[spark] def attachTab(ui: SparkUI, store: KVStore): Unit = servletShim match {
+    case Right(webPage) => new GpuCollTab(ui, store, webPage)
+    case Left(why) =>
+      if (!tabMissingLogged.getAndSet(true)) {
+        log.warn(s"gpucoll: the GPU Collectives UI tab is not shown: $why")
+      }
+  }
+
+  private val tabMissingLogged = new java.util.concurrent.atomic.AtomicBoolean(false)
 
   /**
    * Whether a replayed application gets the tab: when it has group reports (failed groups
