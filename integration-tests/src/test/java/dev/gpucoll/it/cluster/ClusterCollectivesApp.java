@@ -236,7 +236,7 @@ public final class ClusterCollectivesApp {
       // The status queue writes the report into the store shortly after the driver got it.
       for (int attempt = 0; attempt < 50 && !body.contains(groupId); attempt++) {
         try {
-          body = StandaloneCluster.fetch(url);
+          body = fetch(url);
         } catch (java.io.IOException e) {
           body = e.toString();
         }
@@ -250,6 +250,21 @@ public final class ClusterCollectivesApp {
       }
     }
     return wrong;
+  }
+
+  /** The body of a GET that answered 200 (this jar holds only this class: no StandaloneCluster.fetch). */
+  private static String fetch(String url) throws java.io.IOException {
+    java.net.HttpURLConnection c = (java.net.HttpURLConnection) java.net.URI.create(url).toURL().openConnection();
+    c.setConnectTimeout(5_000);
+    c.setReadTimeout(10_000);
+    try {
+      if (c.getResponseCode() != 200) {
+        throw new java.io.IOException("GET " + url + " answered " + c.getResponseCode());
+      }
+      return new String(c.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    } finally {
+      c.disconnect();
+    }
   }
 
   private static GroupReport awaitReport(long timeoutMillis) throws InterruptedException {
