@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The one jar deployed as a Spark user deploys it: a standalone Master and two Workers as their
- * own processes, {@code spark-submit --jars gpucoll-dist_2.13-<version>.jar} with the keys of
+ * own processes, {@code spark-submit --jars gpucoll-dist_<Scala binary>-<version>.jar} with the keys of
  * {@code conf/spark-defaults.conf.template}, an application in its own jar, and no
  * {@code spark.executor.extraClassPath}: executors see Spark's jars and what Spark fetched for
  * them, nothing else.
@@ -131,7 +131,7 @@ class StandaloneClusterIT {
     assertNotEquals(0, s.exitCode(), s::output);
     for (String named : List.of("gpucoll cannot start on the driver: the class path lacks",
         "gpucoll-core (dev.gpucoll.core.CommunicatorFactory)", "JavaCPP (org.bytedeco.javacpp.Loader)",
-        "gpucoll_kernels.fatbin", "gpucoll-dist_2.13-<version>.jar on --jars")) {
+        "gpucoll_kernels.fatbin", "gpucoll-dist_" + property("gpucoll.scala.binary") + "-<version>.jar on --jars")) {
       assertTrue(s.output().contains(named), () -> "'" + named + "' not in:\n" + s.output());
     }
   }
