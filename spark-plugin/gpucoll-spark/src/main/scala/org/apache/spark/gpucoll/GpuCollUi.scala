@@ -16,8 +16,8 @@ import org.apache.spark.util.kvstore.{KVIndex, KVStore}
 
 // Spark's UI, status-store and history-server types are private[spark] in Scala: this small shim
 // lives in an org.apache.spark package to reach them (public in bytecode, stable from 3.5 to 4.2).
-// What differs between Spark lines (the servlet API of a page's render method) lives in the
-// per-line page classes of GpuCollUi.servletShim, this file names no servlet type.
+// What differs between Spark lines (a page's request type, headerSparkPage's signature) lives in
+// the per-line page classes of package shim, chosen by GpuCollUi.webPage: this file names neither.
 
 /** One group's report as the status store keeps it (live UI and History Server alike). */
 private[spark] class GpuCollGroupData(val report: GroupReport, val sequence: Long) {
@@ -57,7 +57,7 @@ private[spark] class GpuCollStatusListener(store: ElementTrackingStore) extends 
 
 /**
  * The "GPU Collectives" tab: one page listing every group, newest first. {@code webPage} turns the
- * page into the WebUIPage of the running Spark line (GpuCollUi.servletShim).
+ * page into the WebUIPage of the running Spark line (GpuCollUi.webPage).
  */
 private[spark] class GpuCollTab(ui: SparkUI, val store: KVStore, webPage: GpuCollPage => WebUIPage)
     extends SparkUITab(ui, "gpucoll") {
@@ -251,34 +251,50 @@ object GpuCollUi {
   private val log = LoggerFactory.getLogger(classOf[GpuCollectivesPlugin])
 
   /**
-   * The page class for the servlet API of the running Spark: WebUIPage.render takes a
-   * javax.servlet request up to Spark 3.5 and a jakarta.servlet one from 4.0, so each is compiled
-   * against its own line (spark35: gpucoll-spark35-shim; spark40: this module). Decided once, by
-   * the parameter type of the running Spark's WebUIPage.render (not by its version string); Left
-   * names why no page class serves this Spark.
+   * The page class for the running Spark, named by the signature of its
+   * UIUtils.headerSparkPage (the request type and the parameter count are what differ between
+   * lines, see the shim package): spark35 (gpucoll-spark35-shim), spark40 (gpucoll-spark40-shim,
+   * Spark 4.0 and 4.1) or spark42 (this module). None for a signature no page class is built for.
    */
-  private[spark] lazy val servletShim: Either[String, GpuCollPage => WebUIPage] = {
-    val servletApi = Try(classOf[WebUIPage].getMethods.find(_.getName == "render")
-      .map(_.getParameterTypes()(0).getName)).toOption.flatten.getOrElse("(no render method)")
-    val shimClass = servletApi match {
-      case "jakarta.servlet.http.HttpServletRequest" => Some("org.apache.spark.gpucoll.shim.spark40.GpuCollWebPage")
-      case "javax.servlet.http.HttpServletRequest" => Some("org.apache.spark.gpucoll.shim.spark35.GpuCollWebPage")
+  private[spark] def webPageClass(requestType: String, parameters: Int): Option[String] =
+    (requestType, parameters) match {
+      case ("javax.servlet.http.HttpServletRequest", 7) => Some("org.apache.spark.gpucoll.shim.spark35.GpuCollWebPage")
+      case ("jakarta.servlet.http.HttpServletRequest", 7) => Some("org.apache.spark.gpucoll.shim.spark40.GpuCollWebPage")
+      case ("jakarta.servlet.http.HttpServletRequest", 8) => Some("org.apache.spark.gpucoll.shim.spark42.GpuCollWebPage")
       case _ => None
     }
-    shimClass match {
-      case None => Left(s"Spark ${org.apache.spark.SPARK_VERSION}'s WebUIPage.render takes $servletApi, which no page class of gpucoll serves")
-      case Some(name) => Try(Class.forName(name, true, getClass.getClassLoader).getConstructor(classOf[GpuCollPage])) match {
+
+  /**
+   * How to make the tab's WebUIPage on a Spark whose headerSparkPage has {@code signature}
+   * (request type, parameter count), with the page classes {@code loader} finds; Left says why
+   * none serves it.
+   */
+  private[spark] def webPageFactory(signature: (String, Int), loader: ClassLoader): Either[String, GpuCollPage => WebUIPage] = {
+    val (requestType, parameters) = signature
+    val spark = s"Spark ${org.apache.spark.SPARK_VERSION} (UIUtils.headerSparkPage($requestType, ...) of $parameters parameters)"
+    webPageClass(requestType, parameters) match {
+      case None => Left(s"$spark is a Spark line this gpucoll build has no page class for")
+      case Some(name) => Try(Class.forName(name, true, loader).getConstructor(classOf[GpuCollPage])) match {
         case Success(ctor) => Right(page => ctor.newInstance(page).asInstanceOf[WebUIPage])
-        case Failure(e) => Left(s"Spark ${org.apache.spark.SPARK_VERSION} (pages on $servletApi) needs $name, which is not on the class path ($e): put the one jar gpucoll-dist on --jars")
+        case Failure(e) => Left(s"$spark needs $name, which is not on the class path ($e): the one jar gpucoll-dist on --jars has it")
       }
     }
   }
+
+  /** The running Spark's headerSparkPage signature: its request type and parameter count. */
+  private def headerSparkPageSignature: (String, Int) =
+    UIUtils.getClass.getMethods.find(_.getName == "headerSparkPage")
+      .map(m => (m.getParameterTypes()(0).getName, m.getParameterCount)).getOrElse(("(none)", 0))
+
+  /** Decided once per JVM: the live UI and every application a History Server replays share it. */
+  private[spark] lazy val webPage: Either[String, GpuCollPage => WebUIPage] =
+    webPageFactory(headerSparkPageSignature, getClass.getClassLoader)
 
   /**
    * Adds the tab to {@code ui}; on a Spark line no page class serves, logs why once and leaves
    * the UI without it (the collectives, reports and metrics work all the same).
    */
-  private[spark] def attachTab(ui: SparkUI, store: KVStore): Unit = servletShim match {
+  private[spark] def attachTab(ui: SparkUI, store: KVStore): Unit = webPage match {
     case Right(webPage) => new GpuCollTab(ui, store, webPage)
     case Left(why) =>
       if (!tabMissingLogged.getAndSet(true)) {

@@ -10,9 +10,11 @@ import org.apache.spark.gpucoll.GpuCollPage
 import org.apache.spark.ui.{UIUtils, WebUIPage}
 
 /**
- * The GPU Collectives page on Spark 3.5 (javax.servlet; compiled against Spark 3.5 of each Scala binary): the servlet types of render and
- * renderJson, and json4s's parse, differ between Spark lines; everything the page shows is
- * GpuCollPage's. GpuCollUi.servletShim picks this class by WebUIPage.render's parameter type.
+ * The GPU Collectives page on Spark 3.5 (javax.servlet requests; UIUtils.headerSparkPage of 7 parameters). Compiled
+ * against Spark 3.5 of each Scala binary. Only what differs between
+ * Spark lines is here: the request type of render and renderJson, headerSparkPage's signature
+ * (its default arguments are compiled into the call) and json4s's parse; everything the page
+ * shows is GpuCollPage's. GpuCollUi.webPageClass picks this class for the running Spark.
  */
 private[spark] class GpuCollWebPage(page: GpuCollPage) extends WebUIPage("") {
   override def renderJson(request: HttpServletRequest): JValue = JsonMethods.parse(page.json)
