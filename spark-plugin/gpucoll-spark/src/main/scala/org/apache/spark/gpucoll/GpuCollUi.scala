@@ -1,7 +1,7 @@
 package org.apache.spark.gpucoll
 
 import scala.jdk.CollectionConverters._
-import scala.util.{Failure, Success, Try}
+import scala.util.Try
 import scala.xml.{Node, NodeSeq}
 
 import com.fasterxml.jackson.annotation.JsonIgnore
@@ -274,10 +274,15 @@ object GpuCollUi {
     val spark = s"Spark ${org.apache.spark.SPARK_VERSION} (UIUtils.headerSparkPage($requestType, ...) of $parameters parameters)"
     webPageClass(requestType, parameters) match {
       case None => Left(s"$spark is a Spark line this gpucoll build has no page class for")
-      case Some(name) => Try(Class.forName(name, true, loader).getConstructor(classOf[GpuCollPage])) match {
-        case Success(ctor) => Right(page => ctor.newInstance(page).asInstanceOf[WebUIPage])
-        case Failure(e) => Left(s"$spark needs $name, which is not on the class path ($e): the one jar gpucoll-dist on --jars has it")
-      }
+      case Some(name) =>
+        // LinkageError too (a page class whose Spark types are missing): Try would let it through.
+        try {
+          val ctor = Class.forName(name, true, loader).getConstructor(classOf[GpuCollPage])
+          Right(page => ctor.newInstance(page).asInstanceOf[WebUIPage])
+        } catch {
+          case e @ (_: ReflectiveOperationException | _: LinkageError) =>
+            Left(s"$spark needs $name, which cannot be loaded ($e): the one jar gpucoll-dist on --jars has it")
+        }
     }
   }
 
