@@ -84,9 +84,23 @@ public final class CheckBundle {
     Element project = parse(Files.readAllBytes(pom)).getDocumentElement();
     String packaging = text(project, "packaging");
     out.put(expand(text(project, "artifactId")), packaging == null ? "jar" : packaging);
+    List<Element> moduleLists = new ArrayList<>();
     Element modules = child(project, "modules");
     if (modules != null) {
-      for (Element m : children(modules, "module")) {
+      moduleLists.add(modules);
+    }
+    // A release builds every Spark line (-Prelease,spark-lines): that profile's modules are published too.
+    Element profiles = child(project, "profiles");
+    if (profiles != null) {
+      for (Element profile : children(profiles, "profile")) {
+        Element profileModules = child(profile, "modules");
+        if ("spark-lines".equals(text(profile, "id")) && profileModules != null) {
+          moduleLists.add(profileModules);
+        }
+      }
+    }
+    for (Element list : moduleLists) {
+      for (Element m : children(list, "module")) {
         collectModules(pom.getParent().resolve(m.getTextContent().trim()).resolve("pom.xml"), out);
       }
     }

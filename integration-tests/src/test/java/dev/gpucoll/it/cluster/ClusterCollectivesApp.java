@@ -24,7 +24,8 @@ import org.apache.spark.api.java.JavaSparkContext;
  * rank's results against values it computes itself, then the group report. Prints one line
  * starting with {@link #OK} or {@link #FAILED} and exits 0 or 1.
  *
- * <p>Usage: {@code ClusterCollectivesApp <ranks>}.
+ * <p>Usage: {@code ClusterCollectivesApp <ranks> [--check-ui-tab]}; with {@code --check-ui-tab} the
+ * driver also fetches its own UI's "GPU Collectives" page and its JSON, which must show the group.
  */
 public final class ClusterCollectivesApp {
   static final String OK = "GPUCOLL-CLUSTER-OK";
@@ -36,6 +37,7 @@ public final class ClusterCollectivesApp {
 
   public static void main(String[] args) {
     int ranks = Integer.parseInt(args[0]);
+    boolean checkUiTab = List.of(args).contains("--check-ui-tab");
     int exit = 1;
     SparkContext sc = null;
     try {
@@ -57,6 +59,9 @@ public final class ClusterCollectivesApp {
       } else if (!report.backend().startsWith("host") || report.distinctProcesses() != ranks
           || !"spark-plugin-rpc".equals(report.rendezvous())) {
         wrong.add("unexpected group report: " + report.summaryLine());
+      }
+      if (checkUiTab && report != null) {
+        wrong.addAll(uiTabProblems(sc, report.groupId()));
       }
       if (wrong.isEmpty()) {
         System.out.println(OK + " ranks=" + ranks + " pids=" + pids + " group=" + report.groupId()
@@ -216,6 +221,49 @@ public final class ClusterCollectivesApp {
             + " of " + executors + " executors registered within " + timeoutMillis + " ms");
       }
       Thread.sleep(100);
+    }
+  }
+
+  /** What is wrong with the live UI's GPU Collectives page and its JSON: each must name the group. */
+  private static List<String> uiTabProblems(SparkContext sc, String groupId) throws InterruptedException {
+    List<String> wrong = new ArrayList<>();
+    if (sc.uiWebUrl().isEmpty()) {
+      return List.of("--check-ui-tab, but the driver has no UI (spark.ui.enabled=false?)");
+    }
+    String tab = sc.uiWebUrl().get() + "/gpucoll/";
+    for (String url : List.of(tab, tab + "json/")) {
+      String body = "";
+      // The status queue writes the report into the store shortly after the driver got it.
+      for (int attempt = 0; attempt < 50 && !body.contains(groupId); attempt++) {
+        try {
+          body = fetch(url);
+        } catch (java.io.IOException e) {
+          body = e.toString();
+        }
+        if (!body.contains(groupId)) {
+          Thread.sleep(100);
+        }
+      }
+      if (!body.contains(groupId)) {
+        wrong.add("the live UI's " + url + " does not show group " + groupId + ": "
+            + body.substring(0, Math.min(body.length(), 2000)));
+      }
+    }
+    return wrong;
+  }
+
+  /** The body of a GET that answered 200 (this jar holds only this class: no StandaloneCluster.fetch). */
+  private static String fetch(String url) throws java.io.IOException {
+    java.net.HttpURLConnection c = (java.net.HttpURLConnection) java.net.URI.create(url).toURL().openConnection();
+    c.setConnectTimeout(5_000);
+    c.setReadTimeout(10_000);
+    try {
+      if (c.getResponseCode() != 200) {
+        throw new java.io.IOException("GET " + url + " answered " + c.getResponseCode());
+      }
+      return new String(c.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    } finally {
+      c.disconnect();
     }
   }
 

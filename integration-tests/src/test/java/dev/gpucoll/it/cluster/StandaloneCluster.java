@@ -37,6 +37,7 @@ final class StandaloneCluster implements AutoCloseable {
   private final Path dir;
   private final List<String> sparkClassPath;
   private final List<String> jvmFlags;
+  private final String scalaBinary;
   private final List<Process> started = new ArrayList<>();
   private final int masterPort;
   private final int masterUiPort;
@@ -44,9 +45,10 @@ final class StandaloneCluster implements AutoCloseable {
   /** What one spark-submit did. */
   record Submission(int exitCode, String output, Path log) {}
 
-  private StandaloneCluster(Path dir, List<String> sparkClassPath, List<String> jvmFlags)
+  private StandaloneCluster(Path dir, List<String> sparkClassPath, List<String> jvmFlags, String scalaBinary)
       throws IOException {
     this.dir = dir;
+    this.scalaBinary = scalaBinary;
     this.sparkClassPath = sparkClassPath;
     this.jvmFlags = jvmFlags;
     this.masterPort = freePort();
@@ -63,10 +65,13 @@ final class StandaloneCluster implements AutoCloseable {
     Files.createDirectories(eventLogDir());
   }
 
-  /** Starts a Master and {@code workers} Workers of one core each and waits until all are alive. */
+  /**
+   * Starts a Master and {@code workers} Workers of one core each and waits until all are alive;
+   * {@code scalaBinary} is the Scala binary of the Spark in {@code sparkClassPath} (2.12, 2.13).
+   */
   static StandaloneCluster start(Path dir, List<String> sparkClassPath, List<String> jvmFlags,
-      int workers, Duration timeout) throws IOException, InterruptedException {
-    StandaloneCluster c = new StandaloneCluster(dir, sparkClassPath, jvmFlags);
+      String scalaBinary, int workers, Duration timeout) throws IOException, InterruptedException {
+    StandaloneCluster c = new StandaloneCluster(dir, sparkClassPath, jvmFlags, scalaBinary);
     try {
       c.launch("master", MASTER, "--host", "127.0.0.1", "--port", String.valueOf(c.masterPort),
           "--webui-port", String.valueOf(c.masterUiPort));
@@ -195,6 +200,36 @@ final class StandaloneCluster implements AutoCloseable {
     return sb.toString();
   }
 
+  /**
+   * The first line holding one of {@code needles} in the logs of application {@code appId}: its
+   * driver's ({@code driverLog}), its executors' stderr and the History Server's; empty when none.
+   */
+  java.util.Optional<String> firstLogLine(String appId, Path driverLog, String... needles) {
+    List<Path> logs = new ArrayList<>(List.of(driverLog, dir.resolve("logs/history-server.log")));
+    try {
+      Path executors = dir.resolve("work").resolve(appId);
+      if (Files.isDirectory(executors)) {
+        try (Stream<Path> files = Files.walk(executors)) {
+          files.filter(f -> f.getFileName().toString().equals("stderr")).forEach(logs::add);
+        }
+      }
+      for (Path f : logs) {
+        if (Files.isRegularFile(f)) {
+          for (String line : Files.readAllLines(f, StandardCharsets.UTF_8)) {
+            for (String n : needles) {
+              if (line.contains(n)) {
+                return java.util.Optional.of(dir.relativize(f) + ": " + line);
+              }
+            }
+          }
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return java.util.Optional.empty();
+  }
+
   /** Stops every process this cluster started, newest first, each with what it spawned. */
   @Override
   public void close() {
@@ -224,7 +259,7 @@ final class StandaloneCluster implements AutoCloseable {
         .redirectOutput(dir.resolve("logs/" + name + ".log").toFile());
     Map<String, String> env = pb.environment();
     env.put("SPARK_HOME", dir.resolve("spark-home").toString());
-    env.put("SPARK_SCALA_VERSION", "2.13");
+    env.put("SPARK_SCALA_VERSION", scalaBinary);
     env.put("SPARK_LOCAL_IP", "127.0.0.1");
     env.remove("SPARK_CONF_DIR");
     Process p = pb.start();

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The one jar deployed as a Spark user deploys it: a standalone Master and two Workers as their
- * own processes, {@code spark-submit --jars gpucoll-dist_2.13-<version>.jar} with the keys of
+ * own processes, {@code spark-submit --jars gpucoll-dist_<Scala binary>-<version>.jar} with the keys of
  * {@code conf/spark-defaults.conf.template}, an application in its own jar, and no
  * {@code spark.executor.extraClassPath}: executors see Spark's jars and what Spark fetched for
  * them, nothing else.
@@ -54,7 +54,8 @@ class StandaloneClusterIT {
     List<String> jvmFlags = Arrays.stream(property("gpucoll.jvm.flags").split("\\s+"))
         .filter(s -> !s.isBlank()).toList();
     appJar = appJar(dir.resolve("gpucoll-cluster-app.jar"));
-    cluster = StandaloneCluster.start(dir, sparkClassPath, jvmFlags, WORKERS, Duration.ofSeconds(120));
+    cluster = StandaloneCluster.start(dir, sparkClassPath, jvmFlags, property("gpucoll.scala.binary"),
+        WORKERS, Duration.ofSeconds(120));
     eventLogDir = cluster.eventLogDir();
   }
 
@@ -76,7 +77,7 @@ class StandaloneClusterIT {
     assertTrue(Files.isRegularFile(dist), dist + " is missing: build it with mvn package (it is spark-plugin/gpucoll-dist's jar)");
     StandaloneCluster.Submission s = submit("collectives", Map.of(), List.of(
         "--class", ClusterCollectivesApp.class.getName(), "--jars", dist.toString(),
-        appJar.toString(), String.valueOf(WORKERS)), Duration.ofSeconds(240));
+        appJar.toString(), String.valueOf(WORKERS), "--check-ui-tab"), Duration.ofSeconds(240));
     assertEquals(0, s.exitCode(), () -> "spark-submit failed (exit " + s.exitCode() + "):\n"
         + s.output() + cluster.diagnostics());
     Matcher ok = Pattern.compile(ClusterCollectivesApp.OK + " ranks=2 pids=\\[\\d+, \\d+] group=(\\S+)")
@@ -92,6 +93,13 @@ class StandaloneClusterIT {
     String history = cluster.startHistoryServer(List.of(dist), Duration.ofSeconds(90));
     String apps = awaitBody(history + "/api/v1/applications", appId, Duration.ofSeconds(60));
     assertTrue(Pattern.compile("\"completed\"\\s*:\\s*true").matcher(apps).find(), apps);
+    // The History Server's GPU Collectives page of that application, drawn from the replayed reports.
+    String page = awaitBody(history + "/history/" + appId + "/gpucoll/", groupId, Duration.ofSeconds(60));
+    assertTrue(page.contains("GPU Collectives") && page.contains("spark-plugin-rpc"), page);
+    // What a Spark line lacks must degrade with a message, never a linkage error at task time.
+    java.util.Optional<String> linkage = cluster.firstLogLine(appId, s.log(), "NoSuchMethodError",
+        "NoClassDefFoundError", "AbstractMethodError", "IncompatibleClassChangeError");
+    assertTrue(linkage.isEmpty(), () -> "a linkage error: " + linkage.get() + cluster.diagnostics());
   }
 
   /** Fetches {@code url} until its body contains {@code needle}. */
@@ -123,7 +131,7 @@ class StandaloneClusterIT {
     assertNotEquals(0, s.exitCode(), s::output);
     for (String named : List.of("gpucoll cannot start on the driver: the class path lacks",
         "gpucoll-core (dev.gpucoll.core.CommunicatorFactory)", "JavaCPP (org.bytedeco.javacpp.Loader)",
-        "gpucoll_kernels.fatbin", "gpucoll-dist_2.13-<version>.jar on --jars")) {
+        "gpucoll_kernels.fatbin", "gpucoll-dist_" + property("gpucoll.scala.binary") + "-<version>.jar on --jars")) {
       assertTrue(s.output().contains(named), () -> "'" + named + "' not in:\n" + s.output());
     }
   }

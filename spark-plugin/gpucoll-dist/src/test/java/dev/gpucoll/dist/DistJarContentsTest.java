@@ -124,6 +124,22 @@ class DistJarContentsTest {
         + spark.getFileName() + " of the same build");
   }
 
+  /**
+   * The UI page class of every Spark line this jar serves (gpucoll.dist.pages, from the module's
+   * pom: Scala 2.13 serves 3.5 and 4.x, Scala 2.12 only 3.5), and no other: GpuCollUi picks one
+   * at run time.
+   */
+  @Test
+  void holdsThePageClassOfEverySparkLineItServes() {
+    String lines = System.getProperty("gpucoll.dist.pages", "");
+    assertTrue(!lines.isBlank(), "gpucoll.dist.pages is not set (the module's pom sets it)");
+    List<String> want = java.util.Arrays.stream(lines.split(","))
+        .map(l -> "org/apache/spark/gpucoll/shim/" + l.strip() + "/GpuCollWebPage.class").sorted().toList();
+    List<String> pages = entries.stream()
+        .filter(e -> e.startsWith("org/apache/spark/gpucoll/shim/") && e.endsWith("/GpuCollWebPage.class")).toList();
+    assertEquals(want, pages, "the page classes in " + jar.getFileName());
+  }
+
   @Test
   void servicesOfBothBackendsAreMerged() throws IOException {
     try (JarFile f = new JarFile(jar.toFile())) {

@@ -9,7 +9,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.spark.SparkContext;
-import scala.jdk.javaapi.CollectionConverters;
+// scala.collection.JavaConverters, not scala.jdk.javaapi (Scala 2.13 only): one source for both Scala binaries.
+import scala.collection.JavaConverters;
 
 /**
  * Driver side of the check made before the first stage: the executors' backend checks
@@ -56,7 +57,7 @@ final class BackendGate {
   }
 
   private static Set<String> expectedExecutors(SparkContext sc) {
-    Set<String> ids = new LinkedHashSet<>(CollectionConverters.asJava(sc.getExecutorIds()));
+    Set<String> ids = new LinkedHashSet<>(JavaConverters.seqAsJavaList(sc.getExecutorIds()));
     if (ids.isEmpty() && sc.isLocal()) {
       ids.add("driver"); // local mode: the executor runs in the driver's JVM
     }

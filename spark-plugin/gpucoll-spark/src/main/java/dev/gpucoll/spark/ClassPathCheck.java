@@ -64,8 +64,15 @@ final class ClassPathCheck {
     if (!missing.isEmpty()) {
       throw new IllegalStateException("gpucoll cannot start on the " + side + ": the class path lacks "
           + String.join(", ", missing.stream().map(Part::what).toList())
-          + ". Put the one jar gpucoll-dist_2.13-<version>.jar on --jars (it holds all of them);"
-          + " the thin gpucoll-spark_2.13 jar alone is not enough");
+          + ". Put the one jar gpucoll-dist_" + scalaBinary() + "-<version>.jar on --jars (it holds all of them);"
+          + " the thin gpucoll-spark_" + scalaBinary() + " jar alone is not enough");
     }
+  }
+
+  /** The Scala binary version of the running Spark ("2.12", "2.13"): the one jar to name is built for it. */
+  static String scalaBinary() {
+    String full = scala.util.Properties$.MODULE$.versionNumberString(); // "2.13.8"
+    int second = full.indexOf('.', full.indexOf('.') + 1);
+    return second < 0 ? full : full.substring(0, second);
   }
 }

@@ -72,12 +72,36 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     });
     ReportCollector collector = reports;
     flusher.scheduleWithFixedDelay(() -> collector.flush(System.nanoTime()), 1, 1, TimeUnit.SECONDS);
-    // The "GPU Collectives" tab of the Spark UI, fed by the GroupReportEvents posted above. Named in
-    // full, not imported: javadoc reads the Java sources alone and cannot resolve an imported Scala class.
-    org.apache.spark.gpucoll.GpuCollUi.attachLive(sc);
+    // The "GPU Collectives" tab of the Spark UI, fed by the GroupReportEvents posted above.
+    attachUi(sc);
     active = this;
     LOG.info("gpucoll driver plugin ready; settings {}", conf.asMap());
     return conf.asMap();
+  }
+
+  /**
+   * Calls the Scala UI shim's {@code GpuCollUi.attachLive(sc)} by name: the Java sources of this
+   * module name no Scala class of it, so they compile before the Scala ones (Scala 2.12's compiler
+   * cannot read Java records, so the Scala 2.12 build compiles Java first), and javadoc, which
+   * reads the Java sources alone, resolves them.
+   */
+  private static void attachUi(SparkContext sc) {
+    try {
+      Class.forName("org.apache.spark.gpucoll.GpuCollUi", true, GpuCollDriverPlugin.class.getClassLoader())
+          .getMethod("attachLive", SparkContext.class).invoke(null, sc);
+    } catch (java.lang.reflect.InvocationTargetException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof RuntimeException r) {
+        throw r;
+      }
+      if (cause instanceof Error err) {
+        throw err;
+      }
+      throw new IllegalStateException(cause);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("gpucoll's UI shim org.apache.spark.gpucoll.GpuCollUi is not"
+          + " loadable with this jar: " + e, e);
+    }
   }
 
   /**

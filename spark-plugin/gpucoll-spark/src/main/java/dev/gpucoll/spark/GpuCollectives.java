@@ -32,7 +32,8 @@ import org.apache.spark.util.TaskFailureListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.Tuple2;
-import scala.jdk.javaapi.CollectionConverters;
+// scala.collection.JavaConverters, not scala.jdk.javaapi (Scala 2.13 only): one source for both Scala binaries.
+import scala.collection.JavaConverters;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
 import scala.runtime.AbstractFunction1;
@@ -150,7 +151,7 @@ public final class GpuCollectives {
     @Override
     public scala.collection.Iterator<R> apply(scala.collection.Iterator<T> rows) {
       try {
-        return CollectionConverters.asScala(body.call(communicator(), CollectionConverters.asJava(rows)));
+        return JavaConverters.asScalaIterator(body.call(communicator(), JavaConverters.asJavaIterator(rows)));
       } catch (RuntimeException e) {
         throw e;
       } catch (Exception e) {

@@ -6,9 +6,7 @@ import scala.xml.{Node, NodeSeq}
 
 import com.fasterxml.jackson.annotation.JsonIgnore
 import dev.gpucoll.spark.{BackendCheckEvent, GpuCollectivesPlugin, GroupReport, GroupReportEvent}
-import jakarta.servlet.http.HttpServletRequest
-import org.json4s.JValue
-import org.json4s.jackson.JsonMethods
+import org.slf4j.LoggerFactory
 
 import org.apache.spark.{SparkConf, SparkContext}
 import org.apache.spark.scheduler.{SparkListener, SparkListenerEvent}
@@ -17,7 +15,9 @@ import org.apache.spark.ui.{SparkUI, SparkUITab, UIUtils, WebUIPage}
 import org.apache.spark.util.kvstore.{KVIndex, KVStore}
 
 // Spark's UI, status-store and history-server types are private[spark] in Scala: this small shim
-// lives in an org.apache.spark package to reach them (public in bytecode, stable across 4.x).
+// lives in an org.apache.spark package to reach them (public in bytecode, stable from 3.5 to 4.2).
+// What differs between Spark lines (a page's request type, headerSparkPage's signature) lives in
+// the per-line page classes of package shim, chosen by GpuCollUi.webPage: this file names neither.
 
 /**
  * One group's report as the status store keeps it (live UI and History Server alike), with when
@@ -62,16 +62,24 @@ private[spark] class GpuCollStatusListener(store: ElementTrackingStore) extends 
 
 /**
  * The "GPU Collectives" tab: one page listing the groups whose stages run now (live UI only, from
- * {@code running}), then every group whose stage ended, newest first.
+ * {@code running}), then every group whose stage ended, newest first. {@code webPage} turns the page
+ * into the WebUIPage of the running Spark line (GpuCollUi.webPage).
  */
-private[spark] class GpuCollTab(ui: SparkUI, val store: KVStore, val running: () => Seq[GroupReport])
+private[spark] class GpuCollTab(ui: SparkUI, val store: KVStore, val running: () => Seq[GroupReport],
+    webPage: GpuCollPage => WebUIPage)
     extends SparkUITab(ui, "gpucoll") {
   override val name = "GPU Collectives"
-  attachPage(new GpuCollPage(this))
+  attachPage(webPage(new GpuCollPage(this)))
   ui.attachTab(this)
 }
 
-private[spark] class GpuCollPage(tab: GpuCollTab) extends WebUIPage("") {
+/**
+ * What the tab's page shows, free of the servlet API: the per-line page class (package
+ * org.apache.spark.gpucoll.shim) renders {@link #content} in Spark's page frame and serves
+ * {@link #json}.
+ */
+private[spark] class GpuCollPage(val tab: GpuCollTab) {
+  val title = "GPU Collectives"
 
   private def reports: Seq[GroupReport] =
     GpuCollUi.reports(tab.store).reverse
@@ -79,10 +87,10 @@ private[spark] class GpuCollPage(tab: GpuCollTab) extends WebUIPage("") {
   private def endedAt: Map[String, Long] =
     GpuCollUi.groups(tab.store).map(g => g.key -> g.endedAtMillis).toMap
 
-  override def renderJson(request: HttpServletRequest): JValue =
-    JsonMethods.parse(reports.map(_.toJson).mkString("[", ",", "]"))
+  /** Every report as a JSON array, newest first (the page's /json). */
+  def json: String = reports.map(_.toJson).mkString("[", ",", "]")
 
-  override def render(request: HttpServletRequest): Seq[Node] = {
+  def content: Seq[Node] = {
     val all = reports
     val ended = endedAt
     val done = all.map(r => GpuCollPage.key(r)).toSet
@@ -106,7 +114,7 @@ private[spark] class GpuCollPage(tab: GpuCollTab) extends WebUIPage("") {
         {running.map(r => details(r, running = true, 0L))}
         {all.map(r => details(r, running = false, ended.getOrElse(GpuCollPage.key(r), 0L)))}
       </div>
-    UIUtils.headerSparkPage(request, "GPU Collectives", content, tab)
+    content
   }
 
   private def summaryRow(ended: Map[String, Long], running: Boolean)(r: GroupReport): Seq[Node] =
@@ -269,7 +277,7 @@ class GpuCollHistoryServerPlugin extends AppHistoryServerPlugin {
 
   override def setupUI(ui: SparkUI): Unit = {
     if (GpuCollUi.showTab(ui.store)) {
-      new GpuCollTab(ui, ui.store.store, () => Seq.empty) // a replayed application runs nothing
+      GpuCollUi.attachTab(ui, ui.store.store, () => Seq.empty) // a replayed application runs nothing
     }
   }
 }
@@ -286,8 +294,69 @@ object GpuCollUi {
   def attachLive(sc: SparkContext): Unit = {
     val store = sc.statusStore.store.asInstanceOf[ElementTrackingStore]
     sc.listenerBus.addToStatusQueue(new GpuCollStatusListener(store))
-    sc.ui.foreach(ui => new GpuCollTab(ui, store, () => GpuCollectivesPlugin.driverRunningGroups().asScala.toSeq))
+    sc.ui.foreach(ui => attachTab(ui, store, () => GpuCollectivesPlugin.driverRunningGroups().asScala.toSeq))
   }
+
+  private val log = LoggerFactory.getLogger(classOf[GpuCollectivesPlugin])
+
+  /**
+   * The page class for the running Spark, named by the signature of its
+   * UIUtils.headerSparkPage (the request type and the parameter count are what differ between
+   * lines, see the shim package): spark35 (gpucoll-spark35-shim), spark40 (gpucoll-spark40-shim,
+   * Spark 4.0 and 4.1) or spark42 (this module). None for a signature no page class is built for.
+   */
+  private[spark] def webPageClass(requestType: String, parameters: Int): Option[String] =
+    (requestType, parameters) match {
+      case ("javax.servlet.http.HttpServletRequest", 7) => Some("org.apache.spark.gpucoll.shim.spark35.GpuCollWebPage")
+      case ("jakarta.servlet.http.HttpServletRequest", 7) => Some("org.apache.spark.gpucoll.shim.spark40.GpuCollWebPage")
+      case ("jakarta.servlet.http.HttpServletRequest", 8) => Some("org.apache.spark.gpucoll.shim.spark42.GpuCollWebPage")
+      case _ => None
+    }
+
+  /**
+   * How to make the tab's WebUIPage on a Spark whose headerSparkPage has {@code signature}
+   * (request type, parameter count), with the page classes {@code loader} finds; Left says why
+   * none serves it.
+   */
+  private[spark] def webPageFactory(signature: (String, Int), loader: ClassLoader): Either[String, GpuCollPage => WebUIPage] = {
+    val (requestType, parameters) = signature
+    val spark = s"Spark ${org.apache.spark.SPARK_VERSION} (UIUtils.headerSparkPage($requestType, ...) of $parameters parameters)"
+    webPageClass(requestType, parameters) match {
+      case None => Left(s"$spark is a Spark line this gpucoll build has no page class for")
+      case Some(name) =>
+        // LinkageError too (a page class whose Spark types are missing): Try would let it through.
+        try {
+          val ctor = Class.forName(name, true, loader).getConstructor(classOf[GpuCollPage])
+          Right(page => ctor.newInstance(page).asInstanceOf[WebUIPage])
+        } catch {
+          case e @ (_: ReflectiveOperationException | _: LinkageError) =>
+            Left(s"$spark needs $name, which cannot be loaded ($e): the one jar gpucoll-dist on --jars has it")
+        }
+    }
+  }
+
+  /** The running Spark's headerSparkPage signature: its request type and parameter count. */
+  private def headerSparkPageSignature: (String, Int) =
+    UIUtils.getClass.getMethods.find(_.getName == "headerSparkPage")
+      .map(m => (m.getParameterTypes()(0).getName, m.getParameterCount)).getOrElse(("(none)", 0))
+
+  /** Decided once per JVM: the live UI and every application a History Server replays share it. */
+  private[spark] lazy val webPage: Either[String, GpuCollPage => WebUIPage] =
+    webPageFactory(headerSparkPageSignature, getClass.getClassLoader)
+
+  /**
+   * Adds the tab to {@code ui}; on a Spark line no page class serves, logs why once and leaves
+   * the UI without it (the collectives, reports and metrics work all the same).
+   */
+  private[spark] def attachTab(ui: SparkUI, store: KVStore, running: () => Seq[GroupReport]): Unit = webPage match {
+    case Right(webPage) => new GpuCollTab(ui, store, running, webPage)
+    case Left(why) =>
+      if (!tabMissingLogged.getAndSet(true)) {
+        log.warn(s"gpucoll: the GPU Collectives UI tab is not shown: $why")
+      }
+  }
+
+  private val tabMissingLogged = new java.util.concurrent.atomic.AtomicBoolean(false)
 
   /**
    * Whether a replayed application gets the tab: when it has group reports (failed groups
