@@ -99,7 +99,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
   private final byte[][] addresses;
   private final IntFunction<PeerTransport> transports;
   private final long oneShotMax;
-  private final Optional<Algorithm> forced;
+  private final HostRoute route;
   private long seq;
   private final List<PeerTransport.Request> inFlight = new ArrayList<>();
   private final PeerTransport.Request[] abortRecv;
@@ -110,22 +110,10 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
       String[] hostByRank, HostShmCommunicator local, PeerTransport transport, byte[][] addresses,
       IntFunction<PeerTransport> transports) {
     super(rank, hostByRank.length, groupId, host, rendezvousKind, conf);
-    int n = hostByRank.length;
-    this.hostOf = new int[n];
-    Map<String, List<Integer>> byHost = new LinkedHashMap<>();
-    for (int r = 0; r < n; r++) {
-      byHost.computeIfAbsent(hostByRank[r], k -> new ArrayList<>()).add(r);
-    }
-    this.hostRanks = new int[byHost.size()][];
-    this.hostNames = byHost.keySet().toArray(String[]::new);
-    int h = 0;
-    for (List<Integer> ranks : byHost.values()) {
-      hostRanks[h] = ranks.stream().mapToInt(Integer::intValue).toArray();
-      for (int r : hostRanks[h]) {
-        hostOf[r] = h;
-      }
-      h++;
-    }
+    HostTopology topology = new HostTopology(hostByRank);
+    this.hostOf = topology.hostOf();
+    this.hostRanks = topology.hostRanks();
+    this.hostNames = topology.hostNames();
     this.myHost = hostOf[rank];
     this.localRank = indexOf(hostRanks[myHost], rank);
     this.leader = localRank == 0;
@@ -138,7 +126,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     this.addresses = addresses;
     this.transports = transports;
     this.oneShotMax = conf.get(GpuCollConf.HOST_ONE_SHOT_MAX_BYTES);
-    this.forced = conf.get(GpuCollConf.ALGORITHM);
+    this.route = HostRoute.ucx(hostByRank, conf);
     this.abortRecv = new PeerTransport.Request[hostRanks.length];
     this.abortBuf = new ByteBuffer[hostRanks.length];
     if (leader) {
@@ -161,7 +149,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     GpuCollConf conf = group.conf();
     int rank = group.rank();
     int n = group.size();
-    HostShmCommunicator.checkAlgorithm(conf, rank);
+    HostRoute.checkForced(conf, rank, HostRoute.Between.UCX, BACKEND, List.of());
     if (n > MAX_RANKS) {
       throw new CollectiveException(rank, null, BACKEND + " serves at most " + MAX_RANKS + " ranks, got " + n);
     }
@@ -217,37 +205,9 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     return BACKEND;
   }
 
-  // ---- path choice ----
-
-  private boolean twoShot(long bytes) {
-    if (forced.isPresent()) {
-      return forced.get() == Algorithm.HOST_TWOSHOT;
-    }
-    return bytes > oneShotMax && hostRanks.length > 1;
-  }
-
-  private String allReduceAlgorithm(long bytes) {
-    return twoShot(bytes) ? Algorithm.HOST_UCX_TWOSHOT.id() : Algorithm.HOST_UCX_ONESHOT.id();
-  }
-
   @Override
-  public PathChoice explain(Collective collective, long bytes) {
-    List<String> why = new ArrayList<>();
-    why.add(size + " ranks on " + hostRanks.length + " hosts " + Arrays.toString(hostNames)
-        + ": shared memory inside each host, the hosts' leaders (ranks " + leaders() + ") over UCX");
-    String algo = Algorithm.HOST_UCX.id();
-    if (collective == Collective.ALL_REDUCE) {
-      algo = allReduceAlgorithm(bytes);
-      why.add(sizeRuleReason(forced, bytes, oneShotMax));
-      why.add(algo.equals(Algorithm.HOST_UCX_TWOSHOT.id())
-          ? "leader h reduces slice h from every rank's input in rank order, then the slices go to every leader"
-          : "every leader gets every rank's input and reduces in rank order");
-    } else if (collective == Collective.BARRIER) {
-      why.add("headers only: local gather, leaders exchange, local release");
-    } else {
-      why.add("local gather into the leader, one message per pair of leaders, local broadcast of the host's part");
-    }
-    return new PathChoice(collective, bytes, algo, why);
+  HostRoute route() {
+    return route;
   }
 
   private List<Integer> leaders() {
@@ -276,12 +236,13 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
   // ---- collectives ----
 
   @Override
-  String runAllReduce(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
+  Algorithm runAllReduce(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
       ReduceOp op) {
     Collective c = Collective.ALL_REDUCE;
     int es = problem == null ? type.byteSize() : 0;
     int bytes = count * es;
-    boolean two = twoShot(bytes);
+    Algorithm algo = route.allReduce(bytes);
+    boolean two = algo == Algorithm.HOST_UCX_TWOSHOT;
     Frame f = open(c, sig, problem, bytes, send, type);
     ByteBuffer result = scratch("result", bytes);
     if (leader && f.ok()) {
@@ -326,11 +287,11 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     if (f.ok()) {
       HostBuffers.copy(recv, 0, HostBuffers.typedView(result, type), 0, count);
     }
-    return allReduceAlgorithm(bytes);
+    return algo;
   }
 
   @Override
-  String runAllGather(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type) {
+  Algorithm runAllGather(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type) {
     Collective c = Collective.ALL_GATHER;
     int es = problem == null ? type.byteSize() : 0;
     int bytes = count * es;
@@ -339,7 +300,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     if (f.ok()) {
       HostBuffers.copy(recv, 0, HostBuffers.typedView(result, type), 0, size * count);
     }
-    return Algorithm.HOST_UCX.id();
+    return route.movement(0);
   }
 
   /**
@@ -381,7 +342,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
   }
 
   @Override
-  String runReduceScatter(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
+  Algorithm runReduceScatter(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
       ReduceOp op) {
     Collective c = Collective.REDUCE_SCATTER;
     int es = problem == null ? type.byteSize() : 0;
@@ -415,11 +376,11 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     if (f.ok()) {
       HostBuffers.copy(recv, 0, HostBuffers.typedView(result, type), localRank * count, count);
     }
-    return Algorithm.HOST_UCX.id();
+    return route.movement(0);
   }
 
   @Override
-  String runAllToAll(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type) {
+  Algorithm runAllToAll(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type) {
     Collective c = Collective.ALL_TO_ALL;
     int es = problem == null ? type.byteSize() : 0;
     int block = count * es;
@@ -448,7 +409,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     if (f.ok()) {
       HostBuffers.copy(recv, 0, HostBuffers.typedView(result, type), localRank * size * count, size * count);
     }
-    return Algorithm.HOST_UCX.id();
+    return route.movement(0);
   }
 
   /**
@@ -480,7 +441,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
   }
 
   @Override
-  String runAllToAllv(Signature sig, String problem, Buffer send, int[] sendCounts, int[] sendDispls,
+  Algorithm runAllToAllv(Signature sig, String problem, Buffer send, int[] sendCounts, int[] sendDispls,
       Buffer recv, int[] recvCounts, int[] recvDispls, DataType type) {
     Collective c = Collective.ALL_TO_ALLV;
     int es = problem == null ? type.byteSize() : 0;
@@ -598,7 +559,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
         from += recvCounts[r];
       }
     }
-    return Algorithm.HOST_UCX.id();
+    return route.movement(0);
   }
 
   /** Element offset of destination d's block in a rank's packed send. */
@@ -647,7 +608,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
   }
 
   @Override
-  String runBroadcast(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
+  Algorithm runBroadcast(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
       int root) {
     Collective c = Collective.BROADCAST;
     int es = problem == null ? type.byteSize() : 0;
@@ -680,18 +641,18 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     if (f.ok()) {
       HostBuffers.copy(recv, 0, HostBuffers.typedView(result, type), 0, count);
     }
-    return Algorithm.HOST_UCX.id();
+    return route.movement(0);
   }
 
   @Override
-  String runBarrier(Signature sig) {
+  Algorithm runBarrier(Signature sig) {
     Frame f = open(Collective.BARRIER, sig, null, 0, null, DataType.INT8);
     if (leader && f.ok()) {
       f.verdict = leaderRound(Collective.BARRIER, KIND_DATA1, f.header, new ByteBuffer[hostRanks.length],
           new ByteBuffer[hostRanks.length]);
     }
     close(f, null, 0);
-    return Algorithm.HOST_UCX.id();
+    return route.barrier();
   }
 
   @Override
