@@ -442,6 +442,14 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
         UnexpectedError.causeFor(t));
   }
 
+  /**
+   * Most bytes one call may gather in one buffer, counted as count x ranks x element size; past it
+   * every rank refuses the call alike (before anything moves).
+   */
+  long maxCallBytes() {
+    return Long.MAX_VALUE;
+  }
+
   /** Tells the peers that this rank gave up on the group, so they fail instead of waiting for it. */
   abstract void abandonGroup(String reason);
 
@@ -470,6 +478,9 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       } else if (count > Integer.MAX_VALUE / Math.max(1, size)) {
         fail("count " + count + " is too large for host buffers (at most "
             + Integer.MAX_VALUE / Math.max(1, size) + " elements per rank)");
+      } else if (type != null && count * size * type.byteSize() > maxCallBytes()) {
+        fail("count " + count + " of " + type + " is too large for " + backend() + ": count x ranks x element size"
+            + " must be at most " + maxCallBytes() + " bytes per call; split it into smaller calls");
       }
     }
 
