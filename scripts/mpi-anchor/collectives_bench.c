@@ -4,13 +4,15 @@
  * dev.gpucoll.examples.bench.HostCollectivesBenchmark. Time is per call on rank 0 (median and p99
  * over back-to-back calls); GB/s = bytes / median. Bytes: the allReduce vector; the whole receive
  * buffer of allGather and the whole send buffer of allToAll (bytes / ranks per peer, at least 4).
- *   collectives_bench [max_bytes] [max_iters]
+ *   collectives_bench [max_bytes | size,size,...] [max_iters]
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-static const long SIZES[] = {8, 64, 512, 4 << 10, 32 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20};
+static long SIZES[64] = {8, 64, 512, 4 << 10, 32 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20};
+static size_t NSIZES = 10;
 
 static int iterations(long bytes) {
   if (bytes <= 4096) return 20000;
@@ -33,7 +35,16 @@ static void call(int c, float *send, float *recv, int count, int per_peer) {
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   /* Optional: the largest message size to run (bytes), e.g. for oversubscribed runs. */
-  long max_bytes = argc > 1 ? atol(argv[1]) : SIZES[sizeof(SIZES) / sizeof(SIZES[0]) - 1];
+  long max_bytes = SIZES[NSIZES - 1];
+  if (argc > 1 && strchr(argv[1], ',')) { /* the sizes themselves, as the Java side's --sizes */
+    NSIZES = 0;
+    for (char *p = argv[1]; *p && NSIZES < 64; p = strchr(p, ',') ? strchr(p, ',') + 1 : p + strlen(p)) {
+      SIZES[NSIZES++] = atol(p);
+    }
+    max_bytes = SIZES[NSIZES - 1];
+  } else if (argc > 1) {
+    max_bytes = atol(argv[1]);
+  }
   /* Optional: at most this many timed calls per size (the Java side's --maxIters). */
   int max_iters = argc > 2 ? atoi(argv[2]) : 1 << 30;
   int rank, size;
@@ -47,7 +58,7 @@ int main(int argc, char **argv) {
   const char *colls[] = {"allReduce", "allGather", "allToAll"};
   const char *names[] = {"MPI_Allreduce", "MPI_Allgather", "MPI_Alltoall"};
   for (int c = 0; c < 3; c++) {
-    for (size_t s = 0; s < sizeof(SIZES) / sizeof(SIZES[0]); s++) {
+    for (size_t s = 0; s < NSIZES; s++) {
       long bytes = SIZES[s];
       if (bytes > max_bytes) continue;
       int count = (int)(bytes / 4);

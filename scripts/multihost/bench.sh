@@ -18,7 +18,6 @@ source scripts/multihost/netns.sh
 host_counts="${1:-2 3}"
 rounds="${2:-2}"
 sizes=${SIZES:-8,64,512,4096,32768,262144,1048576,4194304,16777216}
-max_bytes=${sizes##*,}
 iters=${ITERS:-2000}
 max_hosts=$(echo "$host_counts" | tr ' ' '\n' | sort -n | tail -1)
 work=$(mktemp -d /tmp/gpucoll-mhbench.XXXXXX)
@@ -66,7 +65,7 @@ mpi_run() { # <name> <hosts>: mpirun in the launcher namespace (host 0), one ran
   ip netns exec "${MH_PREFIX}0" mpirun --allow-run-as-root -np "$n" --host "$hosts" --bind-to none \
     --mca plm_rsh_agent "$root/scripts/multihost/ns-agent.sh" --mca pml ob1 --mca btl tcp,self \
     --mca btl_tcp_if_include 198.18.0.0/24 --mca oob_tcp_if_include 198.18.0.0/24 \
-    "$work/collectives_bench" "$max_bytes" "$iters" > "$work/$name.txt" 2> "$work/$name.err" \
+    "$work/collectives_bench" "$sizes" "$iters" > "$work/$name.txt" 2> "$work/$name.err" \
     || { cat "$work/$name.err" >&2; return 1; }
 }
 
@@ -138,7 +137,7 @@ json.dump(rec, open(out, "w"), indent=1)
 print("\n## best median over the rounds (us); ours/mpi (target <= 1.5); ours p99/p50 (target <= 5 up to 1 KB)")
 print(f"{'hosts':>5} {'collective':10} {'bytes':>9} {'ours p50':>10} {'p99':>10} {'mpi p50':>10} {'p99':>10} {'ours/mpi':>9} {'p99/p50':>8}")
 for r in rows:
-    print(f"{r['hosts']:>5} {r['collective']:10} {r['bytes']:>9} {r['ours_p50_us']:>10} {r['ours_p99_us']:>10} "
-          f"{r['mpi_p50_us']} {r['mpi_p99_us']:>10} {r['ours_over_mpi']:>9} {r['ours_p99_over_p50']:>8}")
+    print(" ".join(f"{str(r[k]):>{w}}" for k, w in (("hosts", 5), ("collective", 10), ("bytes", 9), ("ours_p50_us", 10),
+          ("ours_p99_us", 10), ("mpi_p50_us", 10), ("mpi_p99_us", 10), ("ours_over_mpi", 9), ("ours_p99_over_p50", 8))))
 print("wrote", out)
 PY

@@ -29,6 +29,12 @@ final class LeaderFrame {
   static final int HEADER_BYTES = 32;
   static final int TEXT_BYTES = UcxLeaders.TEXT_BYTES;
   static final int HOST_HEADER_MAX = 64 * 1024;
+  /**
+   * Data up to this size rides in the header's message of a round (one message per pair of
+   * leaders instead of two: each costs a round of UCX's TCP transport, some microseconds); larger
+   * data goes as a message of its own, received in place.
+   */
+  static final int INLINE_MAX = 16 * 1024;
 
   private final int rank;
   private final int size;
@@ -240,6 +246,7 @@ final class LeaderFrame {
     PeerTransport.Request[] hdrIn = new PeerTransport.Request[hosts];
     ByteBuffer[] hdrBufs = new ByteBuffer[hosts];
     PeerTransport.Request[] dataIn = new PeerTransport.Request[hosts];
+    boolean[] inlineIn = new boolean[hosts];
     List<PeerTransport.Request> sends = new ArrayList<>();
     for (int g = 0; g < hosts; g++) {
       if (g == myHost) {
@@ -247,11 +254,15 @@ final class LeaderFrame {
       }
       int peer = hostRanks[g][0];
       if (header != null) {
-        hdrBufs[g] = scratch.get(Slot.PEER_HEADER, g, HOST_HEADER_MAX);
+        hdrBufs[g] = scratch.get(Slot.PEER_HEADER, g, HOST_HEADER_MAX + INLINE_MAX);
         hdrIn[g] = leaders.recv(peer, UcxLeaders.KIND_HEADER, hdrBufs[g]);
       }
       if (in[g] != null && in[g].remaining() > 0) {
-        dataIn[g] = leaders.recv(peer, kind, in[g].duplicate());
+        // Leader g makes the same choice from the same size (the verdict fails calls whose sizes differ).
+        inlineIn[g] = inline(header, in[g]);
+        if (!inlineIn[g]) {
+          dataIn[g] = leaders.recv(peer, kind, in[g].duplicate());
+        }
       }
     }
     for (int g = 0; g < hosts; g++) {
@@ -260,11 +271,16 @@ final class LeaderFrame {
       }
       int peer = hostRanks[g][0];
       if (header != null) {
-        sends.add(leaders.send(peer, UcxLeaders.KIND_HEADER, header.duplicate()));
+        ByteBuffer message = header.duplicate();
+        if (out[g] != null && out[g].remaining() > 0 && inline(header, out[g])) {
+          message = scratch.get(Slot.HEADER_OUT, g, (long) header.remaining() + out[g].remaining());
+          message.put(header.duplicate()).put(out[g].duplicate()).flip();
+        }
+        sends.add(leaders.send(peer, UcxLeaders.KIND_HEADER, message));
       }
     }
     for (int g = 0; g < hosts; g++) {
-      if (g != myHost && out[g] != null && out[g].remaining() > 0) {
+      if (g != myHost && out[g] != null && out[g].remaining() > 0 && !inline(header, out[g])) {
         sends.add(leaders.send(hostRanks[g][0], kind, out[g].duplicate()));
       }
     }
@@ -293,6 +309,11 @@ final class LeaderFrame {
       if (dataIn[g] != null) {
         // The verdict says every rank made this call, so the sizes agree (a longer message fails as truncated).
         leaders.await(c, dataIn[g], hostRanks[g][0], "data");
+      } else if (inlineIn[g]) {
+        ByteBuffer data = hdrBufs[g].duplicate();
+        int at = hdrBufs[g].getInt(0);
+        data.limit(at + in[g].remaining()).position(at);
+        in[g].duplicate().put(data);
       }
     }
     for (PeerTransport.Request s : sends) {
@@ -334,6 +355,11 @@ final class LeaderFrame {
   }
 
   /** Bytes [off, off+len) of {@code b} as a buffer of their own (offsets inside one buffer: under 2 GiB). */
+  /** True when {@code data} rides in the header's message of a round that has a header. */
+  private static boolean inline(ByteBuffer header, ByteBuffer data) {
+    return header != null && data.remaining() <= INLINE_MAX;
+  }
+
   static ByteBuffer range(ByteBuffer b, long off, long len) {
     ByteBuffer d = b.duplicate().order(ByteOrder.nativeOrder());
     d.limit(Math.toIntExact(off + len)).position(Math.toIntExact(off));

@@ -39,6 +39,8 @@ final class UcxScratch {
     SPLIT,
     /** Per host: what goes to its leader, what comes from it (two rounds), its header block. */
     OUT,
+    /** Per host: this host's header block with the data for that host inline. */
+    HEADER_OUT,
     IN,
     IN2,
     PEER_HEADER
