@@ -213,34 +213,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
           reduceRanks(type, op, f.gathered, in, bytes, 0, count, result, 0);
         }
       } else {
-        ByteBuffer[] out = new ByteBuffer[hosts];
-        ByteBuffer[] in = new ByteBuffer[hosts];
-        int mine = hostRanks[myHost].length;
-        int myLen = slice(count, myHost + 1, hosts) - slice(count, myHost, hosts);
-        for (int g = 0; g < hosts; g++) {
-          if (g != myHost) {
-            int lo = slice(count, g, hosts);
-            int len = slice(count, g + 1, hosts) - lo;
-            out[g] = pack(f.gathered, g, mine, bytes, lo * es, len * es);
-            in[g] = scratch.get(Slot.IN, g, hostRanks[g].length * myLen * es);
-          }
-        }
-        f.verdict = frame.round(c, UcxLeaders.KIND_DATA1, f.header, out, in);
-        if (f.verdict == null) {
-          int lo = slice(count, myHost, hosts);
-          int len = slice(count, myHost + 1, hosts) - lo;
-          reduceSlice(type, op, f.gathered, bytes, lo * es, in, len, result, lo);
-          ByteBuffer[] out2 = new ByteBuffer[hosts];
-          ByteBuffer[] in2 = new ByteBuffer[hosts];
-          for (int g = 0; g < hosts; g++) {
-            if (g != myHost) {
-              out2[g] = LeaderFrame.range(result, lo * es, len * es);
-              int glo = slice(count, g, hosts);
-              in2[g] = LeaderFrame.range(result, glo * es, (slice(count, g + 1, hosts) - glo) * es);
-            }
-          }
-          frame.round(c, UcxLeaders.KIND_DATA2, null, out2, in2);
-        }
+        twoShot(c, f, type, op, count, result);
       }
     }
     frame.close(f, result, bytes);
@@ -248,6 +221,69 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
       HostBuffers.copy(recv, 0, HostBuffers.typedView(result, type), 0, count);
     }
     return algo;
+  }
+
+  /**
+   * Two-shot allReduce on a leader, pipelined: leader h reduces slice h of the vector, in chunks of
+   * {@link LeaderFrame#CHUNK_BYTES}; every chunk of every host's inputs is in flight at once, and
+   * each reduced chunk goes to the other leaders as soon as it is reduced, while later chunks still
+   * arrive (one pass over each link per phase, as a ring would, with the reduction overlapped).
+   */
+  private void twoShot(Collective c, LeaderFrame.Call f, DataType type, ReduceOp op, int count, ByteBuffer result) {
+    int hosts = hostRanks.length;
+    int mine = hostRanks[myHost].length;
+    int es = type.byteSize();
+    long bytes = (long) count * es;
+    int chunk = Math.max(1, LeaderFrame.CHUNK_BYTES / es);
+    int lo = slice(count, myHost, hosts);
+    int len = slice(count, myHost + 1, hosts) - lo;
+    int myChunks = (len + chunk - 1) / chunk;
+    ByteBuffer[][] out1 = new ByteBuffer[hosts][];
+    ByteBuffer[][] in1 = new ByteBuffer[hosts][];
+    ByteBuffer[][] in2 = new ByteBuffer[hosts][];
+    for (int g = 0; g < hosts; g++) {
+      if (g == myHost) {
+        continue;
+      }
+      int ng = hostRanks[g].length;
+      int glo = slice(count, g, hosts);
+      int glen = slice(count, g + 1, hosts) - glo;
+      int gChunks = (glen + chunk - 1) / chunk;
+      // To g: chunk j of slice g from each of this host's ranks, chunk after chunk (rank-major within one).
+      ByteBuffer packed = scratch.get(Slot.OUT, g, (long) mine * glen * es);
+      out1[g] = new ByteBuffer[gChunks];
+      in2[g] = new ByteBuffer[gChunks];
+      long at = 0;
+      for (int j = 0; j < gChunks; j++) {
+        int jlen = Math.min(chunk, glen - j * chunk);
+        for (int i = 0; i < mine; i++) {
+          LeaderFrame.copyBytes(f.gathered, i * bytes + (long) (glo + j * chunk) * es, packed, at + (long) i * jlen * es,
+              (long) jlen * es);
+        }
+        out1[g][j] = LeaderFrame.range(packed, at, (long) mine * jlen * es);
+        at += (long) mine * jlen * es;
+        in2[g][j] = LeaderFrame.range(result, (long) (glo + j * chunk) * es, (long) jlen * es);
+      }
+      // From g: chunk j of this host's slice from each of g's ranks.
+      ByteBuffer from = scratch.get(Slot.IN, g, (long) ng * len * es);
+      in1[g] = new ByteBuffer[myChunks];
+      at = 0;
+      for (int j = 0; j < myChunks; j++) {
+        int jlen = Math.min(chunk, len - j * chunk);
+        in1[g][j] = LeaderFrame.range(from, at, (long) ng * jlen * es);
+        at += (long) ng * jlen * es;
+      }
+    }
+    ByteBuffer[] chunkIn = new ByteBuffer[hosts];
+    f.verdict = frame.pipelinedRound(c, f.header, out1, in1, in2, myChunks, j -> {
+      int jlo = lo + j * chunk;
+      int jlen = Math.min(chunk, len - j * chunk);
+      for (int g = 0; g < hosts; g++) {
+        chunkIn[g] = g == myHost ? null : in1[g][j];
+      }
+      reduceSlice(type, op, f.gathered, bytes, (long) jlo * es, chunkIn, jlen, result, jlo);
+      return LeaderFrame.range(result, (long) jlo * es, (long) jlen * es);
+    });
   }
 
   @Override

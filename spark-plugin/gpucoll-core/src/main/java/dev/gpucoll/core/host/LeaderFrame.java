@@ -35,6 +35,19 @@ final class LeaderFrame {
    * data goes as a message of its own, received in place.
    */
   static final int INLINE_MAX = 16 * 1024;
+  /**
+   * Chunk of a pipelined round ({@link #pipelinedRound}): small enough that the first chunk's
+   * reduction starts early, large enough that a message's fixed cost (some microseconds over TCP)
+   * stays small against its transfer.
+   */
+  static final int CHUNK_BYTES = 128 * 1024;
+
+  /** The work on chunk j of this leader's part, between its arrival and its sending on. */
+  @FunctionalInterface
+  interface ChunkStep {
+    /** Reduces chunk j (every host's part of it has arrived) and returns what goes to the other leaders. */
+    ByteBuffer run(int j);
+  }
 
   private final int rank;
   private final int size;
@@ -291,12 +304,7 @@ final class LeaderFrame {
       for (int g = 0; g < hosts; g++) {
         if (g != myHost) {
           leaders.await(c, hdrIn[g], hostRanks[g][0], "header");
-          int len = hdrBufs[g].getInt(0);
-          if (len < 4 + hostRanks[g].length * HEADER_BYTES || len > HOST_HEADER_MAX) {
-            throw leaders.fail(c, new CollectiveException(rank, c, "rank " + hostRanks[g][0] + " sent a header block of "
-                + len + " bytes for " + hostRanks[g].length + " ranks: a different gpucoll build?"));
-          }
-          all[g] = range(hdrBufs[g], 0, len);
+          all[g] = checkedHeader(c, g, hdrBufs[g]);
         }
       }
       verdict = verdictOf(c, all);
@@ -355,6 +363,102 @@ final class LeaderFrame {
   }
 
   /** Bytes [off, off+len) of {@code b} as a buffer of their own (offsets inside one buffer: under 2 GiB). */
+  /**
+   * Step (2) of a pipelined call, on a leader: two phases in one round. Phase 1 sends the header and
+   * then {@code out1[g]}'s chunks to leader g and receives {@code in1[g]}'s; phase 2 receives
+   * {@code in2[g]}'s chunks from leader g and sends every leader what {@code step} returns for
+   * chunk j, as soon as chunk j of phase 1 has arrived from every host: later chunks are still in
+   * flight while it runs. Every receive is posted before anything is sent; chunks of one kind
+   * from one leader arrive in order (tag matching keeps a sender's order). Returns the verdict of
+   * the headers (nothing else then moves), or null.
+   */
+  String pipelinedRound(Collective c, ByteBuffer header, ByteBuffer[][] out1, ByteBuffer[][] in1, ByteBuffer[][] in2,
+      int myChunks, ChunkStep step) {
+    int hosts = hostRanks.length;
+    PeerTransport.Request[] hdrIn = new PeerTransport.Request[hosts];
+    ByteBuffer[] hdrBufs = new ByteBuffer[hosts];
+    PeerTransport.Request[][] phase1 = new PeerTransport.Request[hosts][];
+    PeerTransport.Request[][] phase2 = new PeerTransport.Request[hosts][];
+    List<PeerTransport.Request> sends = new ArrayList<>();
+    for (int g = 0; g < hosts; g++) {
+      if (g == myHost) {
+        continue;
+      }
+      int peer = hostRanks[g][0];
+      hdrBufs[g] = scratch.get(Slot.PEER_HEADER, g, HOST_HEADER_MAX + INLINE_MAX);
+      hdrIn[g] = leaders.recv(peer, UcxLeaders.KIND_HEADER, hdrBufs[g]);
+      phase1[g] = new PeerTransport.Request[in1[g].length];
+      for (int j = 0; j < in1[g].length; j++) {
+        phase1[g][j] = leaders.recv(peer, UcxLeaders.KIND_DATA1, in1[g][j].duplicate());
+      }
+      phase2[g] = new PeerTransport.Request[in2[g].length];
+      for (int j = 0; j < in2[g].length; j++) {
+        phase2[g][j] = leaders.recv(peer, UcxLeaders.KIND_DATA2, in2[g][j].duplicate());
+      }
+    }
+    for (int g = 0; g < hosts; g++) {
+      if (g != myHost) {
+        sends.add(leaders.send(hostRanks[g][0], UcxLeaders.KIND_HEADER, header.duplicate()));
+      }
+    }
+    for (int g = 0; g < hosts; g++) {
+      if (g != myHost) {
+        for (ByteBuffer chunk : out1[g]) {
+          sends.add(leaders.send(hostRanks[g][0], UcxLeaders.KIND_DATA1, chunk.duplicate()));
+        }
+      }
+    }
+    ByteBuffer[] all = new ByteBuffer[hosts];
+    all[myHost] = header;
+    for (int g = 0; g < hosts; g++) {
+      if (g != myHost) {
+        leaders.await(c, hdrIn[g], hostRanks[g][0], "header");
+        all[g] = checkedHeader(c, g, hdrBufs[g]);
+      }
+    }
+    String verdict = verdictOf(c, all);
+    if (verdict != null) {
+      leaders.drain();
+      return verdict;
+    }
+    for (int j = 0; j < myChunks; j++) {
+      for (int g = 0; g < hosts; g++) {
+        if (g != myHost) {
+          leaders.await(c, phase1[g][j], hostRanks[g][0], "data (chunk " + j + ")");
+        }
+      }
+      ByteBuffer reduced = step.run(j);
+      for (int g = 0; g < hosts; g++) {
+        if (g != myHost) {
+          sends.add(leaders.send(hostRanks[g][0], UcxLeaders.KIND_DATA2, reduced.duplicate()));
+        }
+      }
+    }
+    for (int g = 0; g < hosts; g++) {
+      if (g != myHost) {
+        for (int j = 0; j < phase2[g].length; j++) {
+          leaders.await(c, phase2[g][j], hostRanks[g][0], "reduced data (chunk " + j + ")");
+        }
+      }
+    }
+    for (PeerTransport.Request s : sends) {
+      leaders.await(c, s, -1, "send");
+    }
+    leaders.roundDone();
+    leaders.failIfAbortedBefore(c);
+    return null;
+  }
+
+  /** Leader g's header block as received, checked for a plausible length. */
+  private ByteBuffer checkedHeader(Collective c, int g, ByteBuffer received) {
+    int len = received.getInt(0);
+    if (len < 4 + hostRanks[g].length * HEADER_BYTES || len > HOST_HEADER_MAX) {
+      throw leaders.fail(c, new CollectiveException(rank, c, "rank " + hostRanks[g][0] + " sent a header block of "
+          + len + " bytes for " + hostRanks[g].length + " ranks: a different gpucoll build?"));
+    }
+    return range(received, 0, len);
+  }
+
   /** True when {@code data} rides in the header's message of a round that has a header. */
   private static boolean inline(ByteBuffer header, ByteBuffer data) {
     return header != null && data.remaining() <= INLINE_MAX;
