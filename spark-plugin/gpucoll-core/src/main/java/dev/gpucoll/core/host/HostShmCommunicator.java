@@ -1,5 +1,6 @@
 package dev.gpucoll.core.host;
 
+import dev.gpucoll.core.buffers.HostBuffers;
 import dev.gpucoll.core.config.Durations;
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
@@ -538,7 +539,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     ShmSegment.LONGS.setRelease(buf, off, e);
     backoff.expectBytes(bytes);
     if (llMode && bytes > 0) {
-      ByteBuffer staged = stageOut.bytes;
+      ByteBuffer staged = stageOut.bytes();
       int slot = seg.llOff(rank, h);
       int words = (bytes + 7) >>> 3;
       for (int w = 0; w < words; w++, slot += 16) {
@@ -637,7 +638,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       viewBase = seg.bulkOff(p, h);
       return segViews;
     }
-    ByteBuffer stage = stageIn[p].bytes;
+    ByteBuffer stage = stageIn[p].bytes();
     int first = off >>> 3;
     int end = (off + len + 7) >>> 3;
     int slot = seg.llOff(p, h) + first * 16;

@@ -1,5 +1,6 @@
 package dev.gpucoll.core.host;
 
+import dev.gpucoll.core.buffers.HostBuffers;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ReduceOp;
 import java.nio.Buffer;
