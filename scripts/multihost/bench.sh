@@ -4,8 +4,9 @@
 # UCX (host-ucx) and Open MPI over TCP (btl tcp,self, pml ob1; mpirun in the launcher namespace)
 # between the same namespaces, allReduce, allGather and allToAll from 8 B to 16 MiB; RELAY=1 adds
 # the relay (host-relay, data through FileRendezvous files). Prints the tables and writes
-# docs/bench/host-multihost-<date>-<commit>.json (rows: hosts, ranks per host, collective, bytes,
-# ours and Open MPI's p50/p99).
+# docs/bench/host-multihost-<host counts>h-<date>-<commit>.json (rows: hosts, ranks per host,
+# collective, bytes, ours and Open MPI's p50/p99). SIZES=8,1024 and ITERS=300 (timed calls per size
+# at most) shorten a run, e.g. at 3 hosts on a 2-core machine, where every call waits for a core.
 # Needs root, iproute2, libucx0, openmpi-bin + libopenmpi-dev (mpicc), gpucoll-core compiled
 # (mvn -B -pl spark-plugin/gpucoll-core -am compile; JUCX in ~/.m2, which that fetches):
 #   scripts/multihost/bench.sh ["2 3"] [rounds=2]
@@ -35,7 +36,7 @@ javac -d "$work/classes/bench" -cp "$cp" examples/src/main/java/dev/gpucoll/exam
 mpicc -O2 -o "$work/collectives_bench" scripts/mpi-anchor/collectives_bench.c
 commit=$(git rev-parse --short HEAD)
 day=$(date -u +%Y-%m-%d)
-out="docs/bench/host-multihost-$day-$commit.json"
+out="docs/bench/host-multihost-$(echo "$host_counts" | tr ' ' '-')h-$day-$commit.json"
 mh_setup_isolated "$max_hosts"
 export UCX_TLS=tcp,self UCX_NET_DEVICES=eth0   # the same transport as the MPI anchor
 # As conf/spark-defaults.conf.template sets for executors: UCX warns that JUCX asks for a newer UCP
