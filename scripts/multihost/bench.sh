@@ -5,8 +5,8 @@
 # between the same namespaces, allReduce, allGather and allToAll from 8 B to 16 MiB; RELAY=1 adds
 # the relay (host-relay, data through FileRendezvous files). Prints the tables and writes
 # docs/bench/host-multihost-<host counts>h-<date>-<commit>.json (rows: hosts, ranks per host,
-# collective, bytes, ours and Open MPI's p50/p99). SIZES=8,1024 and ITERS=300 (timed calls per size
-# at most) shorten a run, e.g. at 3 hosts on a 2-core machine, where every call waits for a core.
+# collective, bytes, ours and Open MPI's p50/p99). SIZES=8,1024, ITERS=300 (timed calls per size
+# at most) and WARMUP=500 (untimed calls first) shorten a run, e.g. at 3 hosts on a 2-core machine, where every call waits for a core.
 # Needs root, iproute2, libucx0, openmpi-bin + libopenmpi-dev (mpicc), gpucoll-core compiled
 # (mvn -B -pl spark-plugin/gpucoll-core -am compile; JUCX in ~/.m2, which that fetches):
 #   scripts/multihost/bench.sh ["2 3"] [rounds=2]
@@ -75,7 +75,7 @@ echo "## date $(date -u +%FT%TZ) commit $commit; $(java -version 2>&1 | sed -n 1
 runs=""
 for round in $(seq 1 "$rounds"); do
   for n in $host_counts; do
-    java_run "ucx-$n-$round" "$n" host.crossHost=ucx --warmUp=2000 --maxIters=$iters --sizes=$sizes \
+    java_run "ucx-$n-$round" "$n" host.crossHost=ucx --warmUp=${WARMUP:-2000} --maxIters=$iters --sizes=$sizes \
       --collectives=allReduce,allGather,allToAll
     mpi_run "mpi-$n-$round" "$n"
     sides="ucx mpi"
