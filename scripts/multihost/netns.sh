@@ -9,12 +9,15 @@
 # namespace (gcmh-h0, where on_host 0 runs): nothing is added to the caller's network namespace.
 # mh_cleanup removes every namespace, link and process this file made; callers trap it on EXIT.
 
+# A caller may set MH_PREFIX and MH_SWITCH first (bench.sh does: its namespaces never collide with a
+# run.sh running at the same time).
 MH_BRIDGE=gcmh-br
-MH_PREFIX=gcmh-h
+MH_PREFIX=${MH_PREFIX:-gcmh-h}
 MH_HOST_PIDS=()
+MH_HOSTS_FILES=()
 MH_HOSTS=0
 MH_FORWARD_RULE=0
-MH_SWITCH=gcmh-sw
+MH_SWITCH=${MH_SWITCH:-gcmh-sw}
 MH_ISOLATED=0
 
 mh_ip() { if [ "$1" = 0 ]; then echo 198.18.0.1; else echo "198.18.0.$((10 + $1))"; fi; }
@@ -76,6 +79,7 @@ on_host() {
   shift 2
   local hosts_file
   hosts_file=$(mktemp /tmp/gcmh-hosts.XXXXXX)
+  MH_HOSTS_FILES+=("$hosts_file")
   { echo "127.0.0.1 localhost"; echo "$(mh_ip "$i") gcmh-host$i"; } > "$hosts_file"
   ip netns exec "$MH_PREFIX$i" unshare --mount --uts --ipc --propagation private bash -c '
     set -e
@@ -110,5 +114,5 @@ mh_cleanup() {
   if [ "$MH_FORWARD_RULE" = 1 ]; then
     iptables -D FORWARD -i "$MH_BRIDGE" -o "$MH_BRIDGE" -j ACCEPT 2>/dev/null || true
   fi
-  rm -f /tmp/gcmh-hosts.* 2>/dev/null || true
+  rm -f "${MH_HOSTS_FILES[@]}" 2>/dev/null || true
 }

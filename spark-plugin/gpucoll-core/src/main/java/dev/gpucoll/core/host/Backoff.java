@@ -44,6 +44,16 @@ final class Backoff {
    */
   static final long REMOTE_LARGE_SPIN_NANOS = 50_000;
   static final long REMOTE_LARGE_BYTES = 64 << 10;
+  /**
+   * Least spin budget of a wait for another host. Where waits for other hosts keep outlasting
+   * their spin, the peer this rank waits for is not running, and most likely needs this very core
+   * (simulated hosts on one machine, an oversubscribed host): spinning on only delays it (measured:
+   * 3 simulated hosts on 2 cores, 8 B calls 4-8 ms with a fixed 2 ms budget, against 0.9-1.6 ms for
+   * the calls that spun 50 us). So each wait that had to yield halves the budget, down to this, and
+   * each that did not doubles it again, up to the size's budget: on a host with a core per rank a
+   * message arrives within the spin and the budget stays where it is.
+   */
+  static final long REMOTE_MIN_SPIN_NANOS = 20_000;
   /** Longest sleep between checks: a chunked large message waits many times per call. */
   private static final long MAX_PARK_NANOS = 100_000;
 
@@ -51,6 +61,10 @@ final class Backoff {
   private final boolean oversubscribed;
   private long start;
   private long spinNanos;
+  /** The learnt spin budget of waits for other hosts ({@link #expectRemote}, {@link #remoteWaitDone}). */
+  private long remoteBudget = REMOTE_SPIN_NANOS;
+  /** True once the wait in progress has gone past its spin. */
+  private boolean yielded;
   private long parkNanos;
   private int calls;
 
@@ -95,7 +109,22 @@ final class Backoff {
    * budget holds however many ranks share this host (the wait is for the network, not for them).
    */
   void expectRemote(long bytes) {
-    spinNanos = bytes > REMOTE_LARGE_BYTES ? REMOTE_LARGE_SPIN_NANOS : REMOTE_SPIN_NANOS;
+    spinNanos = Math.min(remoteBudget, bytes > REMOTE_LARGE_BYTES ? REMOTE_LARGE_SPIN_NANOS : REMOTE_SPIN_NANOS);
+  }
+
+  /**
+   * A wait for another host ended: one that had to go past its spin halves the learnt budget,
+   * one that did not doubles it (within [{@link #REMOTE_MIN_SPIN_NANOS}, {@link #REMOTE_SPIN_NANOS}]).
+   */
+  void remoteWaitDone() {
+    remoteBudget = yielded ? Math.max(REMOTE_MIN_SPIN_NANOS, remoteBudget / 2)
+        : Math.min(REMOTE_SPIN_NANOS, remoteBudget * 2);
+    yielded = false;
+  }
+
+  /** The spin budget the next wait for another host of a small call starts with. */
+  long remoteBudget() {
+    return remoteBudget;
   }
 
   boolean oversubscribed() {
@@ -129,8 +158,12 @@ final class Backoff {
     }
     switch (step(now - start)) {
       case SPIN -> Thread.onSpinWait();
-      case YIELD -> Thread.yield();
+      case YIELD -> {
+        yielded = true;
+        Thread.yield();
+      }
       case PARK -> {
+        yielded = true;
         LockSupport.parkNanos(parkNanos);
         parkNanos = Math.min(parkNanos * 2, MAX_PARK_NANOS);
       }

@@ -250,14 +250,15 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
       int glo = slice(count, g, hosts);
       int glen = slice(count, g + 1, hosts) - glo;
       int gChunks = (glen + chunk - 1) / chunk;
-      // To g: chunk j of slice g from each of this host's ranks, chunk after chunk (rank-major within one).
-      ByteBuffer packed = scratch.get(Slot.OUT, g, (long) mine * glen * es);
+      // To g: chunk j of slice g from each of this host's ranks, chunk after chunk (rank-major within
+      // one); a host of one rank sends straight from its input.
+      ByteBuffer packed = mine == 1 ? f.gathered : scratch.get(Slot.OUT, g, (long) mine * glen * es);
       out1[g] = new ByteBuffer[gChunks];
       in2[g] = new ByteBuffer[gChunks];
-      long at = 0;
+      long at = mine == 1 ? (long) glo * es : 0;
       for (int j = 0; j < gChunks; j++) {
         int jlen = Math.min(chunk, glen - j * chunk);
-        for (int i = 0; i < mine; i++) {
+        for (int i = 0; i < mine && mine > 1; i++) {
           LeaderFrame.copyBytes(f.gathered, i * bytes + (long) (glo + j * chunk) * es, packed, at + (long) i * jlen * es,
               (long) jlen * es);
         }

@@ -32,10 +32,11 @@ final class LeaderFrame {
   static final int HOST_HEADER_MAX = 64 * 1024;
   /**
    * Data up to this size rides in the header's message of a round (one message per pair of
-   * leaders instead of two: each costs a round of UCX's TCP transport, some microseconds); larger
-   * data goes as a message of its own, received in place.
+   * leaders instead of two: each costs a round of UCX's TCP transport, some microseconds, and one
+   * above UCX's rendezvous threshold a round trip more); larger data goes as a message of its own,
+   * received in place.
    */
-  static final int INLINE_MAX = 16 * 1024;
+  static final int INLINE_MAX = 64 * 1024;
   /**
    * Chunk of a pipelined round ({@link #pipelinedRound}): small enough that the first chunk's
    * reduction starts early, large enough that a message's fixed cost (some microseconds over TCP)

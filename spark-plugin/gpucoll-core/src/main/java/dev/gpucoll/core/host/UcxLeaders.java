@@ -129,6 +129,10 @@ final class UcxLeaders {
    * {@link Backoff} (spin while progress is likely, then yield, then park).
    */
   void await(Collective c, PeerTransport.Request r, int peer, String what) {
+    if (r.done()) {
+      checkDone(c, r, peer, what);
+      return;
+    }
     Backoff b = backoff.begin();
     long deadline = System.nanoTime() + owner.bounds.timeoutNanos();
     while (!r.done()) {
@@ -156,6 +160,11 @@ final class UcxLeaders {
                 + " (waited for its " + what + " over UCX, call " + call + ")"));
       }
     }
+    backoff.remoteWaitDone(); // a wait that had to wait: its spin budget learns from it
+    checkDone(c, r, peer, what);
+  }
+
+  private void checkDone(Collective c, PeerTransport.Request r, int peer, String what) {
     if (r.error() != null) {
       String gone = peer >= 0 ? transport.peerFailure(peer) : null;
       throw fail(c, new CollectiveException(rank, c, "the " + what + (peer >= 0 ? " of rank " + peer : "")

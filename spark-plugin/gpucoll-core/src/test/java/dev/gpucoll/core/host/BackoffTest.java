@@ -33,4 +33,42 @@ class BackoffTest {
     assertEquals(Step.YIELD, b.step(5_000_000));
     assertEquals(Step.PARK, b.step(Backoff.YIELD_NANOS));
   }
+
+  /**
+   * Waits for another host: waits that keep outlasting their spin (the peer is not running, maybe
+   * on this very core) shrink the spin budget, waits met while spinning grow it back.
+   */
+  @Test
+  void remoteWaitsLearnTheirSpinBudget() {
+    Backoff b = new Backoff(1, 2);
+    b.expectRemote(8);
+    assertEquals(Step.YIELD, b.step(Backoff.REMOTE_SPIN_NANOS));
+    b.begin().pause(System.nanoTime() + 1_000_000_000L); // a wait met at once
+    b.remoteWaitDone();
+    assertEquals(Backoff.REMOTE_SPIN_NANOS, b.remoteBudget());
+    for (int i = 0; i < 20; i++) {
+      yieldOnce(b);
+      b.remoteWaitDone();
+    }
+    assertEquals(Backoff.REMOTE_MIN_SPIN_NANOS, b.remoteBudget());
+    b.expectRemote(8);
+    assertEquals(Step.YIELD, b.step(Backoff.REMOTE_MIN_SPIN_NANOS));
+    for (int i = 0; i < 20; i++) {
+      b.remoteWaitDone();
+    }
+    assertEquals(Backoff.REMOTE_SPIN_NANOS, b.remoteBudget());
+    b.expectRemote(1 << 20);
+    assertEquals(Step.YIELD, b.step(Backoff.REMOTE_LARGE_SPIN_NANOS));
+  }
+
+  /** Runs one wait of {@code b} past its spin budget (it yields at least once). */
+  private static void yieldOnce(Backoff b) {
+    b.expectRemote(8);
+    b.begin();
+    long deadline = System.nanoTime() + 1_000_000_000L;
+    long until = System.nanoTime() + b.remoteBudget() + 1_000_000;
+    while (System.nanoTime() < until) {
+      b.pause(deadline);
+    }
+  }
 }
