@@ -68,8 +68,9 @@ mpi_run() { # <name> <hosts>: mpirun in the launcher namespace (host 0), one ran
   ip netns exec "${MH_PREFIX}0" mpirun --allow-run-as-root -np "$n" --host "$hosts" --bind-to none \
     --mca plm_rsh_agent "$root/scripts/multihost/ns-agent.sh" --mca pml ob1 --mca btl tcp,self \
     --mca btl_tcp_if_include 198.18.0.0/24 --mca oob_tcp_if_include 198.18.0.0/24 \
-    "$work/collectives_bench" "$sizes" "$iters" > "$work/$name.txt" 2> "$work/$name.err" \
-    || { cat "$work/$name.err" >&2; return 1; }
+    "$work/collectives_bench" "$sizes" "$iters" > "$work/$name.txt" 2> "$work/$name.err" &
+  # In the background, so a TERM to this script ends it (and its namespaces) at once.
+  wait $! || { cat "$work/$name.err" >&2; return 1; }
 }
 
 echo "## machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"

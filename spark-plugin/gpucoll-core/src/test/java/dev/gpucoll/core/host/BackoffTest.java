@@ -46,7 +46,18 @@ class BackoffTest {
     b.begin().pause(System.nanoTime() + 1_000_000_000L); // a wait met at once
     b.remoteWaitDone();
     assertEquals(Backoff.REMOTE_SPIN_NANOS, b.remoteBudget());
-    for (int i = 0; i < 20; i++) {
+    // A machine that now and then holds a peer up keeps the budget.
+    for (int i = 0; i < 3 * Backoff.REMOTE_SLOW_STREAK; i++) {
+      if (i % Backoff.REMOTE_SLOW_STREAK == 0) {
+        b.remoteWaitDone();
+      } else {
+        yieldOnce(b);
+        b.remoteWaitDone();
+      }
+    }
+    assertEquals(Backoff.REMOTE_SPIN_NANOS, b.remoteBudget());
+    // Peers that are never running when waited for: the budget shrinks to its least.
+    for (int i = 0; i < 8 * Backoff.REMOTE_SLOW_STREAK; i++) {
       yieldOnce(b);
       b.remoteWaitDone();
     }
@@ -61,14 +72,21 @@ class BackoffTest {
     assertEquals(Step.YIELD, b.step(Backoff.REMOTE_LARGE_SPIN_NANOS));
   }
 
-  /** Runs one wait of {@code b} past its spin budget (it yields at least once). */
+  /**
+   * Runs one wait of {@code b} past its spin budget: 64 looks after the budget (and a margin for a
+   * late first look) have passed, whatever the scheduler did meanwhile, so it yields at least once.
+   */
   private static void yieldOnce(Backoff b) {
     b.expectRemote(8);
     b.begin();
     long deadline = System.nanoTime() + 1_000_000_000L;
-    long until = System.nanoTime() + b.remoteBudget() + 1_000_000;
-    while (System.nanoTime() < until) {
+    long t0 = System.nanoTime();
+    int looksAfterSpin = 0;
+    while (looksAfterSpin < 64) {
       b.pause(deadline);
+      if (System.nanoTime() - t0 > b.remoteBudget() + 1_000_000) {
+        looksAfterSpin++;
+      }
     }
   }
 }
