@@ -1,14 +1,18 @@
 /*
- * Open MPI anchor for the host backend benchmark: MPI_Allreduce (float sum) and MPI_Alltoall
- * (float) over shared memory, with the same sizes, iteration counts and table as
+ * Open MPI anchor for the host backend benchmark: MPI_Allreduce (float sum), MPI_Allgather and
+ * MPI_Alltoall (float), with the same sizes, iteration counts and table as
  * dev.gpucoll.examples.bench.HostCollectivesBenchmark. Time is per call on rank 0 (median and p99
- * over back-to-back calls); GB/s = bytes / median.
+ * over back-to-back calls); GB/s = bytes / median. Bytes: the allReduce vector; the whole receive
+ * buffer of allGather and the whole send buffer of allToAll (bytes / ranks per peer, at least 4).
+ *   collectives_bench [max_bytes | size,size,...] [max_iters]
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-static const long SIZES[] = {8, 64, 512, 4 << 10, 32 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20};
+static long SIZES[64] = {8, 64, 512, 4 << 10, 32 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20};
+static size_t NSIZES = 10;
 
 static int iterations(long bytes) {
   if (bytes <= 4096) return 20000;
@@ -22,10 +26,27 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+static void call(int c, float *send, float *recv, int count, int per_peer) {
+  if (c == 0) MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  else if (c == 1) MPI_Allgather(send, per_peer, MPI_FLOAT, recv, per_peer, MPI_FLOAT, MPI_COMM_WORLD);
+  else MPI_Alltoall(send, per_peer, MPI_FLOAT, recv, per_peer, MPI_FLOAT, MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   /* Optional: the largest message size to run (bytes), e.g. for oversubscribed runs. */
-  long max_bytes = argc > 1 ? atol(argv[1]) : SIZES[sizeof(SIZES) / sizeof(SIZES[0]) - 1];
+  long max_bytes = SIZES[NSIZES - 1];
+  if (argc > 1 && strchr(argv[1], ',')) { /* the sizes themselves, as the Java side's --sizes */
+    NSIZES = 0;
+    for (char *p = argv[1]; *p && NSIZES < 64; p = strchr(p, ',') ? strchr(p, ',') + 1 : p + strlen(p)) {
+      SIZES[NSIZES++] = atol(p);
+    }
+    max_bytes = SIZES[NSIZES - 1];
+  } else if (argc > 1) {
+    max_bytes = atol(argv[1]);
+  }
+  /* Optional: at most this many timed calls per size (the Java side's --maxIters). */
+  int max_iters = argc > 2 ? atoi(argv[2]) : 1 << 30;
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -34,9 +55,10 @@ int main(int argc, char **argv) {
     printf("%-10s %10s %8s %12s %12s %10s  %s\n", "collective", "bytes", "iters", "median_us", "p99_us", "GB/s",
            "algorithm");
   }
-  const char *colls[] = {"allReduce", "allToAll"};
-  for (int c = 0; c < 2; c++) {
-    for (size_t s = 0; s < sizeof(SIZES) / sizeof(SIZES[0]); s++) {
+  const char *colls[] = {"allReduce", "allGather", "allToAll"};
+  const char *names[] = {"MPI_Allreduce", "MPI_Allgather", "MPI_Alltoall"};
+  for (int c = 0; c < 3; c++) {
+    for (size_t s = 0; s < NSIZES; s++) {
       long bytes = SIZES[s];
       if (bytes > max_bytes) continue;
       int count = (int)(bytes / 4);
@@ -44,18 +66,16 @@ int main(int argc, char **argv) {
       float *send = malloc((size_t)(count > per_peer * size ? count : per_peer * size) * sizeof(float));
       float *recv = malloc((size_t)(count > per_peer * size ? count : per_peer * size) * sizeof(float));
       for (int i = 0; i < count; i++) send[i] = (float)(rank + 1);
-      int iters = iterations(bytes);
+      int iters = iterations(bytes) < max_iters ? iterations(bytes) : max_iters;
       double *t = malloc((size_t)iters * sizeof(double));
       int warm = (iters < 2000 ? iters : 2000) / 10 + 5;
       for (int i = 0; i < warm; i++) {
-        if (c == 0) MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-        else MPI_Alltoall(send, per_peer, MPI_FLOAT, recv, per_peer, MPI_FLOAT, MPI_COMM_WORLD);
+        call(c, send, recv, count, per_peer);
       }
       MPI_Barrier(MPI_COMM_WORLD);
       for (int i = 0; i < iters; i++) {
         double t0 = MPI_Wtime();
-        if (c == 0) MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-        else MPI_Alltoall(send, per_peer, MPI_FLOAT, recv, per_peer, MPI_FLOAT, MPI_COMM_WORLD);
+        call(c, send, recv, count, per_peer);
         t[i] = MPI_Wtime() - t0;
       }
       if (c == 0 && recv[count - 1] != size * (size + 1) / 2.0f) {
@@ -70,7 +90,7 @@ int main(int argc, char **argv) {
       if (rank == 0) {
         long shown = c == 0 ? bytes : (long)per_peer * size * 4;
         printf("%-10s %10ld %8d %12.2f %12.2f %10.3f  %s\n", colls[c], shown, iters, median, p99,
-               shown / (median * 1e3), c == 0 ? "MPI_Allreduce" : "MPI_Alltoall");
+               shown / (median * 1e3), names[c]);
       }
       MPI_Barrier(MPI_COMM_WORLD);
       free(send);

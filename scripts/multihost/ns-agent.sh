@@ -6,5 +6,5 @@ while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do shift; done
 host=$1
 shift
 i=$(( ${host##*.} - 10 ))
-exec ip netns exec "gcmh-h$i" unshare --mount --uts --ipc --propagation private bash -c \
+exec ip netns exec "${MH_PREFIX:-gcmh-h}$i" unshare --mount --uts --ipc --propagation private bash -c \
   'hostname gcmh-host'"$i"'; mount -t tmpfs -o size=1g,mode=1777 tmpfs /dev/shm; eval "$*"' agent "$@"

@@ -20,7 +20,7 @@ cpfile=integration-tests/target/spark-classpath.txt
 for f in "$dist" "$classes/dev/gpucoll/it/cluster/MultiHostCollectivesApp.class" "$cpfile"; do
   [ -e "$f" ] || { echo "missing $f: run mvn -B -pl integration-tests -am package -DskipTests first" >&2; exit 2; }
 done
-ldconfig -p | grep -q libucp.so.0 || { echo "UCX is missing: apt-get install -y libucx0" >&2; exit 2; }
+ldconfig -p | grep libucp.so.0 >/dev/null || { echo "UCX is missing: apt-get install -y libucx0" >&2; exit 2; }
 work=$(mktemp -d /tmp/gpucoll-multihost.XXXXXX)
 submit_pid=""
 master_pid=""

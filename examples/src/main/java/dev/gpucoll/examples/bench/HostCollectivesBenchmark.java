@@ -19,7 +19,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Host backend latency and bandwidth: allReduce (float32 sum) and allToAll (float32) from 8 B to
+ * Host backend latency and bandwidth: allReduce (float32 sum), allGather and allToAll (float32) from 8 B to
  * 64 MiB between separate JVM processes on this machine, the way executors use it. The same sizes,
  * iteration counts and table as scripts/mpi-anchor/ (Open MPI), so the two can be compared.
  *
@@ -29,7 +29,8 @@ import java.util.concurrent.TimeUnit;
  * </pre>
  * key=value pairs are spark.gpucoll settings without the prefix (e.g. algorithm=host-twoshot). Ranks
  * are bound to cores (taskset) like mpirun's default binding unless --no-bind is given.
- * Bytes are the message size per rank (allReduce: the vector; allToAll: the whole send buffer).
+ * Bytes are the message size per rank (allReduce: the vector; allGather: the whole receive buffer;
+ * allToAll: the whole send buffer; both at least one element per peer).
  * Time is per call on rank 0 (median and p99 over back-to-back calls); GB/s = bytes / median.
  */
 public final class HostCollectivesBenchmark {
@@ -169,16 +170,20 @@ public final class HostCollectivesBenchmark {
       for (String coll : collectives.split(",")) {
         for (long bytes : Arrays.stream(sizes.split(",")).mapToLong(Long::parseLong).toArray()) {
           int count = (int) (bytes / 4);
-          float[] send = new float[count];
-          float[] recv = new float[count];
+          // allGather and allToAll move count / size elements per peer, at least one (as the MPI anchor).
+          int perPeer = Math.max(1, count / size);
+          float[] send = new float[Math.max(count, perPeer * size)];
+          float[] recv = new float[Math.max(count, perPeer * size)];
           Arrays.fill(send, rank + 1);
           CommBuffer s = CommBuffer.of(send);
           CommBuffer r = CommBuffer.of(recv);
           int iters = Math.min(maxIters, iterations(bytes));
-          int perPeer = Math.max(1, count / size);
-          Runnable call = coll.equals("allReduce")
-              ? () -> comm.allReduce(s, r, count, DataType.FLOAT32, ReduceOp.SUM)
-              : () -> comm.allToAll(s, r, perPeer, DataType.FLOAT32);
+          Runnable call = switch (coll) {
+            case "allReduce" -> () -> comm.allReduce(s, r, count, DataType.FLOAT32, ReduceOp.SUM);
+            case "allGather" -> () -> comm.allGather(s, r, perPeer, DataType.FLOAT32);
+            case "allToAll" -> () -> comm.allToAll(s, r, perPeer, DataType.FLOAT32);
+            default -> throw new IllegalArgumentException("unknown collective " + coll);
+          };
           for (int i = 0; i < Math.min(iters, 2000) / 10 + 5; i++) {
             call.run();
           }
@@ -197,8 +202,11 @@ public final class HostCollectivesBenchmark {
           double p99 = t[Math.min(iters - 1, (int) Math.ceil(iters * 0.99) - 1)] / 1e3;
           if (rank == 0) {
             long shown = coll.equals("allReduce") ? bytes : (long) perPeer * size * 4;
-            String algo = comm.explain(coll.equals("allReduce") ? dev.gpucoll.api.Collective.ALL_REDUCE
-                : dev.gpucoll.api.Collective.ALL_TO_ALL, shown).algorithm();
+            String algo = comm.explain(switch (coll) {
+              case "allReduce" -> dev.gpucoll.api.Collective.ALL_REDUCE;
+              case "allGather" -> dev.gpucoll.api.Collective.ALL_GATHER;
+              default -> dev.gpucoll.api.Collective.ALL_TO_ALL;
+            }, shown).algorithm();
             System.out.printf(Locale.ROOT, "%-10s %10d %8d %12.2f %12.2f %10.3f  %s%n", coll, shown, iters, median,
                 p99, shown / (median * 1e3), algo);
           }

@@ -1,5 +1,6 @@
 package dev.gpucoll.cuda;
 
+import dev.gpucoll.core.buffers.HostBuffers;
 import dev.gpucoll.core.config.Durations;
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;

@@ -1,5 +1,6 @@
 package dev.gpucoll.cuda;
 
+import dev.gpucoll.core.buffers.HostBuffers;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,5 +1,6 @@
 package dev.gpucoll.core.host;
 
+import dev.gpucoll.core.buffers.HostBuffers;
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CollectiveListener;
@@ -30,7 +31,6 @@ import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -92,36 +92,37 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
 
   // ---- what a transport implements; each returns the algorithm that ran ----
 
-  abstract String runAllReduce(Signature sig, String problem, Buffer send, Buffer recv, int count,
+  abstract Algorithm runAllReduce(Signature sig, String problem, Buffer send, Buffer recv, int count,
       DataType type, ReduceOp op);
 
-  abstract String runAllGather(Signature sig, String problem, Buffer send, Buffer recv, int count,
+  abstract Algorithm runAllGather(Signature sig, String problem, Buffer send, Buffer recv, int count,
       DataType type);
 
-  abstract String runReduceScatter(Signature sig, String problem, Buffer send, Buffer recv, int count,
+  abstract Algorithm runReduceScatter(Signature sig, String problem, Buffer send, Buffer recv, int count,
       DataType type, ReduceOp op);
 
-  abstract String runAllToAll(Signature sig, String problem, Buffer send, Buffer recv, int count,
+  abstract Algorithm runAllToAll(Signature sig, String problem, Buffer send, Buffer recv, int count,
       DataType type);
 
-  abstract String runAllToAllv(Signature sig, String problem, Buffer send, int[] sendCounts,
+  abstract Algorithm runAllToAllv(Signature sig, String problem, Buffer send, int[] sendCounts,
       int[] sendDispls, Buffer recv, int[] recvCounts, int[] recvDispls, DataType type);
 
-  abstract String runBroadcast(Signature sig, String problem, Buffer send, Buffer recv, int count,
+  abstract Algorithm runBroadcast(Signature sig, String problem, Buffer send, Buffer recv, int count,
       DataType type, int root);
 
-  abstract String runBarrier(Signature sig);
+  abstract Algorithm runBarrier(Signature sig);
 
   abstract void closeTransport();
 
   /** This rank's part of {@link #split}: the new group of its color, or null for a negative color. */
   abstract Communicator splitGroup(int color, int key);
 
-  /** Why an allReduce of {@code bytes} takes its algorithm: a forced one, or its size against host.oneShotMaxBytes. */
-  static String sizeRuleReason(Optional<Algorithm> forced, long bytes, long oneShotMax) {
-    return forced.isPresent() ? GpuCollConf.ALGORITHM.key() + "=" + forced.get() + " forces it"
-        : bytes + " bytes " + (bytes > oneShotMax ? ">" : "<=") + " " + GpuCollConf.HOST_ONE_SHOT_MAX_BYTES.key()
-            + " (" + oneShotMax + ")";
+  /** The group's route: which algorithm each call takes, and why ({@link #explain}, the report). */
+  abstract HostRoute route();
+
+  @Override
+  public final PathChoice explain(Collective collective, long bytes) {
+    return route().explain(collective, bytes);
   }
 
   // ---- the API ----
@@ -138,18 +139,23 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     }
   }
 
-  @Override
-  public final void allReduce(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {
-    Collective c = Collective.ALL_REDUCE;
+  /** A collective's part of {@link #call}: checks its arguments into {@code a}, runs, returns the algorithm. */
+  @FunctionalInterface
+  private interface CallBody {
+    Algorithm run(Args a);
+  }
+
+  /**
+   * The one frame of every collective: enter, check the arguments (a problem goes out with the call
+   * so every rank fails alike), run, count the path and tell the listeners, leave; anything escaping
+   * is {@link #failure}'s.
+   */
+  private void call(Collective c, DataType type, long count, CallBody body) {
     long t0 = begin(c);
     try {
       Args a = new Args(type, count);
-      a.op(op);
-      Buffer s = a.buffer(send, "send", count);
-      Buffer r = a.buffer(recv, "recv", count);
-      String algo = runAllReduce(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
-          op);
-      finish(c, algo, a.bytes(count), t0);
+      Algorithm algo = body.run(a);
+      finish(c, algo.id(), a.bytes(a.reported), t0);
     } catch (Throwable t) {
       throw failure(c, t);
     } finally {
@@ -184,65 +190,56 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   }
 
   @Override
+  public final void allReduce(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {
+    Collective c = Collective.ALL_REDUCE;
+    call(c, type, count, a -> {
+      a.op(op);
+      Buffer s = a.buffer(send, "send", count);
+      Buffer r = a.buffer(recv, "recv", count);
+      a.reported = count;
+      return runAllReduce(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type, op);
+    });
+  }
+
+  @Override
   public final void allGather(CommBuffer send, CommBuffer recv, long count, DataType type) {
     Collective c = Collective.ALL_GATHER;
-    long t0 = begin(c);
-    try {
-      Args a = new Args(type, count);
+    call(c, type, count, a -> {
       Buffer s = a.buffer(send, "send", count);
       Buffer r = a.buffer(recv, "recv", count * size);
-      String algo = runAllGather(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
-      finish(c, algo, a.bytes(count * size), t0);
-    } catch (Throwable t) {
-      throw failure(c, t);
-    } finally {
-      exit();
-    }
+      a.reported = count * size;
+      return runAllGather(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
+    });
   }
 
   @Override
   public final void reduceScatter(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {
     Collective c = Collective.REDUCE_SCATTER;
-    long t0 = begin(c);
-    try {
-      Args a = new Args(type, count);
+    call(c, type, count, a -> {
       a.op(op);
       Buffer s = a.buffer(send, "send", count * size);
       Buffer r = a.buffer(recv, "recv", count);
-      String algo = runReduceScatter(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type,
-          op);
-      finish(c, algo, a.bytes(count * size), t0);
-    } catch (Throwable t) {
-      throw failure(c, t);
-    } finally {
-      exit();
-    }
+      a.reported = count * size;
+      return runReduceScatter(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type, op);
+    });
   }
 
   @Override
   public final void allToAll(CommBuffer send, CommBuffer recv, long count, DataType type) {
     Collective c = Collective.ALL_TO_ALL;
-    long t0 = begin(c);
-    try {
-      Args a = new Args(type, count);
+    call(c, type, count, a -> {
       Buffer s = a.buffer(send, "send", count * size);
       Buffer r = a.buffer(recv, "recv", count * size);
-      String algo = runAllToAll(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
-      finish(c, algo, a.bytes(count * size), t0);
-    } catch (Throwable t) {
-      throw failure(c, t);
-    } finally {
-      exit();
-    }
+      a.reported = count * size;
+      return runAllToAll(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
+    });
   }
 
   @Override
   public final void allToAllv(CommBuffer send, long[] sendCounts, long[] sendDispls, CommBuffer recv,
       long[] recvCounts, long[] recvDispls, DataType type) {
     Collective c = Collective.ALL_TO_ALLV;
-    long t0 = begin(c);
-    try {
-      Args a = new Args(type, 0);
+    call(c, type, 0, a -> {
       int[] sc = a.counts(sendCounts, "sendCounts");
       int[] sd = a.displs(sendDispls, sc, "sendDispls");
       int[] rc = a.counts(recvCounts, "recvCounts");
@@ -250,40 +247,27 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       a.disjoint(rc, rd);
       Buffer s = a.buffer(send, "send", a.extent(sendCounts, sendDispls));
       Buffer r = a.buffer(recv, "recv", a.extent(recvCounts, recvDispls));
-      long total = 0;
       if (sc != null) {
         for (int v : sc) {
-          total += v;
+          a.reported += v;
         }
       }
-      String algo = runAllToAllv(Signature.of(c, 0, type, null, -1), a.problem, s, sc, sd, r, rc, rd, type);
-      finish(c, algo, a.bytes(total), t0);
-    } catch (Throwable t) {
-      throw failure(c, t);
-    } finally {
-      exit();
-    }
+      return runAllToAllv(Signature.of(c, 0, type, null, -1), a.problem, s, sc, sd, r, rc, rd, type);
+    });
   }
 
   @Override
   public final void broadcast(CommBuffer send, CommBuffer recv, long count, DataType type, int root) {
     Collective c = Collective.BROADCAST;
-    long t0 = begin(c);
-    try {
-      Args a = new Args(type, count);
+    call(c, type, count, a -> {
       if (root < 0 || root >= size) {
         a.fail("root " + root + " is not a rank of this group of " + size);
       }
       Buffer s = rank == root ? a.buffer(send, "send", count) : null;
       Buffer r = a.buffer(recv, "recv", count);
-      String algo = runBroadcast(Signature.of(c, count, type, null, root), a.problem, s, r, a.count(), type,
-          root);
-      finish(c, algo, a.bytes(count), t0);
-    } catch (Throwable t) {
-      throw failure(c, t);
-    } finally {
-      exit();
-    }
+      a.reported = count;
+      return runBroadcast(Signature.of(c, count, type, null, root), a.problem, s, r, a.count(), type, root);
+    });
   }
 
   /**
@@ -360,15 +344,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   @Override
   public final void barrier() {
     Collective c = Collective.BARRIER;
-    long t0 = begin(c);
-    try {
-      String algo = runBarrier(Signature.of(c, 0, null, null, -1));
-      finish(c, algo, 0, t0);
-    } catch (Throwable t) {
-      throw failure(c, t);
-    } finally {
-      exit();
-    }
+    call(c, DataType.INT8, 0, a -> runBarrier(Signature.of(c, 0, null, null, -1)));
   }
 
   @Override
@@ -537,6 +513,14 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
         UnexpectedError.causeFor(t));
   }
 
+  /**
+   * Most bytes one call may gather in one buffer, counted as count x ranks x element size; past it
+   * every rank refuses the call alike (before anything moves).
+   */
+  long maxCallBytes() {
+    return Long.MAX_VALUE;
+  }
+
   /** Tells the peers that this rank gave up on the group, so they fail instead of waiting for it. */
   abstract void abandonGroup(String reason);
 
@@ -551,6 +535,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     final DataType type;
     final long count;
     String problem;
+    /** Elements the call reports to the listeners (their bytes: {@link #bytes}). */
+    long reported;
 
     Args(DataType type, long count) {
       this.type = type;
@@ -563,6 +549,9 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       } else if (count > Integer.MAX_VALUE / Math.max(1, size)) {
         fail("count " + count + " is too large for host buffers (at most "
             + Integer.MAX_VALUE / Math.max(1, size) + " elements per rank)");
+      } else if (type != null && count * size * type.byteSize() > maxCallBytes()) {
+        fail("count " + count + " of " + type + " is too large for " + backend() + ": count x ranks x element size"
+            + " must be at most " + maxCallBytes() + " bytes per call; split it into smaller calls");
       }
     }
 

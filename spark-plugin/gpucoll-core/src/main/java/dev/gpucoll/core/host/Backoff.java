@@ -3,8 +3,9 @@ package dev.gpucoll.core.host;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * How a rank waits for a peer's flag: spin (Thread.onSpinWait) for a short budget, then yield,
- * then park with a doubling sleep. Spinning wins when every rank has its own core. When the host's
+ * How a rank waits, the one wait policy of the host backend: for a peer's flag in shared memory,
+ * and for a message from another host (a leader driving UCX's progress, {@link #expectRemote}):
+ * spin (Thread.onSpinWait) for a budget, then yield, then park with a doubling sleep. Spinning wins when every rank has its own core. When the host's
  * ranks outnumber its cores, the peer a rank waits for is often ready to run on this very core:
  * then the rank does not spin at all and yields at every look (sched_yield hands the core to the
  * peer at once, and returns at once when nobody else wants it), as Open MPI does when
@@ -29,6 +30,34 @@ final class Backoff {
    * seconds soon stops asking for the core.
    */
   static final long YIELD_NANOS = 20_000_000;
+  /**
+   * Spin budget of a wait for another host, for calls up to {@link #REMOTE_LARGE_BYTES}: long, as
+   * MPI's busy polling, since a message from another host takes tens of microseconds and a rank
+   * that yields on a busy machine loses its core for a scheduler time slice (measured: 8 B
+   * allReduce 25 us spinning, 140-170 us with a 50 us budget at load 28 on 2 cores).
+   */
+  static final long REMOTE_SPIN_NANOS = 2_000_000;
+  /**
+   * Spin budget of a wait for another host in a larger call: its waits are long anyway, and a
+   * spinning rank takes the CPU that the kernel's TCP stack and the peer's reduction need
+   * (measured: 1 MB allReduce 5 ms with a 50 us budget, 16-84 ms with 2 ms).
+   */
+  static final long REMOTE_LARGE_SPIN_NANOS = 50_000;
+  static final long REMOTE_LARGE_BYTES = 64 << 10;
+  /**
+   * Least spin budget of a wait for another host. Where waits for other hosts keep outlasting
+   * their spin, the peer this rank waits for is not running, and most likely needs this very core
+   * (simulated hosts on one machine, an oversubscribed host): spinning on only delays it (measured:
+   * 3 simulated hosts on 2 cores, 8 B calls 4-8 ms with a fixed 2 ms budget, against 0.9-1.6 ms for
+   * the calls that spun 50 us). So every {@link #REMOTE_SLOW_STREAK} waits in a row that had to
+   * yield halve the budget, down to this, and each wait met while spinning doubles it again: where
+   * a message arrives within the spin, as on a host with a core per rank, the budget stays; a
+   * loaded machine that now and then holds a peer up does not shrink it (measured: shrinking at
+   * every yielding wait left 2 simulated hosts at load 16 with 80 us medians at 8 B, 13 us with 2 ms).
+   */
+  static final long REMOTE_MIN_SPIN_NANOS = 20_000;
+  /** Waits in a row that had to yield before the learnt budget halves. */
+  static final int REMOTE_SLOW_STREAK = 4;
   /** Longest sleep between checks: a chunked large message waits many times per call. */
   private static final long MAX_PARK_NANOS = 100_000;
 
@@ -36,6 +65,12 @@ final class Backoff {
   private final boolean oversubscribed;
   private long start;
   private long spinNanos;
+  /** The learnt spin budget of waits for other hosts ({@link #expectRemote}, {@link #remoteWaitDone}). */
+  private long remoteBudget = REMOTE_SPIN_NANOS;
+  /** True once the wait in progress has gone past its spin. */
+  private boolean yielded;
+  /** Waits for other hosts in a row that had to yield. */
+  private int slowStreak;
   private long parkNanos;
   private int calls;
 
@@ -75,6 +110,35 @@ final class Backoff {
     spinNanos = oversubscribed ? 0 : Math.min(MAX_SPIN_NANOS, SPIN_NANOS + bytes / 2);
   }
 
+  /**
+   * Sets the spin budget for the next waits on another host, from the bytes the call moves; the
+   * budget holds however many ranks share this host (the wait is for the network, not for them).
+   */
+  void expectRemote(long bytes) {
+    spinNanos = Math.min(remoteBudget, bytes > REMOTE_LARGE_BYTES ? REMOTE_LARGE_SPIN_NANOS : REMOTE_SPIN_NANOS);
+  }
+
+  /**
+   * A wait for another host ended: {@link #REMOTE_SLOW_STREAK} in a row that had to go past their
+   * spin halve the learnt budget, one that did not doubles it (within
+   * [{@link #REMOTE_MIN_SPIN_NANOS}, {@link #REMOTE_SPIN_NANOS}]).
+   */
+  void remoteWaitDone() {
+    if (!yielded) {
+      slowStreak = 0;
+      remoteBudget = Math.min(REMOTE_SPIN_NANOS, remoteBudget * 2);
+    } else if (++slowStreak >= REMOTE_SLOW_STREAK) {
+      slowStreak = 0;
+      remoteBudget = Math.max(REMOTE_MIN_SPIN_NANOS, remoteBudget / 2);
+    }
+    yielded = false;
+  }
+
+  /** The spin budget the next wait for another host of a small call starts with. */
+  long remoteBudget() {
+    return remoteBudget;
+  }
+
   boolean oversubscribed() {
     return oversubscribed;
   }
@@ -106,8 +170,12 @@ final class Backoff {
     }
     switch (step(now - start)) {
       case SPIN -> Thread.onSpinWait();
-      case YIELD -> Thread.yield();
+      case YIELD -> {
+        yielded = true;
+        Thread.yield();
+      }
       case PARK -> {
+        yielded = true;
         LockSupport.parkNanos(parkNanos);
         parkNanos = Math.min(parkNanos * 2, MAX_PARK_NANOS);
       }

@@ -37,7 +37,7 @@ public final class HostBackend implements CommunicatorBackend {
 
   @Override
   public Map<String, String> localFacts() {
-    return Map.of(FACT_UCX, UcxTransport.unavailableReason().orElse("ok"));
+    return Map.of(FACT_UCX, UcxProbe.unavailableReason().orElse("ok"));
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.gpucoll.core.host;
 
+import dev.gpucoll.core.buffers.HostBuffers;
 import dev.gpucoll.core.config.Durations;
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
@@ -23,7 +24,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -45,17 +45,15 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
 
   private final Rendezvous rendezvous;
   private final List<String> hosts;
+  private final HostRoute route;
 
   HostRelayCommunicator(GroupContext group) {
     super(group.rank(), group.size(), group.rendezvous().groupId(), group.self().host(),
         group.rendezvous().kind(), group.conf());
-    Optional<Algorithm> a = conf.get(GpuCollConf.ALGORITHM);
-    if (a.isPresent()) {
-      throw new CollectiveException(rank, null, GpuCollConf.ALGORITHM.key() + "=" + a.get() + " cannot run on "
-          + BACKEND + " (this group spans hosts " + hostsOf(group) + "; the relay has one algorithm)");
-    }
+    HostRoute.checkForced(conf, rank, HostRoute.Between.RELAY, BACKEND, hostsOf(group));
     this.rendezvous = group.rendezvous();
     this.hosts = group.members().stream().map(MemberInfo::host).toList();
+    this.route = HostRoute.relay(hosts.toArray(String[]::new), rendezvousKind, conf);
   }
 
   private static List<String> hostsOf(GroupContext g) {
@@ -68,11 +66,8 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
   }
 
   @Override
-  public PathChoice explain(Collective collective, long bytes) {
-    return new PathChoice(collective, bytes, BACKEND, List.of(
-        "group spans hosts " + hosts.stream().distinct().toList() + ": no shared memory reaches every rank",
-        "data moves through the rendezvous (" + rendezvousKind + ") in rounds of " + CHUNK_BYTES
-            + " bytes per rank: correct but slow"));
+  HostRoute route() {
+    return route;
   }
 
   @Override
@@ -84,45 +79,45 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
   // ---- collectives: gather everyone's bytes, compute locally ----
 
   @Override
-  String runAllReduce(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
+  Algorithm runAllReduce(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
       ReduceOp op) {
     Collective c = Collective.ALL_REDUCE;
     List<byte[]> all = exchange(c, sig, problem, problem == null ? bytes(send, 0, count, type) : null);
     reduceFrom(all, 0, count, type, op, recv, 0);
-    return BACKEND;
+    return route.algorithm(Collective.ALL_REDUCE, 0);
   }
 
   @Override
-  String runAllGather(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type) {
+  Algorithm runAllGather(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type) {
     List<byte[]> all = exchange(Collective.ALL_GATHER, sig, problem,
         problem == null ? bytes(send, 0, count, type) : null);
     for (int p = 0; p < size; p++) {
       HostBuffers.copy(recv, p * count, view(all.get(p), type), 0, count);
     }
-    return BACKEND;
+    return route.algorithm(Collective.ALL_GATHER, 0);
   }
 
   @Override
-  String runReduceScatter(Signature sig, String problem, Buffer send, Buffer recv, int count,
+  Algorithm runReduceScatter(Signature sig, String problem, Buffer send, Buffer recv, int count,
       DataType type, ReduceOp op) {
     List<byte[]> all = exchange(Collective.REDUCE_SCATTER, sig, problem,
         problem == null ? bytes(send, 0, count * size, type) : null);
     reduceFrom(all, rank * count, count, type, op, recv, 0);
-    return BACKEND;
+    return route.algorithm(Collective.REDUCE_SCATTER, 0);
   }
 
   @Override
-  String runAllToAll(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type) {
+  Algorithm runAllToAll(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type) {
     List<byte[]> all = exchange(Collective.ALL_TO_ALL, sig, problem,
         problem == null ? bytes(send, 0, count * size, type) : null);
     for (int p = 0; p < size; p++) {
       HostBuffers.copy(recv, p * count, view(all.get(p), type), rank * count, count);
     }
-    return BACKEND;
+    return route.algorithm(Collective.ALL_TO_ALL, 0);
   }
 
   @Override
-  String runAllToAllv(Signature sig, String problem, Buffer send, int[] sendCounts, int[] sendDispls,
+  Algorithm runAllToAllv(Signature sig, String problem, Buffer send, int[] sendCounts, int[] sendDispls,
       Buffer recv, int[] recvCounts, int[] recvDispls, DataType type) {
     Collective c = Collective.ALL_TO_ALLV;
     byte[] mine = null;
@@ -166,22 +161,22 @@ final class HostRelayCommunicator extends AbstractHostCommunicator {
       Buffer v = HostBuffers.typedView(ByteBuffer.wrap(all.get(p), (int) at, recvCounts[p] * es), type);
       HostBuffers.copy(recv, recvDispls[p], v, 0, recvCounts[p]);
     }
-    return BACKEND;
+    return route.algorithm(Collective.ALL_TO_ALLV, 0);
   }
 
   @Override
-  String runBroadcast(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
+  Algorithm runBroadcast(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
       int root) {
     byte[] mine = problem == null && rank == root ? bytes(send, 0, count, type) : new byte[0];
     List<byte[]> all = exchange(Collective.BROADCAST, sig, problem, mine);
     HostBuffers.copy(recv, 0, view(all.get(root), type), 0, count);
-    return BACKEND;
+    return route.algorithm(Collective.BROADCAST, 0);
   }
 
   @Override
-  String runBarrier(Signature sig) {
+  Algorithm runBarrier(Signature sig) {
     exchange(Collective.BARRIER, sig, null, new byte[0]);
-    return BACKEND;
+    return route.algorithm(Collective.BARRIER, 0);
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.gpucoll.core.host;
 
+import dev.gpucoll.core.buffers.HostBuffers;
 import dev.gpucoll.core.config.Durations;
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
@@ -21,7 +22,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * Ranks of one host over one shared-memory segment, with the barrier-free protocols of the GPU
@@ -70,8 +70,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   private final int ll;
   private final int bulk;
   private final long oneShotMax;
-  /** spark.gpucoll.algorithm: host-oneshot or host-twoshot for every allReduce, or empty to choose by size. */
-  private final Optional<Algorithm> forced;
+  private final HostRoute route;
   private final Backoff backoff;
   private long epoch;
   /** Peers' processes, looked up on the first wait for each; null: same process or not visible. */
@@ -99,7 +98,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     this.ll = seg.llBytes;
     this.bulk = seg.bulkBytes;
     this.oneShotMax = conf.get(GpuCollConf.HOST_ONE_SHOT_MAX_BYTES);
-    this.forced = conf.get(GpuCollConf.ALGORITHM);
+    this.route = HostRoute.oneHost(seg.ranks, host, seg.size(), ll, bulk, conf);
     // Every rank of a segment is on this host.
     this.backoff = new Backoff(seg.ranks, Backoff.hostCores());
     this.segViews = new HostBuffers.Views(buf.duplicate());
@@ -122,7 +121,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   /** Forms the group's segment through the rendezvous (two rounds) and returns this rank's communicator. */
   static HostShmCommunicator create(GroupContext group) {
     GpuCollConf conf = group.conf();
-    checkAlgorithm(conf, group.rank());
+    HostRoute.checkForced(conf, group.rank(), HostRoute.Between.NONE, BACKEND, List.of());
     Duration timeout = conf.get(GpuCollConf.TIMEOUT);
     int n = group.size();
     int[] members = new int[n];
@@ -131,15 +130,6 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
         members, Path.of(conf.get(GpuCollConf.SHM_DIR)), llBytesFor(conf), BULK_BYTES);
     return new HostShmCommunicator(seg, group.rank(), group.rendezvous().groupId(), group.self().host(),
         group.rendezvous().kind(), conf);
-  }
-
-  static void checkAlgorithm(GpuCollConf conf, int rank) {
-    Optional<Algorithm> a = conf.get(GpuCollConf.ALGORITHM);
-    if (a.isPresent() && a.get() != Algorithm.HOST_ONESHOT && a.get() != Algorithm.HOST_TWOSHOT) {
-      throw new CollectiveException(rank, null, GpuCollConf.ALGORITHM.key() + "=" + a.get()
-          + " cannot run on the host backend (" + BACKEND + " runs auto, " + Algorithm.HOST_ONESHOT + ", "
-          + Algorithm.HOST_TWOSHOT + ")");
-    }
   }
 
   static int llBytesFor(GpuCollConf conf) {
@@ -153,51 +143,9 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     return BACKEND;
   }
 
-  // ---- path choice (shared by explain and the calls, so they cannot disagree) ----
-
-  private boolean twoShot(long bytes) {
-    return forced.isPresent() ? forced.get() == Algorithm.HOST_TWOSHOT : bytes > oneShotMax;
-  }
-
-  private String allReduceAlgorithm(long bytes) {
-    if (twoShot(bytes)) {
-      return "host-twoshot";
-    }
-    return bytes <= ll ? "host-ll-oneshot" : "host-oneshot";
-  }
-
-  private String dataAlgorithm(long payloadBytes) {
-    return payloadBytes <= ll ? "host-ll" : "host-bulk";
-  }
-
   @Override
-  public PathChoice explain(Collective collective, long bytes) {
-    List<String> why = new ArrayList<>();
-    why.add(size + " ranks on host " + host + " share one memory segment (" + seg.size() + " bytes)");
-    String algo;
-    switch (collective) {
-      case ALL_REDUCE -> {
-        algo = allReduceAlgorithm(bytes);
-        why.add(sizeRuleReason(forced, bytes, oneShotMax));
-        if (algo.equals("host-ll-oneshot")) {
-          why.add("fits the LL slots (" + ll + " bytes): 8 B data + 8 B epoch flag per slot");
-        } else {
-          why.add("moves in chunks of " + bulk + " bytes through the bulk region, "
-              + (algo.equals("host-twoshot") ? "reduce-scatter then all-gather per chunk" : "one step per chunk"));
-        }
-      }
-      case BARRIER -> {
-        algo = "host-flags";
-        why.add("one step of epoch flags, no payload");
-      }
-      default -> {
-        long payload = collective == Collective.ALL_GATHER ? bytes / size : bytes;
-        algo = dataAlgorithm(payload);
-        why.add("per-rank payload " + payload + " bytes " + (payload <= ll ? "<=" : ">")
-            + " LL limit " + ll + (payload <= ll ? ": LL slots" : ": bulk copies in chunks of " + bulk + " bytes"));
-      }
-    }
-    return new PathChoice(collective, bytes, algo, why);
+  HostRoute route() {
+    return route;
   }
 
   @Override
@@ -213,7 +161,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   // ---- collectives ----
 
   @Override
-  String runAllReduce(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
+  Algorithm runAllReduce(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
       ReduceOp op) {
     Collective c = Collective.ALL_REDUCE;
     if (problem != null) {
@@ -221,9 +169,9 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     }
     int es = type.byteSize();
     long bytes = (long) count * es;
-    String algo = allReduceAlgorithm(bytes);
-    if (!algo.equals("host-twoshot")) {
-      int per = bytes <= ll ? count : Math.max(1, bulk / es);
+    Algorithm algo = route.allReduce(bytes);
+    if (algo != Algorithm.HOST_TWOSHOT) {
+      int per = route.llStep(bytes) ? count : Math.max(1, bulk / es);
       int off = 0;
       do {
         int len = Math.min(per, count - off);
@@ -248,7 +196,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       // Step 1: everyone publishes the chunk but its own slice (no peer reads that); each rank
       // reduces its own slice, taking its own contribution straight from the send buffer.
       long e = ++epoch;
-      boolean llMode = len * es <= ll;
+      boolean llMode = route.llStep((long) len * es);
       Buffer out = llMode ? stageOut.of(type) : segViews.of(type);
       int base = llMode ? 0 : seg.bulkOff(rank, half(e)) / es;
       HostBuffers.copy(out, base, send, off, lo);
@@ -287,13 +235,13 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   }
 
   @Override
-  String runAllGather(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type) {
+  Algorithm runAllGather(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type) {
     Collective c = Collective.ALL_GATHER;
     if (problem != null) {
       return failStep(c, sig, problem);
     }
     int es = type.byteSize();
-    int per = (long) count * es <= ll ? count : Math.max(1, bulk / es);
+    int per = route.llStep((long) count * es) ? count : Math.max(1, bulk / es);
     int off = 0;
     do {
       int len = Math.min(per, count - off);
@@ -305,19 +253,19 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       }
       off += len;
     } while (off < count);
-    return dataAlgorithm((long) count * es);
+    return route.movement((long) count * es);
   }
 
   /** Elements per destination block for collectives whose payload holds one block per rank. */
   private int blockElements(long countPerRank, int es) {
-    if (countPerRank * es * size <= ll) {
+    if (route.llStep(countPerRank * es * size)) {
       return (int) countPerRank;
     }
     return Math.max(1, bulk / (es * size));
   }
 
   @Override
-  String runReduceScatter(Signature sig, String problem, Buffer send, Buffer recv, int count,
+  Algorithm runReduceScatter(Signature sig, String problem, Buffer send, Buffer recv, int count,
       DataType type, ReduceOp op) {
     Collective c = Collective.REDUCE_SCATTER;
     if (problem != null) {
@@ -343,11 +291,11 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       reducer.reduce(type, op, size, srcs, srcIdx, size, recv, off, len);
       off += len;
     } while (off < count);
-    return dataAlgorithm((long) count * es * size);
+    return route.movement((long) count * es * size);
   }
 
   @Override
-  String runAllToAll(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type) {
+  Algorithm runAllToAll(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type) {
     Collective c = Collective.ALL_TO_ALL;
     if (problem != null) {
       return failStep(c, sig, problem);
@@ -369,7 +317,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       }
       off += len;
     } while (off < count);
-    return dataAlgorithm((long) count * es * size);
+    return route.movement((long) count * es * size);
   }
 
   /**
@@ -380,7 +328,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     int es = type.byteSize();
     int bytes = len * es * size;
     long e = ++epoch;
-    boolean llMode = bytes <= ll;
+    boolean llMode = route.llStep(bytes);
     Buffer out = llMode ? stageOut.of(type) : segViews.of(type);
     int base = llMode ? 0 : seg.bulkOff(rank, half(e)) / es;
     for (int q = 0; q < size; q++) {
@@ -393,7 +341,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   }
 
   @Override
-  String runAllToAllv(Signature sig, String problem, Buffer send, int[] sendCounts, int[] sendDispls,
+  Algorithm runAllToAllv(Signature sig, String problem, Buffer send, int[] sendCounts, int[] sendDispls,
       Buffer recv, int[] recvCounts, int[] recvDispls, DataType type) {
     Collective c = Collective.ALL_TO_ALLV;
     if (problem != null) {
@@ -401,7 +349,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     }
     // Step 1: every rank publishes its send and receive counts; all check the whole matrix alike.
     long e = ++epoch;
-    boolean llMode = 16 * size <= ll;
+    boolean llMode = route.llStep(16L * size);
     LongBuffer out = (LongBuffer) (llMode ? stageOut.of(DataType.INT64) : segViews.of(DataType.INT64));
     int base = llMode ? 0 : seg.bulkOff(rank, half(e)) / 8;
     for (int q = 0; q < size; q++) {
@@ -432,12 +380,12 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     }
     int es = type.byteSize();
     int per = blockElements(maxEntry, es);
-    String algo = dataAlgorithm((long) per * es * size);
+    Algorithm algo = route.movement((long) per * es * size);
     // Steps 2..: block k of every pair moves in round k.
     for (long start = 0; start < maxEntry; start += per) {
       e = ++epoch;
       int bytes = per * es * size;
-      llMode = bytes <= ll;
+      llMode = route.llStep(bytes);
       Buffer o = llMode ? stageOut.of(type) : segViews.of(type);
       int ob = llMode ? 0 : seg.bulkOff(rank, half(e)) / es;
       for (int q = 0; q < size; q++) {
@@ -458,14 +406,14 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   }
 
   @Override
-  String runBroadcast(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
+  Algorithm runBroadcast(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
       int root) {
     Collective c = Collective.BROADCAST;
     if (problem != null) {
       return failStep(c, sig, problem);
     }
     int es = type.byteSize();
-    int per = (long) count * es <= ll ? count : Math.max(1, bulk / es);
+    int per = route.llStep((long) count * es) ? count : Math.max(1, bulk / es);
     int off = 0;
     do {
       int len = Math.min(per, count - off);
@@ -477,18 +425,18 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       HostBuffers.copy(recv, off, v.of(type), viewBase / es, len);
       off += len;
     } while (off < count);
-    return dataAlgorithm((long) count * es);
+    return route.movement((long) count * es);
   }
 
   @Override
-  String runBarrier(Signature sig) {
+  Algorithm runBarrier(Signature sig) {
     long e = publishParts(sig, DataType.INT8, 0, null, 0, 0);
     awaitHeaders(Collective.BARRIER, e, sig, null);
-    return "host-flags";
+    return route.barrier();
   }
 
   /** A step that carries only this rank's problem; throws after every peer has seen it. */
-  private String failStep(Collective c, Signature sig, String problem) {
+  private Algorithm failStep(Collective c, Signature sig, String problem) {
     long e = ++epoch;
     commit(e, sig, problem, 0, true);
     awaitHeaders(c, e, sig, problem);
@@ -520,7 +468,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       throw new CollectiveException(rank, null, "setup payload of " + payload.length + " bytes is too big");
     }
     long e = ++epoch;
-    boolean llMode = payload.length <= ll;
+    boolean llMode = route.llStep(payload.length);
     ByteBuffer out = (ByteBuffer) (llMode ? stageOut.of(DataType.INT8) : segViews.of(DataType.INT8));
     int base = llMode ? 0 : seg.bulkOff(rank, half(e));
     out.put(base, payload);
@@ -559,7 +507,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   /** Starts step e with payload src[off, off+len) and publishes it; returns e. */
   private long publishParts(Signature sig, DataType type, int bytes, Buffer src, int off, int len) {
     long e = ++epoch;
-    boolean llMode = bytes <= ll;
+    boolean llMode = route.llStep(bytes);
     if (len > 0) {
       int es = type.byteSize();
       Buffer out = llMode ? stageOut.of(type) : segViews.of(type);
@@ -591,7 +539,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     ShmSegment.LONGS.setRelease(buf, off, e);
     backoff.expectBytes(bytes);
     if (llMode && bytes > 0) {
-      ByteBuffer staged = stageOut.bytes;
+      ByteBuffer staged = stageOut.bytes();
       int slot = seg.llOff(rank, h);
       int words = (bytes + 7) >>> 3;
       for (int w = 0; w < words; w++, slot += 16) {
@@ -690,7 +638,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       viewBase = seg.bulkOff(p, h);
       return segViews;
     }
-    ByteBuffer stage = stageIn[p].bytes;
+    ByteBuffer stage = stageIn[p].bytes();
     int first = off >>> 3;
     int end = (off + len + 7) >>> 3;
     int slot = seg.llOff(p, h) + first * 16;

@@ -1,5 +1,6 @@
 package dev.gpucoll.core.host;
 
+import dev.gpucoll.core.buffers.HostBuffers;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ReduceOp;
 import java.nio.Buffer;
@@ -58,11 +59,11 @@ final class Reducer {
   private void f32(ReduceOp op, int n, Buffer[] srcs, int[] idx, int nsrc, FloatBuffer dst, int dstIdx,
       int done, int len) {
     float[] acc = accF;
-    float[] tmp = tmpF;
+    float[] x = tmpF;
     ((FloatBuffer) srcs[0]).get(idx[0] + done, acc, 0, len);
     for (int s = 1; s < nsrc; s++) {
-      ((FloatBuffer) srcs[s]).get(idx[s] + done, tmp, 0, len);
-      combineF(op, acc, tmp, len);
+      ((FloatBuffer) srcs[s]).get(idx[s] + done, x, 0, len);
+      combineF(op, acc, x, len);
     }
     if (op == ReduceOp.AVG) {
       float div = n;
@@ -76,14 +77,14 @@ final class Reducer {
   private void f16(boolean bf16, ReduceOp op, int n, Buffer[] srcs, int[] idx, int nsrc, ShortBuffer dst,
       int dstIdx, int done, int len) {
     float[] acc = accF;
-    float[] tmp = tmpF;
+    float[] x = tmpF;
     short[] raw = tmpS;
     ((ShortBuffer) srcs[0]).get(idx[0] + done, raw, 0, len);
     widen(bf16, raw, acc, len);
     for (int s = 1; s < nsrc; s++) {
       ((ShortBuffer) srcs[s]).get(idx[s] + done, raw, 0, len);
-      widen(bf16, raw, tmp, len);
-      combineF(op, acc, tmp, len);
+      widen(bf16, raw, x, len);
+      combineF(op, acc, x, len);
     }
     if (op == ReduceOp.AVG) {
       float div = n;
@@ -142,29 +143,7 @@ final class Reducer {
     ((DoubleBuffer) srcs[0]).get(idx[0] + done, acc, 0, len);
     for (int s = 1; s < nsrc; s++) {
       ((DoubleBuffer) srcs[s]).get(idx[s] + done, x, 0, len);
-      switch (op) {
-        case SUM, AVG -> {
-          for (int i = 0; i < len; i++) {
-            acc[i] += x[i];
-          }
-        }
-        case PROD -> {
-          for (int i = 0; i < len; i++) {
-            acc[i] *= x[i];
-          }
-        }
-        case MIN -> {
-          for (int i = 0; i < len; i++) {
-            acc[i] = Math.min(acc[i], x[i]);
-          }
-        }
-        case MAX -> {
-          for (int i = 0; i < len; i++) {
-            acc[i] = Math.max(acc[i], x[i]);
-          }
-        }
-        default -> throw new IllegalArgumentException(op.name());
-      }
+      combineD(op, acc, x, len);
     }
     if (op == ReduceOp.AVG) {
       double div = n;
@@ -173,6 +152,32 @@ final class Reducer {
       }
     }
     dst.put(dstIdx + done, acc, 0, len);
+  }
+
+  private static void combineD(ReduceOp op, double[] acc, double[] x, int len) {
+    switch (op) {
+      case SUM, AVG -> {
+        for (int i = 0; i < len; i++) {
+          acc[i] += x[i];
+        }
+      }
+      case PROD -> {
+        for (int i = 0; i < len; i++) {
+          acc[i] *= x[i];
+        }
+      }
+      case MIN -> {
+        for (int i = 0; i < len; i++) {
+          acc[i] = Math.min(acc[i], x[i]);
+        }
+      }
+      case MAX -> {
+        for (int i = 0; i < len; i++) {
+          acc[i] = Math.max(acc[i], x[i]);
+        }
+      }
+      default -> throw new IllegalArgumentException(op.name());
+    }
   }
 
   private void i32(ReduceOp op, int n, Buffer[] srcs, int[] idx, int nsrc, IntBuffer dst, int dstIdx,
@@ -225,29 +230,7 @@ final class Reducer {
     ((LongBuffer) srcs[0]).get(idx[0] + done, acc, 0, len);
     for (int s = 1; s < nsrc; s++) {
       ((LongBuffer) srcs[s]).get(idx[s] + done, x, 0, len);
-      switch (op) {
-        case SUM, AVG -> {
-          for (int i = 0; i < len; i++) {
-            acc[i] += x[i];
-          }
-        }
-        case PROD -> {
-          for (int i = 0; i < len; i++) {
-            acc[i] *= x[i];
-          }
-        }
-        case MIN -> {
-          for (int i = 0; i < len; i++) {
-            acc[i] = Math.min(acc[i], x[i]);
-          }
-        }
-        case MAX -> {
-          for (int i = 0; i < len; i++) {
-            acc[i] = Math.max(acc[i], x[i]);
-          }
-        }
-        default -> throw new IllegalArgumentException(op.name());
-      }
+      combineL(op, acc, x, len);
     }
     if (op == ReduceOp.AVG) {
       for (int i = 0; i < len; i++) {
@@ -255,6 +238,32 @@ final class Reducer {
       }
     }
     dst.put(dstIdx + done, acc, 0, len);
+  }
+
+  private static void combineL(ReduceOp op, long[] acc, long[] x, int len) {
+    switch (op) {
+      case SUM, AVG -> {
+        for (int i = 0; i < len; i++) {
+          acc[i] += x[i];
+        }
+      }
+      case PROD -> {
+        for (int i = 0; i < len; i++) {
+          acc[i] *= x[i];
+        }
+      }
+      case MIN -> {
+        for (int i = 0; i < len; i++) {
+          acc[i] = Math.min(acc[i], x[i]);
+        }
+      }
+      case MAX -> {
+        for (int i = 0; i < len; i++) {
+          acc[i] = Math.max(acc[i], x[i]);
+        }
+      }
+      default -> throw new IllegalArgumentException(op.name());
+    }
   }
 
   /** 8-bit integers accumulate in int: wrapping to 8 bits at the end equals wrapping each step. */

@@ -33,4 +33,60 @@ class BackoffTest {
     assertEquals(Step.YIELD, b.step(5_000_000));
     assertEquals(Step.PARK, b.step(Backoff.YIELD_NANOS));
   }
+
+  /**
+   * Waits for another host: waits that keep outlasting their spin (the peer is not running, maybe
+   * on this very core) shrink the spin budget, waits met while spinning grow it back.
+   */
+  @Test
+  void remoteWaitsLearnTheirSpinBudget() {
+    Backoff b = new Backoff(1, 2);
+    b.expectRemote(8);
+    assertEquals(Step.YIELD, b.step(Backoff.REMOTE_SPIN_NANOS));
+    b.begin().pause(System.nanoTime() + 1_000_000_000L); // a wait met at once
+    b.remoteWaitDone();
+    assertEquals(Backoff.REMOTE_SPIN_NANOS, b.remoteBudget());
+    // A machine that now and then holds a peer up keeps the budget.
+    for (int i = 0; i < 3 * Backoff.REMOTE_SLOW_STREAK; i++) {
+      if (i % Backoff.REMOTE_SLOW_STREAK == 0) {
+        b.remoteWaitDone();
+      } else {
+        yieldOnce(b);
+        b.remoteWaitDone();
+      }
+    }
+    assertEquals(Backoff.REMOTE_SPIN_NANOS, b.remoteBudget());
+    // Peers that are never running when waited for: the budget shrinks to its least.
+    for (int i = 0; i < 8 * Backoff.REMOTE_SLOW_STREAK; i++) {
+      yieldOnce(b);
+      b.remoteWaitDone();
+    }
+    assertEquals(Backoff.REMOTE_MIN_SPIN_NANOS, b.remoteBudget());
+    b.expectRemote(8);
+    assertEquals(Step.YIELD, b.step(Backoff.REMOTE_MIN_SPIN_NANOS));
+    for (int i = 0; i < 20; i++) {
+      b.remoteWaitDone();
+    }
+    assertEquals(Backoff.REMOTE_SPIN_NANOS, b.remoteBudget());
+    b.expectRemote(1 << 20);
+    assertEquals(Step.YIELD, b.step(Backoff.REMOTE_LARGE_SPIN_NANOS));
+  }
+
+  /**
+   * Runs one wait of {@code b} past its spin budget: 64 looks after the budget (and a margin for a
+   * late first look) have passed, whatever the scheduler did meanwhile, so it yields at least once.
+   */
+  private static void yieldOnce(Backoff b) {
+    b.expectRemote(8);
+    b.begin();
+    long deadline = System.nanoTime() + 1_000_000_000L;
+    long t0 = System.nanoTime();
+    int looksAfterSpin = 0;
+    while (looksAfterSpin < 64) {
+      b.pause(deadline);
+      if (System.nanoTime() - t0 > b.remoteBudget() + 1_000_000) {
+        looksAfterSpin++;
+      }
+    }
+  }
 }

@@ -1,5 +1,6 @@
 package dev.gpucoll.core.host;
 
+import dev.gpucoll.core.buffers.HostBuffers;
 import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.Communicator;

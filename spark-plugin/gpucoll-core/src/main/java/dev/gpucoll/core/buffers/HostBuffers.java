@@ -1,4 +1,4 @@
-package dev.gpucoll.core.host;
+package dev.gpucoll.core.buffers;
 
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.DataType;
@@ -12,15 +12,16 @@ import java.nio.LongBuffer;
 import java.nio.ShortBuffer;
 
 /**
- * Turns user host buffers into typed NIO views indexed from 0 (the buffer's position), and copies
- * element ranges between views of the same type. Each {@link DataType} has one view class: float[]
+ * The one place that handles user host buffers, for every backend: typed NIO views indexed from 0
+ * (the buffer's position) and copies of element ranges between views of the same type (the host
+ * backend), and the raw bytes of a buffer in and out (the GPU backend's staging through the device). Each {@link DataType} has one view class: float[]
  * / FloatBuffer for FLOAT32, short[] for the 16-bit floats (raw bits), byte[] for the 8-bit
  * integers, and so on; a ByteBuffer serves every type (read in native byte order).
  */
-final class HostBuffers {
+public final class HostBuffers {
   private HostBuffers() {}
 
-  static Class<? extends Buffer> viewClass(DataType type) {
+  public static Class<? extends Buffer> viewClass(DataType type) {
     return switch (type) {
       case FLOAT32 -> FloatBuffer.class;
       case FLOAT64 -> DoubleBuffer.class;
@@ -35,7 +36,7 @@ final class HostBuffers {
    * The typed view of a user buffer, or a message saying why it cannot serve {@code type} (the
    * message is shown to the user, prefixed with the rank and collective).
    */
-  static Object view(CommBuffer buffer, DataType type, String role) {
+  public static Object view(CommBuffer buffer, DataType type, String role) {
     if (buffer == null) {
       return role + " buffer is null";
     }
@@ -57,7 +58,7 @@ final class HostBuffers {
   }
 
   /** A typed view of a native-order byte buffer, indexed from its position. */
-  static Buffer typedView(ByteBuffer b, DataType type) {
+  public static Buffer typedView(ByteBuffer b, DataType type) {
     ByteBuffer bytes = b.slice().order(ByteOrder.nativeOrder());
     return switch (type) {
       case FLOAT32 -> bytes.asFloatBuffer();
@@ -80,7 +81,7 @@ final class HostBuffers {
   }
 
   /** Copies {@code len} elements; both views have the same class. */
-  static void copy(Buffer dst, int dstIdx, Buffer src, int srcIdx, int len) {
+  public static void copy(Buffer dst, int dstIdx, Buffer src, int srcIdx, int len) {
     if (len == 0) {
       return;
     }
@@ -101,20 +102,69 @@ final class HostBuffers {
     }
   }
 
+  /** The first {@code bytes} bytes of a host buffer, in native order, as a fresh ByteBuffer. */
+  public static ByteBuffer bytes(CommBuffer.Host h, long bytes) {
+    ByteBuffer out = ByteBuffer.allocate(Math.toIntExact(bytes)).order(ByteOrder.nativeOrder());
+    Buffer b = h.nio().duplicate();
+    if (b instanceof ByteBuffer bb) {
+      out.put(bb.slice().limit((int) bytes));
+    } else if (b instanceof FloatBuffer f) {
+      out.asFloatBuffer().put(f.slice().limit((int) (bytes / 4)));
+    } else if (b instanceof DoubleBuffer d) {
+      out.asDoubleBuffer().put(d.slice().limit((int) (bytes / 8)));
+    } else if (b instanceof IntBuffer i) {
+      out.asIntBuffer().put(i.slice().limit((int) (bytes / 4)));
+    } else if (b instanceof LongBuffer l) {
+      out.asLongBuffer().put(l.slice().limit((int) (bytes / 8)));
+    } else if (b instanceof ShortBuffer s) {
+      out.asShortBuffer().put(s.slice().limit((int) (bytes / 2)));
+    } else {
+      throw new IllegalArgumentException("unsupported host buffer " + b.getClass().getName());
+    }
+    out.clear();
+    return out;
+  }
+
+  /** Writes {@code src} (native order, position to limit) into a host buffer from its position. */
+  public static void write(CommBuffer.Host h, ByteBuffer src) {
+    ByteBuffer s = src.duplicate().order(ByteOrder.nativeOrder());
+    Buffer b = h.nio().duplicate();
+    if (b instanceof ByteBuffer bb) {
+      bb.slice().put(s);
+    } else if (b instanceof FloatBuffer f) {
+      f.slice().put(s.asFloatBuffer());
+    } else if (b instanceof DoubleBuffer d) {
+      d.slice().put(s.asDoubleBuffer());
+    } else if (b instanceof IntBuffer i) {
+      i.slice().put(s.asIntBuffer());
+    } else if (b instanceof LongBuffer l) {
+      l.slice().put(s.asLongBuffer());
+    } else if (b instanceof ShortBuffer sh) {
+      sh.slice().put(s.asShortBuffer());
+    } else {
+      throw new IllegalArgumentException("unsupported host buffer " + b.getClass().getName());
+    }
+  }
+
   /** Typed views of one native-order byte buffer for every type, indexed from its position. */
-  static final class Views {
-    final ByteBuffer bytes;
+  public static final class Views {
+    private final ByteBuffer bytes;
     private final Buffer[] byType = new Buffer[DataType.values().length];
 
-    Views(ByteBuffer b) {
+    public Views(ByteBuffer b) {
       this.bytes = b.slice().order(ByteOrder.nativeOrder());
       for (DataType t : DataType.values()) {
         byType[t.ordinal()] = typedView(bytes, t);
       }
     }
 
-    Buffer of(DataType t) {
+    public Buffer of(DataType t) {
       return byType[t.ordinal()];
+    }
+
+    /** The bytes every view reads, native order, indexed from 0. */
+    public ByteBuffer bytes() {
+      return bytes;
     }
   }
 }
