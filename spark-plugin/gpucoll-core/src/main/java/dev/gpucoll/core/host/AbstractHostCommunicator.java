@@ -170,7 +170,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     long t0 = begin(c);
     try {
       PairCall call = new PairCall(send, recv, count, type, op, size);
-      String algo;
+      Algorithm algo;
       try {
         algo = runAllGather(Signature.loc(count, type, op), call.problem, call.send, call.gathered,
             call.gatherBytes(), DataType.UINT8);
@@ -181,7 +181,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       if (nan != null) {
         throw new CollectiveException(rank, c, nan);
       }
-      finish(c, algo, (long) call.gatherBytes() * size, t0);
+      finish(c, algo.id(), (long) call.gatherBytes() * size, t0);
     } catch (Throwable t) {
       throw failure(c, t);
     } finally {

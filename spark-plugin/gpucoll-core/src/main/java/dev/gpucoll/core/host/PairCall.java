@@ -7,6 +7,7 @@ import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.LocOp;
 import dev.gpucoll.api.PairType;
+import dev.gpucoll.core.buffers.HostBuffers;
 import dev.gpucoll.core.pairs.PairFold;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
