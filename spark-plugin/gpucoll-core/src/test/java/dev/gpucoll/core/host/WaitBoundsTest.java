@@ -26,16 +26,21 @@ class WaitBoundsTest {
       float[] v = new float[count];
       comm.allReduce(v, ReduceOp.SUM); // warm-up
       comm.barrier();
-      long t0 = System.nanoTime();
-      comm.allReduce(v, ReduceOp.SUM); // how long this machine takes for the whole call
-      long wholeMs = (System.nanoTime() - t0) / 1_000_000;
+      // How long this machine takes for the whole call: the fastest of three, so that a slow one (a
+      // loaded machine) cannot make the timeout below as long as the bounded call itself.
+      long wholeMs = Long.MAX_VALUE;
+      for (int i = 0; i < 3; i++) {
+        long t0 = System.nanoTime();
+        comm.allReduce(v, ReduceOp.SUM);
+        wholeMs = Math.min(wholeMs, (System.nanoTime() - t0) / 1_000_000);
+      }
       // A third of the whole call, so the bounded call must outlast its own timeout; at least 25 ms
       // so one chunk step (well under a millisecond) never comes near it.
       long timeoutMs = Math.max(25, wholeMs / 3);
       java.util.Arrays.fill(v, comm.rank() + 1);
       comm.barrier();
       CallBounds.bind(Duration.ofMillis(timeoutMs), null); // forming the group took longer
-      t0 = System.nanoTime();
+      long t0 = System.nanoTime();
       try {
         comm.allReduce(v, ReduceOp.SUM);
       } finally {
