@@ -66,6 +66,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   private final AtomicBoolean released = new AtomicBoolean();
   /** Set when the group can no longer run collectives (timeout, a peer gone); then every call fails. */
   protected volatile String brokenReason;
+  /** The caller's calls on this communicator so far, this one included: what errors name (not protocol steps). */
+  private long calls;
   /** True while a group() body records its batch (only the calling thread reads it). */
   private boolean recording;
 
@@ -437,6 +439,11 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
    * without touching any state, while another thread is inside a call; fails on a closed or broken
    * communicator.
    */
+  /** "call N", the caller's Nth call on this communicator (collectives, group, split): how errors name the call. */
+  final String callLabel() {
+    return "call " + calls;
+  }
+
   final long begin(Collective c) {
     if (recording) {
       throw new CollectiveException(rank, c, "called on the communicator inside group(): record the call on the"
@@ -454,6 +461,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       exit();
       throw new CollectiveException(rank, c, "the communicator is closed");
     }
+    calls++;
     String broken = brokenReason;
     if (broken != null) {
       exit();

@@ -561,7 +561,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
     for (int p = 0; p < size; p++) {
       int off = seg.headerOff(p, h);
       if ((long) ShmSegment.LONGS.getAcquire(buf, off) != e) {
-        waitFlag(c, p, e, off, "step header");
+        waitFlag(c, p, e, off, "header");
       }
       hSig[p] = buf.getLong(off + 8);
       hCount[p] = buf.getLong(off + 16);
@@ -584,7 +584,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
       String why = seg.reason(abortedBy);
       markBroken("rank " + abortedBy + " gave up on the group: " + why);
       throw new CollectiveException(rank, c, "rank " + abortedBy + " gave up on the group (" + why
-          + ") before this rank completed step " + e + "; the group is unusable");
+          + ") before this rank completed its " + callLabel() + " on this communicator; the group is unusable");
     }
   }
 
@@ -631,7 +631,7 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
   private HostBuffers.Views peerPayload(Collective c, int p, long e, int off, int len) {
     if (off + len > hBytes[p]) {
       throw new CollectiveException(rank, c, "rank " + p + " published " + hBytes[p]
-          + " payload bytes in step " + e + ", this rank needs " + (off + len));
+          + " payload bytes in " + callLabel() + ", this rank needs " + (off + len));
     }
     int h = half(e);
     if (hMode[p] == MODE_BULK) {
@@ -667,17 +667,17 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
         return;
       }
       if (v > e) {
-        fail(c, new CollectiveException(rank, c, "rank " + p + " is at step " + v + ", ahead of step " + e
+        fail(c, new CollectiveException(rank, c, "rank " + p + " has gone on to a later call than this rank's " + callLabel()
             + ": the ranks' call sequences diverged"));
       }
       if (b.slowCheckDue()) {
         if (isClosed()) {
           fail(c, new CollectiveException(rank, c, "the communicator was closed while this rank waited for rank "
-              + p + " in step " + e));
+              + p + " in " + callLabel()));
         }
         String cancelled = bounds.cancellation();
         if (cancelled != null) {
-          fail(c, new CollectiveException(rank, c, "cancelled while waiting for rank " + p + " in step " + e
+          fail(c, new CollectiveException(rank, c, "cancelled while waiting for rank " + p + " in " + callLabel()
               + ": " + cancelled));
         }
         if (p != rank) {
@@ -687,22 +687,22 @@ final class HostShmCommunicator extends AbstractHostCommunicator {
             int by = seg.abortedBy();
             if (by >= 0 && by != p) {
               fail(c, new CollectiveException(rank, c, "rank " + by + " gave up on the group (" + seg.reason(by)
-                  + ") while this rank waited for the " + what + " of rank " + p + " in step " + e));
+                  + ") while this rank waited for the " + what + " of rank " + p + " in " + callLabel()));
             }
             String what2 = state == ShmSegment.STATE_CLOSED ? "closed its communicator" : "gave up";
             fail(c, new CollectiveException(rank, c, "rank " + p + " " + what2 + " while this rank waited for its "
-                + what + " of step " + e + ": " + seg.reason(p)));
+                + what + " in " + callLabel() + ": " + seg.reason(p)));
           }
           String dead = deadProcess(p);
           if (dead != null && (long) ShmSegment.LONGS.getAcquire(buf, off) != e) {
             fail(c, new CollectiveTimeoutException(rank, c, List.of(p), "rank " + p + " is gone: " + dead
-                + " while this rank waited for its " + what + " of step " + e));
+                + " while this rank waited for its " + what + " in " + callLabel()));
           }
         }
       }
       if (!b.pause(deadline)) {
         fail(c, new CollectiveTimeoutException(rank, c, List.of(p), "rank " + p + " did not arrive within "
-            + Durations.format(bounds.timeout()) + " (waited for its " + what + " of step " + e + ")"));
+            + Durations.format(bounds.timeout()) + " (waited for its " + what + " in " + callLabel() + ")"));
       }
     }
   }

@@ -43,6 +43,10 @@ class GroupFailureTest {
         && results.get(0).contains("rank 1 did not arrive"), results.get(0));
     assertTrue(results.get(1).contains("rank 0 gave up on the group") && results.get(1).contains("unusable"),
         results.get(1));
+    // Errors name the caller's call on the communicator (its first here), never an internal protocol step.
+    for (String r : results) {
+      assertTrue(r.contains("call 1") && !r.contains("step"), r);
+    }
   }
 
   /**
