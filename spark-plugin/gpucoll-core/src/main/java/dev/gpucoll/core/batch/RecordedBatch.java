@@ -22,15 +22,25 @@ public final class RecordedBatch implements CollectiveBatch {
       ReduceOp op, int root) {
     /** Elements this call reads from send in a group of {@code size}. */
     public long sendCount(int size) {
-      return switch (collective) {
+      return sendCount(collective, count, size);
+    }
+
+    /** Elements this call writes to recv in a group of {@code size}. */
+    public long recvCount(int size) {
+      return recvCount(collective, count, size);
+    }
+
+    /** Elements a recordable collective of per-rank {@code count} reads from send in a group of {@code size}. */
+    public static long sendCount(Collective c, long count, int size) {
+      return switch (c) {
         case REDUCE_SCATTER, ALL_TO_ALL -> count * size;
         default -> count;
       };
     }
 
-    /** Elements this call writes to recv in a group of {@code size}. */
-    public long recvCount(int size) {
-      return switch (collective) {
+    /** Elements a recordable collective of per-rank {@code count} writes to recv in a group of {@code size}. */
+    public static long recvCount(Collective c, long count, int size) {
+      return switch (c) {
         case ALL_GATHER, ALL_TO_ALL -> count * size;
         default -> count;
       };

@@ -195,11 +195,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final void allReduce(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {
     Collective c = Collective.ALL_REDUCE;
     call(c, type, count, a -> {
-      a.op(op);
-      Buffer s = a.buffer(send, "send", count);
-      Buffer r = a.buffer(recv, "recv", count);
-      a.reported = count;
-      return runAllReduce(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type, op);
+      a.recordable(c, send, recv, op, -1);
+      return runAllReduce(Signature.of(c, count, type, op, -1), a.problem, a.send, a.recv, a.count(), type, op);
     });
   }
 
@@ -207,10 +204,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final void allGather(CommBuffer send, CommBuffer recv, long count, DataType type) {
     Collective c = Collective.ALL_GATHER;
     call(c, type, count, a -> {
-      Buffer s = a.buffer(send, "send", count);
-      Buffer r = a.buffer(recv, "recv", count * size);
-      a.reported = count * size;
-      return runAllGather(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
+      a.recordable(c, send, recv, null, -1);
+      return runAllGather(Signature.of(c, count, type, null, -1), a.problem, a.send, a.recv, a.count(), type);
     });
   }
 
@@ -218,11 +213,9 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final void reduceScatter(CommBuffer send, CommBuffer recv, long count, DataType type, ReduceOp op) {
     Collective c = Collective.REDUCE_SCATTER;
     call(c, type, count, a -> {
-      a.op(op);
-      Buffer s = a.buffer(send, "send", count * size);
-      Buffer r = a.buffer(recv, "recv", count);
-      a.reported = count * size;
-      return runReduceScatter(Signature.of(c, count, type, op, -1), a.problem, s, r, a.count(), type, op);
+      a.recordable(c, send, recv, op, -1);
+      return runReduceScatter(Signature.of(c, count, type, op, -1), a.problem, a.send, a.recv, a.count(), type,
+          op);
     });
   }
 
@@ -230,10 +223,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final void allToAll(CommBuffer send, CommBuffer recv, long count, DataType type) {
     Collective c = Collective.ALL_TO_ALL;
     call(c, type, count, a -> {
-      Buffer s = a.buffer(send, "send", count * size);
-      Buffer r = a.buffer(recv, "recv", count * size);
-      a.reported = count * size;
-      return runAllToAll(Signature.of(c, count, type, null, -1), a.problem, s, r, a.count(), type);
+      a.recordable(c, send, recv, null, -1);
+      return runAllToAll(Signature.of(c, count, type, null, -1), a.problem, a.send, a.recv, a.count(), type);
     });
   }
 
@@ -262,13 +253,9 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final void broadcast(CommBuffer send, CommBuffer recv, long count, DataType type, int root) {
     Collective c = Collective.BROADCAST;
     call(c, type, count, a -> {
-      if (root < 0 || root >= size) {
-        a.fail("root " + root + " is not a rank of this group of " + size);
-      }
-      Buffer s = rank == root ? a.buffer(send, "send", count) : null;
-      Buffer r = a.buffer(recv, "recv", count);
-      a.reported = count;
-      return runBroadcast(Signature.of(c, count, type, null, root), a.problem, s, r, a.count(), type, root);
+      a.recordable(c, send, recv, null, root);
+      return runBroadcast(Signature.of(c, count, type, null, root), a.problem, a.send, a.recv, a.count(), type,
+          root);
     });
   }
 
@@ -328,18 +315,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
 
   /** Why this rank's arguments for a recorded call are refused (its method's own checks), or null. */
   private String argumentProblem(RecordedBatch.Call call) {
-    Collective c = call.collective();
     Args a = new Args(call.type(), call.count());
-    if (c == Collective.ALL_REDUCE || c == Collective.REDUCE_SCATTER) {
-      a.op(call.op());
-    }
-    if (c == Collective.BROADCAST && (call.root() < 0 || call.root() >= size)) {
-      a.fail("root " + call.root() + " is not a rank of this group of " + size);
-    }
-    if (c != Collective.BROADCAST || rank == call.root()) {
-      a.buffer(call.send(), "send", call.sendCount(size));
-    }
-    a.buffer(call.recv(), "recv", call.recvCount(size));
+    a.recordable(call.collective(), call.send(), call.recv(), call.op(), call.root());
     return a.problem;
   }
 
@@ -545,6 +522,9 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     String problem;
     /** Elements the call reports to the listeners (their bytes: {@link #bytes}). */
     long reported;
+    /** The checked views of a recordable call's buffers ({@link #recordable}); null after a problem. */
+    Buffer send;
+    Buffer recv;
 
     Args(DataType type, long count) {
       this.type = type;
@@ -573,6 +553,26 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       if (op == null) {
         fail("reduction op is null");
       }
+    }
+
+    /**
+     * The checks of a call that group() can record, in one place for its own method and for a
+     * batch's check: the op of a reduction, the root of a broadcast, then each buffer against the
+     * elements the collective reads and writes here ({@link RecordedBatch.Call#sendCount}); sets
+     * {@link #send}, {@link #recv} and what the call reports.
+     */
+    void recordable(Collective c, CommBuffer sendBuffer, CommBuffer recvBuffer, ReduceOp op, int root) {
+      if (c == Collective.ALL_REDUCE || c == Collective.REDUCE_SCATTER) {
+        op(op);
+      }
+      if (c == Collective.BROADCAST && (root < 0 || root >= size)) {
+        fail("root " + root + " is not a rank of this group of " + size);
+      }
+      long sendElems = RecordedBatch.Call.sendCount(c, count, size);
+      long recvElems = RecordedBatch.Call.recvCount(c, count, size);
+      send = c != Collective.BROADCAST || rank == root ? buffer(sendBuffer, "send", sendElems) : null;
+      recv = buffer(recvBuffer, "recv", recvElems);
+      reported = Math.max(sendElems, recvElems);
     }
 
     int count() {
