@@ -6,13 +6,10 @@ import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ProcessGrid;
 import dev.gpucoll.examples.ExampleSpark;
 import dev.gpucoll.examples.linalg.Factorizations.Config;
-import dev.gpucoll.spark.GpuCollectives;
 import java.io.Serializable;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.IntStream;
 import org.apache.spark.api.java.JavaSparkContext;
 
 /**
@@ -38,7 +35,7 @@ public final class DistributedCholesky {
 
   /** One rank's part of L (on and below the diagonal; above it, what was there) and its times. */
   public record Result(int rank, int p, int q, double[] local, long factorNanos, long commNanos, String backend,
-      String kernels) implements Serializable {}
+      String kernels) implements Serializable, Factorizations.RankTimes {}
 
   public static Result factorRank(Communicator comm, Config c) {
     BlockCyclicLayout lay = c.layout();
@@ -129,12 +126,9 @@ public final class DistributedCholesky {
 
   public static List<Result> runDistributed(JavaSparkContext jsc, Config c) {
     c.layout(); // bad sizes fail here, on the driver, before any task starts
-    List<Result> out = new ArrayList<>(GpuCollectives.barrierMapPartitions(
-        jsc.parallelize(IntStream.range(0, c.ranks()).boxed().toList(), c.ranks()),
-        (comm, rows) -> List.of(factorRank(comm, c)).iterator()).collect());
-    out.sort((x, y) -> Integer.compare(x.rank(), y.rank()));
-    return out;
+    return Factorizations.onRanks(jsc, c.ranks(), (comm, rows) -> List.of(factorRank(comm, c)).iterator());
   }
+
 
   /** The distributed factor against the one-process factorization of the same matrix. */
   public record Check(double residual, double referenceResidual, double maxFactorDifference) {
@@ -166,23 +160,12 @@ public final class DistributedCholesky {
     System.out.println("Cholesky of a symmetric positive definite " + c.n() + " x " + c.n() + " matrix in " + lay.nb()
         + " x " + lay.nb() + " blocks on a " + lay.gridRows() + " x " + lay.gridCols() + " process grid"
         + (c.defectColumn() >= 0 ? " (diagonal " + c.defectColumn() + " negative: not positive definite)" : ""));
-    List<Result> ranks;
-    try (JavaSparkContext jsc = ExampleSpark.start("gpucoll-example-cholesky", o.get("master"), c.ranks())) {
-      ranks = runDistributed(jsc, c);
-      System.out.println("Path report: " + ExampleSpark.lastPathReport());
-    }
-    for (Result r : ranks) {
-      System.out.println("rank " + r.rank() + " = grid (" + r.p() + "," + r.q() + "), " + r.backend()
-          + ", " + r.kernels() + ": factorization " + ExampleSpark.ms(r.factorNanos()) + ", of it in collectives "
-          + ExampleSpark.ms(r.commNanos()));
-    }
+    List<Result> ranks = Factorizations.runExample("gpucoll-example-cholesky", o.get("master"), c.ranks(),
+        jsc -> runDistributed(jsc, c));
     Check check = check(c, ranks);
     System.out.printf("scaled residual ||A - LL^T||/(||A|| n eps) = %.3f (one process: %.3f; limit %.0f);"
         + " largest difference from the one-process L %.1e%n", check.residual(), check.referenceResidual(),
         Factorizations.RESIDUAL_LIMIT, check.maxFactorDifference());
-    System.out.println(check.passes() ? "CHECK OK" : "CHECK FAILED");
-    if (!check.passes()) {
-      System.exit(1);
-    }
+    Factorizations.exitOnFailure(check.passes());
   }
 }

@@ -9,15 +9,12 @@ import dev.gpucoll.api.ProcessGrid;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.examples.ExampleSpark;
 import dev.gpucoll.examples.linalg.Factorizations.Config;
-import dev.gpucoll.spark.GpuCollectives;
 import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.IntStream;
 import org.apache.spark.api.java.JavaSparkContext;
 
 /**
@@ -46,7 +43,7 @@ public final class DistributedLu {
 
   /** One rank's part of the factors, the pivots (every rank has all of them) and its times. */
   public record Result(int rank, int p, int q, double[] local, int[] pivots, long factorNanos, long commNanos,
-      String backend, String kernels) implements Serializable {}
+      String backend, String kernels) implements Serializable, Factorizations.RankTimes {}
 
   // The panel broadcast's trailer: status code (0: none), column and row of the first problem.
   private static final int SINGULAR = 1;
@@ -263,12 +260,9 @@ public final class DistributedLu {
 
   public static List<Result> runDistributed(JavaSparkContext jsc, Config c) {
     c.layout(); // bad sizes fail here, on the driver, before any task starts
-    List<Result> out = new ArrayList<>(GpuCollectives.barrierMapPartitions(
-        jsc.parallelize(IntStream.range(0, c.ranks()).boxed().toList(), c.ranks()),
-        (comm, rows) -> List.of(factorRank(comm, c)).iterator()).collect());
-    out.sort((x, y) -> Integer.compare(x.rank(), y.rank()));
-    return out;
+    return Factorizations.onRanks(jsc, c.ranks(), (comm, rows) -> List.of(factorRank(comm, c)).iterator());
   }
+
 
   /** The distributed factors against the one-process factorization of the same matrix. */
   public record Check(double residual, double referenceResidual, boolean samePivots, double maxFactorDifference,
@@ -306,24 +300,13 @@ public final class DistributedLu {
     System.out.println("LU with partial pivoting of a " + c.n() + " x " + c.n() + " matrix in " + lay.nb() + " x "
         + lay.nb() + " blocks on a " + lay.gridRows() + " x " + lay.gridCols() + " process grid"
         + (c.defectColumn() >= 0 ? " (column " + c.defectColumn() + " zero: singular)" : ""));
-    List<Result> ranks;
-    try (JavaSparkContext jsc = ExampleSpark.start("gpucoll-example-lu", o.get("master"), c.ranks())) {
-      ranks = runDistributed(jsc, c);
-      System.out.println("Path report: " + ExampleSpark.lastPathReport());
-    }
-    for (Result r : ranks) {
-      System.out.println("rank " + r.rank() + " = grid (" + r.p() + "," + r.q() + "), " + r.backend()
-          + ", " + r.kernels() + ": factorization " + ExampleSpark.ms(r.factorNanos()) + ", of it in collectives "
-          + ExampleSpark.ms(r.commNanos()));
-    }
+    List<Result> ranks = Factorizations.runExample("gpucoll-example-lu", o.get("master"), c.ranks(),
+        jsc -> runDistributed(jsc, c));
     Check check = check(c, ranks);
     System.out.printf("scaled residual ||PA - LU||/(||A|| n eps) = %.3f (one process: %.3f; limit %.0f);"
         + " pivots %s the one-process ones; largest factor difference %.1e%n", check.residual(),
         check.referenceResidual(), Factorizations.RESIDUAL_LIMIT, check.samePivots() ? "equal" : "DIFFER from",
         check.maxFactorDifference());
-    System.out.println(check.passes() ? "CHECK OK" : "CHECK FAILED");
-    if (!check.passes()) {
-      System.exit(1);
-    }
+    Factorizations.exitOnFailure(check.passes());
   }
 }

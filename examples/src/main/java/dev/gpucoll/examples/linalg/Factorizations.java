@@ -1,7 +1,16 @@
 package dev.gpucoll.examples.linalg;
 
+import dev.gpucoll.examples.ExampleSpark;
+import dev.gpucoll.spark.BarrierPartitionFunction;
+import dev.gpucoll.spark.GpuCollectives;
 import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.SplittableRandom;
+import java.util.function.Function;
+import java.util.stream.IntStream;
+import org.apache.spark.api.java.JavaSparkContext;
 
 /**
  * What the distributed LU and Cholesky examples share: their problem (size, block, seed, and a
@@ -10,6 +19,61 @@ import java.util.SplittableRandom;
  * residuals ‖PA − LU‖₁ / (‖A‖₁·n·ε) and ‖A − LLᵀ‖₁ / (‖A‖₁·n·ε) (LAPACK's test ratios; below 10 passes).
  */
 public final class Factorizations {
+  /** What every rank of a factorization reports besides its part of the factors. */
+  public interface RankTimes {
+    int rank();
+
+    int p();
+
+    int q();
+
+    long factorNanos();
+
+    long commNanos();
+
+    String backend();
+
+    String kernels();
+  }
+
+  /**
+   * One barrier stage of {@code ranks} tasks running {@code rank} on each (bad sizes fail before, on
+   * the driver, where the caller checks its Config); the ranks' results in rank order.
+   */
+  static <R extends RankTimes> List<R> onRanks(JavaSparkContext jsc, int ranks, BarrierPartitionFunction<Integer, R> rank) {
+    List<R> out = new ArrayList<>(GpuCollectives.barrierMapPartitions(
+        jsc.parallelize(IntStream.range(0, ranks).boxed().toList(), ranks), rank).collect());
+    out.sort(Comparator.comparingInt(RankTimes::rank));
+    return out;
+  }
+
+  /**
+   * An example's run: its Spark context ({@code master}, or a local-cluster), the factorization on
+   * {@code ranks} ranks, the path report, and each rank's grid position, backend, kernels and times.
+   */
+  static <R extends RankTimes> List<R> runExample(String app, String master, int ranks,
+      Function<JavaSparkContext, List<R>> factorization) {
+    List<R> out;
+    try (JavaSparkContext jsc = ExampleSpark.start(app, master, ranks)) {
+      out = factorization.apply(jsc);
+      System.out.println("Path report: " + ExampleSpark.lastPathReport());
+    }
+    for (R r : out) {
+      System.out.println("rank " + r.rank() + " = grid (" + r.p() + "," + r.q() + "), " + r.backend()
+          + ", " + r.kernels() + ": factorization " + ExampleSpark.ms(r.factorNanos()) + ", of it in collectives "
+          + ExampleSpark.ms(r.commNanos()));
+    }
+    return out;
+  }
+
+  /** The example's verdict line; a failed check ends the JVM with status 1. */
+  static void exitOnFailure(boolean passes) {
+    System.out.println(passes ? "CHECK OK" : "CHECK FAILED");
+    if (!passes) {
+      System.exit(1);
+    }
+  }
+
   public static final double RESIDUAL_LIMIT = 10;
   static final double EPS = Math.ulp(1.0) / 2; // unit roundoff, LAPACK's dlamch('E')
 
