@@ -167,7 +167,7 @@ final class HostRoute {
       case RELAY -> {
         why.add("group spans hosts " + List.of(hostNames) + ": no shared memory reaches every rank");
         why.add("data moves through the rendezvous (" + rendezvousKind + ") in rounds of "
-            + HostRelayCommunicator.CHUNK_BYTES + " bytes per rank: correct but slow");
+            + RelaySteps.CHUNK_BYTES + " bytes per rank: correct but slow");
       }
       case UCX -> {
         why.add(ranks + " ranks on " + hostRanks.length + " hosts " + Arrays.toString(hostNames)

@@ -1,0 +1,373 @@
+package dev.gpucoll.core.host;
+
+import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CollectiveMismatchException;
+import dev.gpucoll.api.CollectiveTimeoutException;
+import dev.gpucoll.api.DataType;
+import dev.gpucoll.core.Algorithm;
+import dev.gpucoll.core.buffers.HostBuffers;
+import dev.gpucoll.core.config.Durations;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Steps over one shared-memory segment, with the barrier-free protocol of the GPU kernels.
+ *
+ * <p>Step e uses the half (e & 1) of each rank's block. In a step each rank publishes its payload
+ * and a header (signature, status) flagged with e, then reads what it needs from every peer.
+ * Because each step reads every peer's header, seeing a peer's step-e flag proves that peer
+ * finished step e-1, and so finished reading the half that step e+1 will overwrite: no barrier is
+ * ever needed (epoch double-buffering).
+ *
+ * <p>Payloads move in one of two modes, as {@link HostRoute#llStep} decides by size: LL slots (16
+ * bytes: 8 B data, then an 8 B flag = epoch; the reader waits per slot, so it can consume while
+ * the writer still writes), and bulk copies published by the header flag. The GPU kernels write an
+ * LL slot with one 16-byte store; Java has no 16-byte atomic store, so the data is stored first
+ * and the flag after it with release ordering, and the reader loads the flag with acquire ordering
+ * before the data.
+ */
+final class ShmSteps extends Steps {
+  private static final int MODE_LL = 0;
+  private static final int MODE_BULK = 1;
+  private static final int STATUS_OK = 0;
+  private static final int STATUS_ERROR = 1;
+  private static final int ERROR_TEXT_MAX = ShmSegment.HEADER_BYTES - 48;
+  /** How often a waiting rank asks whether the peer's process still exists (a /proc read). */
+  private static final long LIVENESS_CHECK_NANOS = 50_000_000;
+
+  private final AbstractHostCommunicator owner;
+  private final ShmSegment seg;
+  private final ByteBuffer buf;
+  private final HostRoute route;
+  private final Backoff backoff;
+  private final HostBuffers.Views segViews;
+  private final HostBuffers.Views stageOut;
+  private final HostBuffers.Views[] stageIn;
+  private long epoch;
+  /** The opened step's payload bytes and mode. */
+  private int bytes;
+  private boolean llMode;
+
+  /** Peers' processes, looked up on the first wait for each; null: same process or not visible. */
+  private final ProcessHandle[] peerProcess;
+  private final boolean[] peerLookedUp;
+  private long nextLivenessCheck;
+
+  // Peer headers of the current step.
+  private final long[] hSig;
+  private final long[] hCount;
+  private final int[] hStatus;
+  private final int[] hMode;
+  private final int[] hBytes;
+
+  ShmSteps(AbstractHostCommunicator owner, ShmSegment seg, HostRoute route) {
+    super(owner.rank, seg.ranks);
+    this.owner = owner;
+    this.seg = seg;
+    this.buf = seg.buf;
+    this.route = route;
+    // Every rank of a segment is on this host.
+    this.backoff = new Backoff(seg.ranks, Backoff.hostCores());
+    this.segViews = new HostBuffers.Views(buf.duplicate());
+    this.stageOut = new HostBuffers.Views(ByteBuffer.allocateDirect(seg.llBytes + 8));
+    this.stageIn = new HostBuffers.Views[ranks];
+    for (int p = 0; p < ranks; p++) {
+      stageIn[p] = new HostBuffers.Views(ByteBuffer.allocateDirect(seg.llBytes + 8));
+    }
+    hSig = new long[ranks];
+    hCount = new long[ranks];
+    hStatus = new int[ranks];
+    hMode = new int[ranks];
+    hBytes = new int[ranks];
+    peerProcess = new ProcessHandle[ranks];
+    peerLookedUp = new boolean[ranks];
+  }
+
+  boolean oversubscribed() {
+    return backoff.oversubscribed();
+  }
+
+  @Override
+  int maxPayload() {
+    return seg.bulkBytes;
+  }
+
+  @Override
+  HostBuffers.Views open(int payloadBytes) {
+    epoch++;
+    bytes = payloadBytes;
+    llMode = route.llStep(payloadBytes);
+    base = llMode ? 0 : seg.bulkOff(rank, half(epoch));
+    return llMode ? stageOut : segViews;
+  }
+
+  @Override
+  void exchange(Collective c, Signature sig) {
+    commit(sig, null);
+    awaitHeaders(c, sig, null);
+  }
+
+  @Override
+  Algorithm refuse(Collective c, Signature sig, String problem) {
+    open(0);
+    commit(sig, problem);
+    awaitHeaders(c, sig, problem);
+    throw new IllegalStateException("unreachable: awaitHeaders must throw for a problem");
+  }
+
+  @Override
+  List<byte[]> allGatherBytes(Signature sig, byte[] payload) {
+    if (payload.length > seg.bulkBytes) {
+      throw new CollectiveException(rank, null, "setup payload of " + payload.length + " bytes is too big");
+    }
+    ByteBuffer out = (ByteBuffer) open(payload.length).of(DataType.INT8);
+    out.put(base, payload);
+    exchange(null, sig);
+    List<byte[]> result = new ArrayList<>(ranks);
+    for (int p = 0; p < ranks; p++) {
+      ByteBuffer in = (ByteBuffer) peer(null, p, 0, hBytes[p]).of(DataType.INT8);
+      byte[] b = new byte[hBytes[p]];
+      in.get(base, b);
+      result.add(b);
+    }
+    return result;
+  }
+
+  private static int half(long e) {
+    return (int) (e & 1);
+  }
+
+  /**
+   * Publishes the opened step. Bulk mode: the payload is already in the bulk region and the
+   * header's flag, stored last with release ordering, publishes both. LL mode: the header goes
+   * first, then each 8-byte word of the staged payload with its own flag.
+   */
+  private void commit(Signature sig, String problem) {
+    long e = epoch;
+    int h = half(e);
+    int off = seg.headerOff(rank, h);
+    // Header: flag, signature word, count, meta (payload bytes, status, mode), error text.
+    buf.putLong(off + 8, sig.packed());
+    buf.putLong(off + 16, sig.count());
+    buf.putLong(off + 24, ((long) bytes << 32) | ((problem == null ? STATUS_OK : STATUS_ERROR) << 1)
+        | (llMode ? MODE_LL : MODE_BULK));
+    if (problem != null) {
+      byte[] text = ShmSegment.truncate(problem, ERROR_TEXT_MAX);
+      buf.putInt(off + 44, text.length);
+      buf.put(off + 48, text);
+    }
+    ShmSegment.LONGS.setRelease(buf, off, e);
+    backoff.expectBytes(bytes);
+    if (llMode && bytes > 0) {
+      ByteBuffer staged = stageOut.bytes();
+      int slot = seg.llOff(rank, h);
+      int words = (bytes + 7) >>> 3;
+      for (int w = 0; w < words; w++, slot += 16) {
+        buf.putLong(slot, staged.getLong(w << 3));
+        ShmSegment.LONGS.setRelease(buf, slot + 8, e);
+      }
+    }
+  }
+
+  /**
+   * Waits for every rank's header of this step, then fails alike on every rank if any rank
+   * published a problem or a different signature.
+   */
+  private void awaitHeaders(Collective c, Signature sig, String ownProblem) {
+    long e = epoch;
+    int h = half(e);
+    boolean trouble = ownProblem != null;
+    long sigWord = sig.packed();
+    long sigCount = sig.count();
+    for (int p = 0; p < ranks; p++) {
+      int off = seg.headerOff(p, h);
+      if ((long) ShmSegment.LONGS.getAcquire(buf, off) != e) {
+        waitFlag(c, p, off, "header");
+      }
+      hSig[p] = buf.getLong(off + 8);
+      hCount[p] = buf.getLong(off + 16);
+      long meta = buf.getLong(off + 24);
+      hBytes[p] = (int) (meta >>> 32);
+      hStatus[p] = (int) (meta >>> 1) & 1;
+      hMode[p] = (int) meta & 1;
+      trouble |= hStatus[p] != STATUS_OK || hSig[p] != sigWord || hCount[p] != sigCount;
+    }
+    if (trouble) {
+      reportTrouble(c, ownProblem);
+    }
+    // This rank's step flag is published; a rank that gave up marked the group before it stopped
+    // waiting, so a rank arriving after that fails here instead of completing a step its peers
+    // abandoned (the fence keeps the load after the flag store; only an arrival at the very
+    // instant of giving up can still complete).
+    VarHandle.fullFence();
+    int abortedBy = seg.abortedBy();
+    if (abortedBy >= 0) {
+      String why = seg.reason(abortedBy);
+      owner.markBroken("rank " + abortedBy + " gave up on the group: " + why);
+      throw new CollectiveException(rank, c, "rank " + abortedBy + " gave up on the group (" + why
+          + ") before this rank completed its " + owner.callLabel() + " on this communicator; the group is unusable");
+    }
+  }
+
+  private void reportTrouble(Collective c, String ownProblem) {
+    if (ownProblem != null) {
+      throw new CollectiveException(rank, c, ownProblem);
+    }
+    int h = half(epoch);
+    List<String> errors = new ArrayList<>();
+    for (int p = 0; p < ranks; p++) {
+      if (hStatus[p] != STATUS_OK) {
+        int off = seg.headerOff(p, h);
+        int len = Math.max(0, Math.min(ERROR_TEXT_MAX, buf.getInt(off + 44)));
+        byte[] text = new byte[len];
+        buf.get(off + 48, text);
+        errors.add("rank " + p + " rejected its call: " + new String(text, StandardCharsets.UTF_8));
+      }
+    }
+    if (!errors.isEmpty()) {
+      throw new CollectiveException(rank, c, String.join("; ", errors));
+    }
+    Signature first = Signature.unpack(hSig[0], hCount[0]);
+    for (int p = 1; p < ranks; p++) {
+      Signature other = Signature.unpack(hSig[p], hCount[p]);
+      if (!other.equals(first)) {
+        throw new CollectiveMismatchException(rank, c, "ranks called different collectives: rank 0 called "
+            + first.describe() + " but rank " + p + " called " + other.describe());
+      }
+    }
+  }
+
+  /** LL payloads are unpacked into p's stage, waiting for each slot's flag. */
+  @Override
+  HostBuffers.Views peer(Collective c, int p, int off, int len) {
+    if (off + len > hBytes[p]) {
+      throw new CollectiveException(rank, c, "rank " + p + " published " + hBytes[p]
+          + " payload bytes in " + owner.callLabel() + ", this rank needs " + (off + len));
+    }
+    long e = epoch;
+    int h = half(e);
+    if (hMode[p] == MODE_BULK) {
+      base = seg.bulkOff(p, h);
+      return segViews;
+    }
+    ByteBuffer stage = stageIn[p].bytes();
+    int first = off >>> 3;
+    int end = (off + len + 7) >>> 3;
+    int slot = seg.llOff(p, h) + first * 16;
+    for (int w = first; w < end; w++, slot += 16) {
+      if ((long) ShmSegment.LONGS.getAcquire(buf, slot + 8) != e) {
+        waitFlag(c, p, slot + 8, "LL slot " + w);
+      }
+      stage.putLong(w << 3, buf.getLong(slot));
+    }
+    base = 0;
+    return stageIn[p];
+  }
+
+  /**
+   * Waits until the flag at {@code off} holds this step's epoch, or fails naming rank p. The
+   * timeout runs from the start of this wait: it bounds the time without progress, so a long call
+   * whose peers keep arriving never times out. A cancellation of the call ends the wait at the
+   * next slow check.
+   */
+  private void waitFlag(Collective c, int p, int off, String what) {
+    long e = epoch;
+    var bounds = owner.bounds;
+    Backoff b = backoff.begin();
+    long deadline = System.nanoTime() + bounds.timeoutNanos();
+    while (true) {
+      long v = (long) ShmSegment.LONGS.getAcquire(buf, off);
+      if (v == e) {
+        return;
+      }
+      if (v > e) {
+        fail(new CollectiveException(rank, c, "rank " + p + " has gone on to a later call than this rank's "
+            + owner.callLabel() + ": the ranks' call sequences diverged"));
+      }
+      if (b.slowCheckDue()) {
+        if (owner.isClosed()) {
+          fail(new CollectiveException(rank, c, "the communicator was closed while this rank waited for rank "
+              + p + " in " + owner.callLabel()));
+        }
+        String cancelled = bounds.cancellation();
+        if (cancelled != null) {
+          fail(new CollectiveException(rank, c, "cancelled while waiting for rank " + p + " in "
+              + owner.callLabel() + ": " + cancelled));
+        }
+        if (p != rank) {
+          long state = seg.state(p);
+          if (state != ShmSegment.STATE_ALIVE && (long) ShmSegment.LONGS.getAcquire(buf, off) != e) {
+            // A peer that stopped after another rank gave up on the group: name the first cause.
+            int by = seg.abortedBy();
+            if (by >= 0 && by != p) {
+              fail(new CollectiveException(rank, c, "rank " + by + " gave up on the group (" + seg.reason(by)
+                  + ") while this rank waited for the " + what + " of rank " + p + " in " + owner.callLabel()));
+            }
+            String what2 = state == ShmSegment.STATE_CLOSED ? "closed its communicator" : "gave up";
+            fail(new CollectiveException(rank, c, "rank " + p + " " + what2 + " while this rank waited for its "
+                + what + " in " + owner.callLabel() + ": " + seg.reason(p)));
+          }
+          String dead = deadProcess(p);
+          if (dead != null && (long) ShmSegment.LONGS.getAcquire(buf, off) != e) {
+            fail(new CollectiveTimeoutException(rank, c, List.of(p), "rank " + p + " is gone: " + dead
+                + " while this rank waited for its " + what + " in " + owner.callLabel()));
+          }
+        }
+      }
+      if (!b.pause(deadline)) {
+        fail(new CollectiveTimeoutException(rank, c, List.of(p), "rank " + p + " did not arrive within "
+            + Durations.format(bounds.timeout()) + " (waited for its " + what + " in " + owner.callLabel() + ")"));
+      }
+    }
+  }
+
+  /**
+   * Why peer p's process no longer exists, or null (alive, not checked yet this period, in this
+   * process, or not visible from here). Checked at most every {@link #LIVENESS_CHECK_NANOS}.
+   */
+  private String deadProcess(int p) {
+    long now = System.nanoTime();
+    if (now - nextLivenessCheck < 0) {
+      return null;
+    }
+    nextLivenessCheck = now + LIVENESS_CHECK_NANOS;
+    if (!peerLookedUp[p]) {
+      long pid = seg.pid(p);
+      if (pid == 0) {
+        return null; // not recorded yet
+      }
+      peerLookedUp[p] = true;
+      if (pid == ProcessHandle.current().pid() || !seg.pidVisible(p)) {
+        return null;
+      }
+      java.util.Optional<ProcessHandle> h = ProcessHandle.of(pid);
+      if (h.isEmpty()) {
+        return "its process (pid " + pid + ") died";
+      }
+      peerProcess[p] = h.get();
+    }
+    ProcessHandle h = peerProcess[p];
+    return h == null || h.isAlive() ? null : "its process (pid " + h.pid() + ") died";
+  }
+
+  /** Marks this rank's state and the whole group aborted, so peers waiting on it fail naming it. */
+  void abort(String why) {
+    seg.setState(rank, ShmSegment.STATE_ABORTED, why);
+    seg.abortGroup(rank);
+  }
+
+  /**
+   * The group cannot go on: mark it failed for every rank (a rank arriving later must not complete
+   * this step: it sees the mark after publishing its own), tell the peers (they fail fast naming
+   * this rank) and throw.
+   */
+  private void fail(CollectiveException error) {
+    owner.markBroken(error.getMessage());
+    abort(error.getMessage());
+    throw error;
+  }
+}
