@@ -28,10 +28,10 @@ public enum Algorithm {
   NCCL_ONE_RANK("nccl-one-rank", false, "NCCL on a 1-rank group: a local copy"),
   NCCL_BARRIER("nccl-barrier", false, "a 1-element NCCL allReduce"),
   // The host backend.
-  HOST_LL_ONESHOT("host-ll-oneshot", false, "one-shot allReduce through LL slots in shared memory"),
+  HOST_LL_ONESHOT("host-ll-oneshot", false, "one-shot allReduce, payload in the step header in shared memory"),
   HOST_ONESHOT("host-oneshot", true, "one-shot allReduce through shared memory"),
   HOST_TWOSHOT("host-twoshot", true, "reduce-scatter then all-gather through shared memory"),
-  HOST_LL("host-ll", false, "data movement through LL slots in shared memory"),
+  HOST_LL("host-ll", false, "data movement in the step header in shared memory"),
   HOST_BULK("host-bulk", false, "data movement in bulk chunks through shared memory"),
   HOST_FLAGS("host-flags", false, "one step of epoch flags"),
   HOST_RELAY("host-relay", false, "data through the rendezvous (ranks on several hosts)"),

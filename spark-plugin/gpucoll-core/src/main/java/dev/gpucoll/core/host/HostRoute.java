@@ -16,7 +16,8 @@ import java.util.Optional;
  * hosts and the group-wide settings, so every rank reaches the same answers; {@code explain()},
  * the path report and the calls all read it (as the GPU backend's {@code GroupRoute}).
  *
- * <p>Topologies: one host (shared memory: LL slots, bulk chunks, one-shot or two-shot allReduce);
+ * <p>Topologies: one host (shared memory: payloads in the step header (LL) or bulk chunks, one-shot
+ * or two-shot allReduce);
  * several hosts over UCX (shared memory inside each host, leaders between hosts: one-shot or
  * two-shot allReduce, every other collective the leaders' pairwise exchange); several hosts over
  * the relay (every payload through the rendezvous).
@@ -120,7 +121,7 @@ final class HostRoute {
   }
 
   /**
-   * A data-moving step of {@code payloadBytes} (what one rank publishes in it): through LL slots
+   * A data-moving step of {@code payloadBytes} (what one rank publishes in it): in the step header
    * or bulk chunks inside a host; the leaders' exchange across hosts; the relay.
    */
   Algorithm movement(long payloadBytes) {
@@ -131,7 +132,7 @@ final class HostRoute {
     };
   }
 
-  /** True when a shared-memory step of {@code payloadBytes} goes through LL slots (else bulk). */
+  /** True when a shared-memory step of {@code payloadBytes} rides in the step header (LL; else bulk). */
   boolean llStep(long payloadBytes) {
     return payloadBytes <= llBytes;
   }
@@ -188,7 +189,8 @@ final class HostRoute {
         if (c == Collective.ALL_REDUCE) {
           why.add(sizeRule(bytes));
           if (algo == Algorithm.HOST_LL_ONESHOT) {
-            why.add("fits the LL slots (" + llBytes + " bytes): 8 B data + 8 B epoch flag per slot");
+            why.add("fits the step header (" + llBytes + " bytes): the payload shares the cache line of the"
+                + " header's epoch flag, one line per peer");
           } else {
             why.add("moves in chunks of " + bulkBytes + " bytes through the bulk region, "
                 + (algo == Algorithm.HOST_TWOSHOT ? "reduce-scatter then all-gather per chunk" : "one step per chunk"));
@@ -199,7 +201,7 @@ final class HostRoute {
           long payload = payloadOf(c, bytes);
           boolean ll = llStep(payload);
           why.add("per-rank payload " + payload + " bytes " + (ll ? "<=" : ">") + " LL limit " + llBytes
-              + (ll ? ": LL slots" : ": bulk copies in chunks of " + bulkBytes + " bytes"));
+              + (ll ? ": in the step header" : ": bulk copies in chunks of " + bulkBytes + " bytes"));
         }
       }
     }

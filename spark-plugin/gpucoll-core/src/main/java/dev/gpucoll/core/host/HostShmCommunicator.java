@@ -18,12 +18,11 @@ import java.util.List;
 final class HostShmCommunicator extends FlatHostCommunicator<ShmSteps> {
   static final String BACKEND = "host-shm";
   /**
-   * Largest payload sent as LL slots. In Java each slot costs a VarHandle store on the writer and
-   * an acquire load on every reader, so beyond two slots one bulk copy plus one header flag is
-   * faster (measured with HostCollectivesBenchmark, 2 processes: 512 B allReduce 1.4 us with LL,
-   * 0.5 us bulk); the GPU kernels, with one 16-byte store per slot, use LL much further.
+   * Largest payload carried in the step header (LL), in the cache line of its epoch flag: what
+   * fits before the header's error text ({@link ShmSegment#INLINE_BYTES}). Larger payloads are one
+   * bulk copy published by the same flag, one more cache line per peer.
    */
-  static final int LL_MAX_BYTES = 16;
+  static final int LL_MAX_BYTES = ShmSegment.INLINE_BYTES;
   /** Bulk region per rank and half: the chunk size of large messages. */
   static final int BULK_BYTES = 512 << 10;
 

@@ -32,8 +32,9 @@ import java.security.SecureRandom;
  *   rank block r (rankStride bytes), written only by rank r:
  *     control (512 B): state (alive / closed / aborted), the abort reason, at 448 the pid
  *     half 0 and half 1 (epoch parity), each:
- *       step header (256 B): epoch flag, call signature, status, payload mode and size, error text
- *       LL slots (2 * llBytes): 16-byte slots, 8 B data then an 8 B epoch flag
+ *       step header (256 B, 64-byte aligned): epoch flag, call signature, count, payload mode and
+ *         size with the status; at 32 a payload of up to llBytes (at most {@link #INLINE_BYTES}),
+ *         so flag and payload share one cache line; at 44 the error text of a refused call
  *       bulk region (bulkBytes): plain data, published by the header's flag
  * </pre>
  * Every page is written (zeros) at creation, so a file system short of space fails the formation,
@@ -45,10 +46,13 @@ final class ShmSegment implements AutoCloseable {
       MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
   private static final long MAGIC = 0x4750434F4C4C5348L; // "GPCOLLSH"
-  private static final int VERSION = 1;
+  private static final int VERSION = 2;
   static final int GLOBAL_BYTES = 4096;
   static final int CONTROL_BYTES = 512;
   static final int HEADER_BYTES = 256;
+  /** Where a step header carries its payload, and how much fits there before the error text. */
+  static final int INLINE_OFF = 32;
+  static final int INLINE_BYTES = 16;
 
   static final long STATE_ALIVE = 0;
   static final long STATE_CLOSED = 1;
@@ -75,21 +79,22 @@ final class ShmSegment implements AutoCloseable {
     this.ranks = ranks;
     this.llBytes = llBytes;
     this.bulkBytes = bulkBytes;
-    this.halfStride = HEADER_BYTES + 2 * llBytes + bulkBytes;
+    this.halfStride = HEADER_BYTES + bulkBytes;
     this.rankStride = roundUp(CONTROL_BYTES + 2 * halfStride, 4096);
   }
 
-  static long totalBytes(int ranks, int llBytes, int bulkBytes) {
-    long half = HEADER_BYTES + 2L * llBytes + bulkBytes;
+  static long totalBytes(int ranks, int bulkBytes) {
+    long half = HEADER_BYTES + (long) bulkBytes;
     return GLOBAL_BYTES + ranks * (long) roundUp(CONTROL_BYTES + 2 * half, 4096);
   }
 
   /** Creates and maps a new segment file in {@code dir}, mode 0600. */
   static ShmSegment create(Path dir, int ranks, int llBytes, int bulkBytes) throws IOException {
-    if (llBytes % 8 != 0 || bulkBytes % 8 != 0) {
-      throw new IllegalArgumentException("segment regions must be multiples of 8 bytes");
+    if (llBytes % 8 != 0 || llBytes > INLINE_BYTES || bulkBytes % 64 != 0) {
+      throw new IllegalArgumentException("segment regions: llBytes a multiple of 8 up to " + INLINE_BYTES
+          + ", bulkBytes a multiple of 64 (headers stay cache-line aligned)");
     }
-    long total = totalBytes(ranks, llBytes, bulkBytes);
+    long total = totalBytes(ranks, bulkBytes);
     if (total > Integer.MAX_VALUE) {
       throw new IllegalArgumentException("segment for " + ranks + " ranks would be " + total
           + " bytes; limit 2 GiB");
@@ -195,7 +200,7 @@ final class ShmSegment implements AutoCloseable {
       int n = b.getInt(12);
       int ll = b.getInt(16);
       int bulk = b.getInt(20);
-      if (n != ranks || totalBytes(n, ll, bulk) != size) {
+      if (n != ranks || totalBytes(n, bulk) != size) {
         unmap(b);
         throw new IOException(path + " was made for " + n + " ranks (" + size + " bytes), this group has "
             + ranks);
@@ -265,12 +270,8 @@ final class ShmSegment implements AutoCloseable {
     return controlOff(rank) + CONTROL_BYTES + half * halfStride;
   }
 
-  int llOff(int rank, int half) {
-    return headerOff(rank, half) + HEADER_BYTES;
-  }
-
   int bulkOff(int rank, int half) {
-    return llOff(rank, half) + 2 * llBytes;
+    return headerOff(rank, half) + HEADER_BYTES;
   }
 
   long size() {

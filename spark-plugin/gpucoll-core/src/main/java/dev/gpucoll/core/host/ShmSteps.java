@@ -23,15 +23,14 @@ import java.util.List;
  * finished step e-1, and so finished reading the half that step e+1 will overwrite: no barrier is
  * ever needed (epoch double-buffering).
  *
- * <p>Payloads move in one of two modes, as {@link HostRoute#llStep} decides by size: LL slots (16
- * bytes: 8 B data, then an 8 B flag = epoch; the reader waits per slot, so it can consume while
- * the writer still writes), and bulk copies published by the header flag. The GPU kernels write an
- * LL slot with one 16-byte store; Java has no 16-byte atomic store, so the data is stored first
- * and the flag after it with release ordering, and the reader loads the flag with acquire ordering
- * before the data.
+ * <p>Payloads move in one of two modes, as {@link HostRoute#llStep} decides by size: up to 16
+ * bytes inside the step header, in the cache line of its epoch flag (so a reader touches one line
+ * per peer and step), and larger ones in the rank's bulk region. Either way the payload is written
+ * first and the header's flag, stored last with release ordering, publishes it; the reader loads
+ * the flag with acquire ordering before the data.
  */
 final class ShmSteps extends Steps {
-  private static final int MODE_LL = 0;
+  private static final int MODE_INLINE = 0;
   private static final int MODE_BULK = 1;
   private static final int STATUS_OK = 0;
   private static final int STATUS_ERROR = 1;
@@ -45,12 +44,10 @@ final class ShmSteps extends Steps {
   private final HostRoute route;
   private final Backoff backoff;
   private final HostBuffers.Views segViews;
-  private final HostBuffers.Views stageOut;
-  private final HostBuffers.Views[] stageIn;
   private long epoch;
   /** The opened step's payload bytes and mode. */
   private int bytes;
-  private boolean llMode;
+  private boolean inline;
 
   /** Peers' processes, looked up on the first wait for each; null: same process or not visible. */
   private final ProcessHandle[] peerProcess;
@@ -73,11 +70,6 @@ final class ShmSteps extends Steps {
     // Every rank of a segment is on this host.
     this.backoff = new Backoff(seg.ranks, Backoff.hostCores());
     this.segViews = new HostBuffers.Views(buf.duplicate());
-    this.stageOut = new HostBuffers.Views(ByteBuffer.allocateDirect(seg.llBytes + 8));
-    this.stageIn = new HostBuffers.Views[ranks];
-    for (int p = 0; p < ranks; p++) {
-      stageIn[p] = new HostBuffers.Views(ByteBuffer.allocateDirect(seg.llBytes + 8));
-    }
     hSig = new long[ranks];
     hCount = new long[ranks];
     hStatus = new int[ranks];
@@ -100,9 +92,9 @@ final class ShmSteps extends Steps {
   HostBuffers.Views open(int payloadBytes) {
     epoch++;
     bytes = payloadBytes;
-    llMode = route.llStep(payloadBytes);
-    base = llMode ? 0 : seg.bulkOff(rank, half(epoch));
-    return llMode ? stageOut : segViews;
+    inline = route.llStep(payloadBytes);
+    base = payloadOff(rank, half(epoch), inline);
+    return segViews;
   }
 
   @Override
@@ -141,20 +133,23 @@ final class ShmSteps extends Steps {
     return (int) (e & 1);
   }
 
+  private int payloadOff(int p, int h, boolean inHeader) {
+    return inHeader ? seg.headerOff(p, h) + ShmSegment.INLINE_OFF : seg.bulkOff(p, h);
+  }
+
   /**
-   * Publishes the opened step. Bulk mode: the payload is already in the bulk region and the
-   * header's flag, stored last with release ordering, publishes both. LL mode: the header goes
-   * first, then each 8-byte word of the staged payload with its own flag.
+   * Publishes the opened step: its payload is in place (in the header or the bulk region), so the
+   * header's flag, stored last with release ordering, publishes both.
    */
   private void commit(Signature sig, String problem) {
     long e = epoch;
     int h = half(e);
     int off = seg.headerOff(rank, h);
-    // Header: flag, signature word, count, meta (payload bytes, status, mode), error text.
+    // Header: flag, signature word, count, meta (payload bytes, status, mode), payload or error text.
     buf.putLong(off + 8, sig.packed());
     buf.putLong(off + 16, sig.count());
     buf.putLong(off + 24, ((long) bytes << 32) | ((problem == null ? STATUS_OK : STATUS_ERROR) << 1)
-        | (llMode ? MODE_LL : MODE_BULK));
+        | (inline ? MODE_INLINE : MODE_BULK));
     if (problem != null) {
       byte[] text = ShmSegment.truncate(problem, ERROR_TEXT_MAX);
       buf.putInt(off + 44, text.length);
@@ -162,15 +157,6 @@ final class ShmSteps extends Steps {
     }
     ShmSegment.LONGS.setRelease(buf, off, e);
     backoff.expectBytes(bytes);
-    if (llMode && bytes > 0) {
-      ByteBuffer staged = stageOut.bytes();
-      int slot = seg.llOff(rank, h);
-      int words = (bytes + 7) >>> 3;
-      for (int w = 0; w < words; w++, slot += 16) {
-        buf.putLong(slot, staged.getLong(w << 3));
-        ShmSegment.LONGS.setRelease(buf, slot + 8, e);
-      }
-    }
   }
 
   /**
@@ -241,31 +227,14 @@ final class ShmSteps extends Steps {
     }
   }
 
-  /** LL payloads are unpacked into p's stage, waiting for each slot's flag. */
   @Override
   HostBuffers.Views peer(Collective c, int p, int off, int len) {
     if (off + len > hBytes[p]) {
       throw new CollectiveException(rank, c, "rank " + p + " published " + hBytes[p]
           + " payload bytes in " + owner.callLabel() + ", this rank needs " + (off + len));
     }
-    long e = epoch;
-    int h = half(e);
-    if (hMode[p] == MODE_BULK) {
-      base = seg.bulkOff(p, h);
-      return segViews;
-    }
-    ByteBuffer stage = stageIn[p].bytes();
-    int first = off >>> 3;
-    int end = (off + len + 7) >>> 3;
-    int slot = seg.llOff(p, h) + first * 16;
-    for (int w = first; w < end; w++, slot += 16) {
-      if ((long) ShmSegment.LONGS.getAcquire(buf, slot + 8) != e) {
-        waitFlag(c, p, slot + 8, "LL slot " + w);
-      }
-      stage.putLong(w << 3, buf.getLong(slot));
-    }
-    base = 0;
-    return stageIn[p];
+    base = payloadOff(p, half(epoch), hMode[p] == MODE_INLINE);
+    return segViews;
   }
 
   /**

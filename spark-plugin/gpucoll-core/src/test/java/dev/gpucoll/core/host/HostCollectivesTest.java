@@ -116,7 +116,7 @@ class HostCollectivesTest {
         }
         switch (k % 4) {
           case 0, 1 -> {
-            // 1 element goes through LL slots, 3 through the bulk region: both share the halves
+            // 1 element rides in the step header, 3 go through the bulk region: both share the halves
             int count = k % 4 == 0 ? 1 : 3;
             comm.allReduce(CommBuffer.of(v), CommBuffer.of(v), count, DataType.INT64, ReduceOp.SUM);
             for (int i = 0; i < count; i++) {
