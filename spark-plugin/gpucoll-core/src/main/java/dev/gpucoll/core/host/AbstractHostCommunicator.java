@@ -22,6 +22,8 @@ import dev.gpucoll.core.wait.CallBounds;
 import dev.gpucoll.api.CollectiveBatch;
 import dev.gpucoll.api.CollectiveMismatchException;
 import dev.gpucoll.core.batch.RecordedBatch;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.Buffer;
 import java.nio.LongBuffer;
 import java.util.function.Consumer;
@@ -53,7 +55,14 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   protected final Reducer reducer = new Reducer();
 
   private volatile CollectiveListener[] listeners = new CollectiveListener[0];
+  /** The listeners of the call in progress (set by {@link #begin}; read only by the calling thread). */
+  private CollectiveListener[] heard;
+  /**
+   * Calls per collective and algorithm. The map changes under its lock; a counter is bumped by the
+   * calling thread alone with a release store (no lock per call) and read with an acquire load.
+   */
   private final Map<Collective, Map<String, long[]>> observed = new EnumMap<>(Collective.class);
+  private static final VarHandle COUNT = MethodHandles.arrayElementVarHandle(long[].class);
   private Collective lastCollective;
   private String lastAlgorithm;
   private long[] lastCounter;
@@ -369,7 +378,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   final Map<String, Long> observedCounts() {
     Map<String, Long> out = new LinkedHashMap<>();
     synchronized (observed) {
-      observed.forEach((c, m) -> m.forEach((algo, n) -> out.put(RankReport.pathKey(c, algo), n[0])));
+      observed.forEach((c, m) -> m.forEach((algo, n) -> out.put(RankReport.pathKey(c, algo),
+          (long) COUNT.getAcquire(n, 0))));
     }
     return out;
   }
@@ -446,7 +456,10 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
           + broken);
     }
     bounds = CallBounds.current(timeout);
-    return System.nanoTime();
+    // The clock is read only for listeners (a call reads it twice; on a VM each read costs tens of
+    // ns, a third of a small call): those of this call are the ones there were when it began.
+    heard = listeners;
+    return heard.length == 0 ? 0 : System.nanoTime();
   }
 
   /** Leaves a call; releases the transport if close() came in meanwhile. */
@@ -458,19 +471,21 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   }
 
   private void finish(Collective c, String algorithm, long bytes, long t0) {
-    long nanos = System.nanoTime() - t0;
-    synchronized (observed) {
-      // Algorithm names are constants: the same call as last time hits the cached counter.
-      if (c != lastCollective || algorithm != lastAlgorithm) {
+    // Algorithm names are constants: the same call as last time hits the cached counter.
+    if (c != lastCollective || algorithm != lastAlgorithm) {
+      synchronized (observed) {
         lastCounter = observed.computeIfAbsent(c, k -> new LinkedHashMap<>())
             .computeIfAbsent(algorithm, k -> new long[1]);
-        lastCollective = c;
-        lastAlgorithm = algorithm;
       }
-      lastCounter[0]++;
+      lastCollective = c;
+      lastAlgorithm = algorithm;
     }
-    for (CollectiveListener l : listeners) {
-      l.onCollective(c, algorithm, bytes, nanos);
+    COUNT.setRelease(lastCounter, 0, lastCounter[0] + 1);
+    if (heard.length > 0) {
+      long nanos = System.nanoTime() - t0;
+      for (CollectiveListener l : heard) {
+        l.onCollective(c, algorithm, bytes, nanos);
+      }
     }
   }
 
