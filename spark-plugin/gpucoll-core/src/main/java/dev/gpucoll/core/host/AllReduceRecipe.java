@@ -32,62 +32,40 @@ final class AllReduceRecipe {
   Algorithm run(Signature sig, Buffer send, Buffer recv, int count, DataType type, ReduceOp op) {
     int n = steps.ranks;
     int es = type.byteSize();
-    long bytes = (long) count * es;
-    boolean twoShot = route.twoShot(bytes);
-    int per = twoShot ? Math.max(n, steps.maxPayload() / es) : Math.max(1, steps.maxPayload() / es);
+    boolean twoShot = route.twoShot((long) count * es);
+    int per = Math.max(twoShot ? n : 1, steps.maxPayload() / es);
     int off = 0;
     do {
       int len = Math.min(per, count - off);
+      // One-shot: every rank's whole chunk, every rank reduces it. Two-shot: each rank reduces its
+      // slice [lo, hi) (its own part straight from send, so it publishes all but that slice), then
+      // publishes the reduced slice and gathers the others'.
+      int lo = twoShot ? slice(len, steps.rank) : 0;
+      int hi = twoShot ? slice(len, steps.rank + 1) : len;
+      Buffer out = steps.open(len * es).of(type);
+      HostBuffers.copy(out, steps.base / es, send, off, twoShot ? lo : len);
+      HostBuffers.copy(out, steps.base / es + hi, send, off + hi, twoShot ? len - hi : 0);
+      steps.exchange(C, sig);
+      for (int p = 0; p < n; p++) {
+        srcs[p] = twoShot && p == steps.rank ? send : steps.peer(C, p, lo * es, (hi - lo) * es).of(type);
+        srcIdx[p] = twoShot && p == steps.rank ? off + lo : steps.base / es + lo;
+      }
+      reducer.reduce(type, op, n, srcs, srcIdx, n, recv, off + lo, hi - lo);
       if (twoShot) {
-        twoShot(sig, send, recv, off, len, type, op);
-      } else {
-        HostBuffers.copy(steps.open(len * es).of(type), steps.base / es, send, off, len);
+        HostBuffers.copy(steps.open((hi - lo) * es).of(type), steps.base / es, recv, off + lo, hi - lo);
         steps.exchange(C, sig);
         for (int p = 0; p < n; p++) {
-          srcs[p] = steps.peer(C, p, 0, len * es).of(type);
-          srcIdx[p] = steps.base / es;
+          if (p != steps.rank) {
+            int plo = slice(len, p);
+            int phi = slice(len, p + 1);
+            HostBuffers.copy(recv, off + plo, steps.peer(C, p, 0, (phi - plo) * es).of(type), steps.base / es,
+                phi - plo);
+          }
         }
-        reducer.reduce(type, op, n, srcs, srcIdx, n, recv, off, len);
       }
       off += len;
     } while (off < count);
-    return route.allReduce(bytes);
-  }
-
-  private void twoShot(Signature sig, Buffer send, Buffer recv, int off, int len, DataType type, ReduceOp op) {
-    int n = steps.ranks;
-    int me = steps.rank;
-    int es = type.byteSize();
-    int lo = slice(len, me);
-    int hi = slice(len, me + 1);
-    // Step 1: everyone publishes the chunk but its own slice (no peer reads that); each rank
-    // reduces its own slice, taking its own contribution straight from the send buffer.
-    Buffer out = steps.open(len * es).of(type);
-    int at = steps.base / es;
-    HostBuffers.copy(out, at, send, off, lo);
-    HostBuffers.copy(out, at + hi, send, off + hi, len - hi);
-    steps.exchange(C, sig);
-    for (int p = 0; p < n; p++) {
-      if (p == me) {
-        srcs[p] = send;
-        srcIdx[p] = off + lo;
-      } else {
-        srcs[p] = steps.peer(C, p, lo * es, (hi - lo) * es).of(type);
-        srcIdx[p] = steps.base / es + lo;
-      }
-    }
-    reducer.reduce(type, op, n, srcs, srcIdx, n, recv, off + lo, hi - lo);
-    // Step 2: everyone publishes its reduced slice; each rank gathers the others'.
-    HostBuffers.copy(steps.open((hi - lo) * es).of(type), steps.base / es, recv, off + lo, hi - lo);
-    steps.exchange(C, sig);
-    for (int p = 0; p < n; p++) {
-      if (p != me) {
-        int plo = slice(len, p);
-        int phi = slice(len, p + 1);
-        Buffer in = steps.peer(C, p, 0, (phi - plo) * es).of(type);
-        HostBuffers.copy(recv, off + plo, in, steps.base / es, phi - plo);
-      }
-    }
+    return route.allReduce((long) count * es);
   }
 
   private int slice(int len, int r) {
