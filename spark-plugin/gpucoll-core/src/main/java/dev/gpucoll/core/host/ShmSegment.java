@@ -34,7 +34,8 @@ import java.security.SecureRandom;
  *     half 0 and half 1 (epoch parity), each:
  *       step header (256 B, 64-byte aligned): epoch flag, call signature, count, payload mode and
  *         size with the status; at 32 a payload of up to llBytes (at most {@link #INLINE_BYTES}),
- *         so flag and payload share one cache line; at 44 the error text of a refused call
+ *         so flag and payload share one cache line; a refused call's step carries no payload but
+ *         its error text (length at 44, text from 48)
  *       bulk region (bulkBytes): plain data, published by the header's flag
  * </pre>
  * Every page is written (zeros) at creation, so a file system short of space fails the formation,
@@ -50,7 +51,7 @@ final class ShmSegment implements AutoCloseable {
   static final int GLOBAL_BYTES = 4096;
   static final int CONTROL_BYTES = 512;
   static final int HEADER_BYTES = 256;
-  /** Where a step header carries its payload, and how much fits there before the error text. */
+  /** Where a step header carries a payload of up to INLINE_BYTES: within the cache line of its flag. */
   static final int INLINE_OFF = 32;
   static final int INLINE_BYTES = 16;
 

@@ -120,4 +120,20 @@ class ShmSegmentTest {
       }
     }
   }
+
+  @Test
+  void stepHeadersShareOneCacheLineWithTheirPayload() throws IOException {
+    ShmSegment a = ShmSegment.create(dir, 3, 16, 512 << 10);
+    try {
+      for (int r = 0; r < 3; r++) {
+        for (int h = 0; h < 2; h++) {
+          assertEquals(0, a.headerOff(r, h) % 64, "header of rank " + r + ", half " + h + " starts a cache line");
+        }
+      }
+      assertTrue(ShmSegment.INLINE_OFF + ShmSegment.INLINE_BYTES <= 64, "the payload sits in the flag's line");
+    } finally {
+      a.close();
+    }
+    assertThrows(IllegalArgumentException.class, () -> ShmSegment.create(dir, 2, 24, 4096));
+  }
 }
