@@ -293,8 +293,9 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     Collective c = Collective.ALL_GATHER;
     int es = problem == null ? type.byteSize() : 0;
     long bytes = (long) count * es;
-    LeaderFrame.Call f = frame.open(c, sig, problem, bytes, send, type);
-    ByteBuffer result = gatherHosts(c, f, bytes);
+    ByteBuffer result = scratch.get(Slot.RESULT, size * bytes);
+    LeaderFrame.Call f = frame.open(c, sig, problem, bytes, send, type, inPlace(result, myHost, bytes));
+    gatherHosts(c, f, result, bytes);
     if (f.ok()) {
       HostBuffers.copy(recv, 0, HostBuffers.typedView(result, type), 0, size * count);
     }
@@ -302,24 +303,48 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
   }
 
   /**
-   * The all-gather after {@link #open}: every leader sends its host's inputs to every other and
-   * assembles them in rank order; returns every rank's {@code bytes}, by rank, on every rank.
+   * Where host g's ranks' {@code bytes} each lie in a result of every rank's, by rank: a range of
+   * {@code result} when g's ranks are consecutive (then they are gathered and received there, with
+   * no assembly), else null.
    */
-  private ByteBuffer gatherHosts(Collective c, LeaderFrame.Call f, long bytes) {
-    ByteBuffer result = scratch.get(Slot.RESULT, size * bytes);
+  private ByteBuffer inPlace(ByteBuffer result, int g, long bytes) {
+    int[] ranks = hostRanks[g];
+    boolean consecutive = ranks[ranks.length - 1] - ranks[0] == ranks.length - 1;
+    return consecutive ? LeaderFrame.range(result, ranks[0] * bytes, ranks.length * bytes) : null;
+  }
+
+  /**
+   * The all-gather after {@link LeaderFrame#open} (with {@link #inPlace} of this host): every
+   * leader sends its host's inputs to every other, receiving each host's in place where it can;
+   * leaves every rank's {@code bytes}, by rank, in {@code result} on every rank.
+   */
+  private void gatherHosts(Collective c, LeaderFrame.Call f, ByteBuffer result, long bytes) {
     if (leader && f.ok()) {
-      ByteBuffer[] in = exchangeGathered(c, f, bytes);
+      int hosts = hostRanks.length;
+      ByteBuffer[] out = new ByteBuffer[hosts];
+      ByteBuffer[] in = new ByteBuffer[hosts];
+      for (int g = 0; g < hosts; g++) {
+        if (g != myHost) {
+          out[g] = f.gathered;
+          in[g] = inPlace(result, g, bytes);
+          if (in[g] == null) {
+            in[g] = scratch.get(Slot.IN, g, hostRanks[g].length * bytes);
+          }
+        }
+      }
+      f.verdict = frame.round(c, UcxLeaders.KIND_DATA1, f.header, out, in);
       if (f.verdict == null) {
-        for (int g = 0; g < hostRanks.length; g++) {
-          ByteBuffer from = g == myHost ? f.gathered : in[g];
-          for (int i = 0; i < hostRanks[g].length; i++) {
-            LeaderFrame.copyBytes(from, i * bytes, result, hostRanks[g][i] * bytes, bytes);
+        in[myHost] = f.gathered;
+        for (int g = 0; g < hosts; g++) {
+          if (inPlace(result, g, bytes) == null) {
+            for (int i = 0; i < hostRanks[g].length; i++) {
+              LeaderFrame.copyBytes(in[g], i * bytes, result, hostRanks[g][i] * bytes, bytes);
+            }
           }
         }
       }
     }
     frame.close(f, result, size * bytes);
-    return result;
   }
 
   /**
@@ -723,8 +748,9 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     ByteBuffer m = scratch.get(Slot.SPLIT, bytes);
     m.put(0, mine, 0, bytes);
     Signature sig = Signature.setup(bytes);
-    LeaderFrame.Call f = frame.open(null, sig, null, bytes, m, DataType.INT8);
-    ByteBuffer result = gatherHosts(null, f, bytes);
+    ByteBuffer result = scratch.get(Slot.RESULT, size * bytes);
+    LeaderFrame.Call f = frame.open(null, sig, null, bytes, m, DataType.INT8, inPlace(result, myHost, bytes));
+    gatherHosts(null, f, result, bytes);
     List<byte[]> out = new ArrayList<>();
     for (int r = 0; r < size; r++) {
       byte[] b = new byte[bytes];

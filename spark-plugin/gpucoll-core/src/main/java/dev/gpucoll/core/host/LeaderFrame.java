@@ -101,6 +101,16 @@ final class LeaderFrame {
    * trouble) its inputs, gathered through shared memory.
    */
   Call open(Collective c, Signature sig, String problem, long inputBytes, Buffer input, DataType type) {
+    return open(c, sig, problem, inputBytes, input, type, null);
+  }
+
+  /**
+   * {@link #open}, gathering the host's inputs into {@code into} (the host's ranks' share of the
+   * call's result, {@code inputBytes} per rank), so a recipe that returns them unchanged does not
+   * copy them again; null: into the frame's own buffer.
+   */
+  Call open(Collective c, Signature sig, String problem, long inputBytes, Buffer input, DataType type,
+      ByteBuffer into) {
     leaders.nextCall(inputBytes);
     Call f = new Call(c, problem);
     int mine = hostRanks[myHost].length;
@@ -148,9 +158,10 @@ final class LeaderFrame {
           new ByteBuffer[hostRanks.length]);
     }
     if (!trouble && inputBytes > 0) {
-      ByteBuffer in = scratch.get(Slot.INPUT, inputBytes);
+      // A one-rank host's input goes straight where it is gathered.
+      ByteBuffer in = mine == 1 && into != null ? into : scratch.get(Slot.INPUT, inputBytes);
       HostBuffers.copy(HostBuffers.typedView(in, type), 0, input, 0, (int) (inputBytes / type.byteSize()));
-      f.gathered = mine == 1 ? in : localGather(c, in, inputBytes, Slot.GATHERED);
+      f.gathered = mine == 1 ? in : localGather(c, in, inputBytes, into);
     } else {
       f.gathered = scratch.get(Slot.GATHERED, 0);
     }
@@ -351,20 +362,27 @@ final class LeaderFrame {
 
   /** The host's ranks' {@code bytes} each, in local-rank order, on every rank of the host. */
   ByteBuffer localGather(Collective c, ByteBuffer mine, long bytes, UcxScratch.Slot slot) {
+    return localGather(c, mine, bytes, scratch.get(slot, (long) hostRanks[myHost].length * bytes));
+  }
+
+  /** {@link #localGather(Collective, ByteBuffer, long, UcxScratch.Slot)} into {@code all} (null: the frame's). */
+  private ByteBuffer localGather(Collective c, ByteBuffer mine, long bytes, ByteBuffer all) {
     int n = hostRanks[myHost].length;
-    ByteBuffer all = scratch.get(slot, (long) n * bytes);
+    if (all == null) {
+      all = scratch.get(Slot.GATHERED, (long) n * bytes);
+    }
     if (n == 1) {
       copyBytes(mine, 0, all, 0, (int) bytes);
       return all;
     }
     if (bytes > 0) {
-      localCall(c, () -> local.allGather(CommBuffer.of(range(mine, 0, (int) bytes)), CommBuffer.of(all.duplicate()), bytes,
+      ByteBuffer into = all;
+      localCall(c, () -> local.allGather(CommBuffer.of(range(mine, 0, (int) bytes)), CommBuffer.of(into.duplicate()), bytes,
           DataType.INT8));
     }
     return all;
   }
 
-  /** Bytes [off, off+len) of {@code b} as a buffer of their own (offsets inside one buffer: under 2 GiB). */
   /**
    * Step (2) of a pipelined call, on a leader: two phases in one round. Phase 1 sends the header and
    * then {@code out1[g]}'s chunks to leader g and receives {@code in1[g]}'s; phase 2 receives
@@ -466,6 +484,7 @@ final class LeaderFrame {
     return header != null && data.remaining() <= INLINE_MAX;
   }
 
+  /** Bytes [off, off+len) of {@code b} as a buffer of their own (offsets inside one buffer: under 2 GiB). */
   static ByteBuffer range(ByteBuffer b, long off, long len) {
     ByteBuffer d = b.duplicate().order(ByteOrder.nativeOrder());
     d.limit(Math.toIntExact(off + len)).position(Math.toIntExact(off));
