@@ -374,7 +374,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     LeaderFrame.Call f = frame.open(c, sig, problem, size * block, send, type);
     ByteBuffer result = scratch.get(Slot.RESULT, mine * block);
     if (leader && f.ok()) {
-      ByteBuffer[][] io = blockRound(c, f, block);
+      ByteBuffer[][] io = blockRound(c, f, block, new ByteBuffer[hostRanks.length]);
       if (f.verdict == null) {
         Buffer[] srcs = new Buffer[size];
         int[] idx = new int[size];
@@ -411,7 +411,13 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     LeaderFrame.Call f = frame.open(c, sig, problem, size * block, send, type);
     ByteBuffer result = scratch.get(Slot.RESULT, mine * size * block);
     if (leader && f.ok()) {
-      ByteBuffer[][] io = blockRound(c, f, block);
+      // A one-rank host's result holds each source's block in rank order: a host of consecutive
+      // ranks sends exactly its range of it, received there.
+      ByteBuffer[] into = new ByteBuffer[hostRanks.length];
+      for (int g = 0; g < hostRanks.length && mine == 1; g++) {
+        into[g] = g == myHost ? null : inPlace(result, g, block);
+      }
+      ByteBuffer[][] io = blockRound(c, f, block, into);
       if (f.verdict == null) {
         for (int l = 0; l < mine; l++) {
           int dest = hostRanks[myHost][l];
@@ -421,7 +427,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
             long at = (l * size + r) * block;
             if (g == myHost) {
               LeaderFrame.copyBytes(f.gathered, (i * size + dest) * block, result, at, block);
-            } else {
+            } else if (into[g] == null) {
               LeaderFrame.copyBytes(io[1][g], (i * mine + l) * block, result, at, block);
             }
           }
@@ -438,9 +444,10 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
   /**
    * The leaders' exchange of fixed blocks (reduceScatter, allToAll): to leader g go, for each rank
    * of this host, its blocks for g's ranks; from g come, for each of g's ranks, its blocks for this
-   * host's ranks. Returns {out, in} by host.
+   * host's ranks; what comes from g is received into {@code into[g]} where not null. Returns
+   * {out, in} by host.
    */
-  private ByteBuffer[][] blockRound(Collective c, LeaderFrame.Call f, long block) {
+  private ByteBuffer[][] blockRound(Collective c, LeaderFrame.Call f, long block, ByteBuffer[] into) {
     int hosts = hostRanks.length;
     int mine = hostRanks[myHost].length;
     ByteBuffer[] out = new ByteBuffer[hosts];
@@ -450,14 +457,18 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
         continue;
       }
       int ng = hostRanks[g].length;
-      ByteBuffer o = scratch.get(Slot.OUT, g, mine * ng * block);
-      for (int l = 0; l < mine; l++) {
-        for (int j = 0; j < ng; j++) {
-          LeaderFrame.copyBytes(f.gathered, (l * size + hostRanks[g][j]) * block, o, (l * ng + j) * block, block);
+      // A one-rank host's blocks for a host of consecutive ranks lie together in its input.
+      ByteBuffer o = mine == 1 ? inPlace(f.gathered, g, block) : null;
+      if (o == null) {
+        o = scratch.get(Slot.OUT, g, mine * ng * block);
+        for (int l = 0; l < mine; l++) {
+          for (int j = 0; j < ng; j++) {
+            LeaderFrame.copyBytes(f.gathered, (l * size + hostRanks[g][j]) * block, o, (l * ng + j) * block, block);
+          }
         }
       }
       out[g] = o;
-      in[g] = scratch.get(Slot.IN, g, ng * mine * block);
+      in[g] = into[g] != null ? into[g] : scratch.get(Slot.IN, g, ng * mine * block);
     }
     f.verdict = frame.round(c, UcxLeaders.KIND_DATA1, f.header, out, in);
     return new ByteBuffer[][] {out, in};

@@ -118,20 +118,29 @@ class HostUcxTest {
     }
   }
 
-  /** Hosts of consecutive ranks ({0, 1}, {2, 3, 4}): their inputs are gathered and received in place. */
+  /**
+   * Hosts of consecutive ranks ({0}, {1, 2}, {3, 4}): their inputs are gathered and received in
+   * place, and the one-rank host sends and receives its allToAll blocks in place.
+   */
   @Test
   void hostsOfConsecutiveRanksGiveTheSameResults() {
     List<List<Object>> shm = Ranks.values(Ranks.run(N, conf(), c -> everything(c, N)));
-    List<List<Object>> fake = Ranks.values(run(N, conf(), r -> r < 2 ? "node-a" : "node-b", LoopbackTransport::new,
-        c -> {
+    List<List<Object>> fake = Ranks.values(run(N, conf(), r -> r == 0 ? "node-a" : r < 3 ? "node-b" : "node-c",
+        LoopbackTransport::new, c -> {
           // Above the size that rides in the header's message: received in place as a message of its own.
           int count = 20_000;
-          float[] mine = new float[count];
-          Arrays.fill(mine, c.rank() + 0.5f);
+          float[] mine = new float[count * N];
+          for (int i = 0; i < mine.length; i++) {
+            mine[i] = c.rank() * 1e6f + i;
+          }
           float[] all = new float[count * N];
           c.allGather(CommBuffer.of(mine), CommBuffer.of(all), count, DataType.FLOAT32);
           for (int p = 0; p < N; p++) {
-            assertEquals(p + 0.5f, all[p * count + count - 1]);
+            assertEquals(p * 1e6f + count - 1, all[p * count + count - 1]);
+          }
+          c.allToAll(CommBuffer.of(mine), CommBuffer.of(all), count, DataType.FLOAT32);
+          for (int p = 0; p < N; p++) {
+            assertEquals(p * 1e6f + c.rank() * count + 7, all[p * count + 7]);
           }
           return everything(c, N);
         }));
