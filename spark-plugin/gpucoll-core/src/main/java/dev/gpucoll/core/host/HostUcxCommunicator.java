@@ -374,7 +374,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     LeaderFrame.Call f = frame.open(c, sig, problem, size * block, send, type);
     ByteBuffer result = scratch.get(Slot.RESULT, mine * block);
     if (leader && f.ok()) {
-      ByteBuffer[][] io = blockRound(c, f, block, new ByteBuffer[hostRanks.length]);
+      ByteBuffer[][] io = blockRound(c, f, block);
       if (f.verdict == null) {
         Buffer[] srcs = new Buffer[size];
         int[] idx = new int[size];
@@ -408,16 +408,13 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     int es = problem == null ? type.byteSize() : 0;
     long block = (long) count * es;
     int mine = hostRanks[myHost].length;
+    if (mine == 1) {
+      return allToAllAlone(sig, problem, send, recv, count, type, block);
+    }
     LeaderFrame.Call f = frame.open(c, sig, problem, size * block, send, type);
     ByteBuffer result = scratch.get(Slot.RESULT, mine * size * block);
     if (leader && f.ok()) {
-      // A one-rank host's result holds each source's block in rank order: a host of consecutive
-      // ranks sends exactly its range of it, received there.
-      ByteBuffer[] into = new ByteBuffer[hostRanks.length];
-      for (int g = 0; g < hostRanks.length && mine == 1; g++) {
-        into[g] = g == myHost ? null : inPlace(result, g, block);
-      }
-      ByteBuffer[][] io = blockRound(c, f, block, into);
+      ByteBuffer[][] io = blockRound(c, f, block);
       if (f.verdict == null) {
         for (int l = 0; l < mine; l++) {
           int dest = hostRanks[myHost][l];
@@ -427,7 +424,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
             long at = (l * size + r) * block;
             if (g == myHost) {
               LeaderFrame.copyBytes(f.gathered, (i * size + dest) * block, result, at, block);
-            } else if (into[g] == null) {
+            } else {
               LeaderFrame.copyBytes(io[1][g], (i * mine + l) * block, result, at, block);
             }
           }
@@ -442,12 +439,59 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
   }
 
   /**
+   * allToAll on the only rank of its host: only the blocks for other hosts are staged (one buffer
+   * per host), the other hosts' blocks are received in place in the result (a host of consecutive
+   * ranks sends exactly its range of it), and this rank's block for itself goes from its input to
+   * its output directly: a third of the copies of the general recipe at 2 hosts.
+   */
+  private Algorithm allToAllAlone(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
+      long block) {
+    Collective c = Collective.ALL_TO_ALL;
+    int hosts = hostRanks.length;
+    ByteBuffer result = scratch.get(Slot.RESULT, size * block);
+    LeaderFrame.Call f = frame.open(c, sig, problem, size * block, null, type);
+    if (f.ok()) {
+      ByteBuffer[] out = new ByteBuffer[hosts];
+      ByteBuffer[] in = new ByteBuffer[hosts];
+      for (int g = 0; g < hosts; g++) {
+        if (g == myHost) {
+          continue;
+        }
+        int[] ranks = hostRanks[g];
+        out[g] = scratch.get(Slot.OUT, g, ranks.length * block);
+        for (int j = 0; j < ranks.length; j++) {
+          HostBuffers.copy(HostBuffers.typedView(out[g], type), j * count, send, ranks[j] * count, count);
+        }
+        in[g] = inPlace(result, g, block);
+        if (in[g] == null) {
+          in[g] = scratch.get(Slot.IN, g, ranks.length * block);
+        }
+      }
+      f.verdict = frame.round(c, UcxLeaders.KIND_DATA1, f.header, out, in);
+      for (int g = 0; g < hosts && f.verdict == null; g++) {
+        if (g != myHost && inPlace(result, g, block) == null) {
+          for (int i = 0; i < hostRanks[g].length; i++) {
+            LeaderFrame.copyBytes(in[g], i * block, result, hostRanks[g][i] * block, block);
+          }
+        }
+      }
+    }
+    frame.close(f, null, 0);
+    if (f.ok()) {
+      Buffer all = HostBuffers.typedView(result, type);
+      for (int r = 0; r < size; r++) {
+        HostBuffers.copy(recv, r * count, r == rank ? send : all, r * count, count);
+      }
+    }
+    return route.movement(0);
+  }
+
+  /**
    * The leaders' exchange of fixed blocks (reduceScatter, allToAll): to leader g go, for each rank
    * of this host, its blocks for g's ranks; from g come, for each of g's ranks, its blocks for this
-   * host's ranks; what comes from g is received into {@code into[g]} where not null. Returns
-   * {out, in} by host.
+   * host's ranks. Returns {out, in} by host.
    */
-  private ByteBuffer[][] blockRound(Collective c, LeaderFrame.Call f, long block, ByteBuffer[] into) {
+  private ByteBuffer[][] blockRound(Collective c, LeaderFrame.Call f, long block) {
     int hosts = hostRanks.length;
     int mine = hostRanks[myHost].length;
     ByteBuffer[] out = new ByteBuffer[hosts];
@@ -468,7 +512,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
         }
       }
       out[g] = o;
-      in[g] = into[g] != null ? into[g] : scratch.get(Slot.IN, g, ng * mine * block);
+      in[g] = scratch.get(Slot.IN, g, ng * mine * block);
     }
     f.verdict = frame.round(c, UcxLeaders.KIND_DATA1, f.header, out, in);
     return new ByteBuffer[][] {out, in};

@@ -98,7 +98,8 @@ final class LeaderFrame {
 
   /**
    * Steps (1) of every call: the host's headers and problem texts, then (when the host has no
-   * trouble) its inputs, gathered through shared memory.
+   * trouble) its inputs, gathered through shared memory. A recipe on a one-rank host may stage its
+   * input itself ({@code input} null: {@code inputBytes} only sets the waits' spin).
    */
   Call open(Collective c, Signature sig, String problem, long inputBytes, Buffer input, DataType type) {
     return open(c, sig, problem, inputBytes, input, type, null);
@@ -157,7 +158,7 @@ final class LeaderFrame {
       f.verdict = round(c, UcxLeaders.KIND_DATA1, f.header, new ByteBuffer[hostRanks.length],
           new ByteBuffer[hostRanks.length]);
     }
-    if (!trouble && inputBytes > 0) {
+    if (!trouble && inputBytes > 0 && input != null) {
       // A one-rank host's input goes straight where it is gathered.
       ByteBuffer in = mine == 1 && into != null ? into : scratch.get(Slot.INPUT, inputBytes);
       HostBuffers.copy(HostBuffers.typedView(in, type), 0, input, 0, (int) (inputBytes / type.byteSize()));
