@@ -295,11 +295,35 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     long bytes = (long) count * es;
     ByteBuffer result = scratch.get(Slot.RESULT, size * bytes);
     LeaderFrame.Call f = frame.open(c, sig, problem, bytes, send, type, inPlace(result, myHost, bytes));
-    gatherHosts(c, f, result, bytes);
+    if (hostRanks[myHost].length == 1) {
+      // The only rank of its host: each piece received goes to the output as soon as it has
+      // arrived, its own block straight from its input.
+      gatherHosts(c, f, result, bytes, (g, from, off, len) -> toOutput(recv, type, from, g, bytes, off, len));
+      HostBuffers.copy(recv, rank * count, send, 0, count);
+      return route.movement(0);
+    }
+    gatherHosts(c, f, result, bytes, null);
     if (f.ok()) {
       HostBuffers.copy(recv, 0, HostBuffers.typedView(result, type), 0, size * count);
     }
     return route.movement(0);
+  }
+
+  /**
+   * Bytes [off, off+len) of what leader g sent, arrived in {@code from} (g's ranks' {@code block}
+   * bytes each, in rank order from {@code from}'s position), to the output at those ranks' places.
+   */
+  private void toOutput(Buffer recv, DataType type, ByteBuffer from, int g, long block, long off, long len) {
+    int es = type.byteSize();
+    int[] ranks = hostRanks[g];
+    Buffer src = HostBuffers.typedView(from, type);
+    for (long at = off; at < off + len; ) {
+      int i = (int) (at / block);
+      long upTo = Math.min(off + len, (i + 1) * block);
+      HostBuffers.copy(recv, (int) ((ranks[i] * block + at - i * block) / es), src, (int) (at / es),
+          (int) ((upTo - at) / es));
+      at = upTo;
+    }
   }
 
   /**
@@ -316,9 +340,10 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
   /**
    * The all-gather after {@link LeaderFrame#open} (with {@link #inPlace} of this host): every
    * leader sends its host's inputs to every other, receiving each host's in place where it can;
-   * leaves every rank's {@code bytes}, by rank, in {@code result} on every rank.
+   * leaves every rank's {@code bytes}, by rank, in {@code result} on every rank, or, on a one-rank
+   * host, hands each piece received to {@code arrival} instead.
    */
-  private void gatherHosts(Collective c, LeaderFrame.Call f, ByteBuffer result, long bytes) {
+  private void gatherHosts(Collective c, LeaderFrame.Call f, ByteBuffer result, long bytes, LeaderFrame.Arrival arrival) {
     if (leader && f.ok()) {
       int hosts = hostRanks.length;
       ByteBuffer[] out = new ByteBuffer[hosts];
@@ -332,8 +357,8 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
           }
         }
       }
-      f.verdict = frame.round(c, UcxLeaders.KIND_DATA1, f.header, out, in);
-      if (f.verdict == null) {
+      f.verdict = frame.round(c, UcxLeaders.KIND_DATA1, f.header, out, in, arrival);
+      if (f.verdict == null && arrival == null) {
         in[myHost] = f.gathered;
         for (int g = 0; g < hosts; g++) {
           if (inPlace(result, g, bytes) == null) {
@@ -439,20 +464,20 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
   }
 
   /**
-   * allToAll on the only rank of its host: only the blocks for other hosts are staged (one buffer
-   * per host), the other hosts' blocks are received in place in the result (a host of consecutive
-   * ranks sends exactly its range of it), and this rank's block for itself goes from its input to
-   * its output directly: a third of the copies of the general recipe at 2 hosts.
+   * allToAll on the only rank of its host, with a third of the general recipe's copies at 2 hosts:
+   * only the blocks for other hosts are staged (one buffer per host), this rank's block for itself
+   * goes from its input to its output directly, and the other hosts' blocks go to the output from
+   * where they were received; large ones chunk by chunk as they arrive, while later chunks are in
+   * flight.
    */
   private Algorithm allToAllAlone(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
       long block) {
     Collective c = Collective.ALL_TO_ALL;
     int hosts = hostRanks.length;
-    ByteBuffer result = scratch.get(Slot.RESULT, size * block);
     LeaderFrame.Call f = frame.open(c, sig, problem, size * block, null, type);
+    ByteBuffer[] in = new ByteBuffer[hosts];
     if (f.ok()) {
       ByteBuffer[] out = new ByteBuffer[hosts];
-      ByteBuffer[] in = new ByteBuffer[hosts];
       for (int g = 0; g < hosts; g++) {
         if (g == myHost) {
           continue;
@@ -462,27 +487,14 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
         for (int j = 0; j < ranks.length; j++) {
           HostBuffers.copy(HostBuffers.typedView(out[g], type), j * count, send, ranks[j] * count, count);
         }
-        in[g] = inPlace(result, g, block);
-        if (in[g] == null) {
-          in[g] = scratch.get(Slot.IN, g, ranks.length * block);
-        }
+        in[g] = scratch.get(Slot.IN, g, ranks.length * block);
       }
-      f.verdict = frame.round(c, UcxLeaders.KIND_DATA1, f.header, out, in);
-      for (int g = 0; g < hosts && f.verdict == null; g++) {
-        if (g != myHost && inPlace(result, g, block) == null) {
-          for (int i = 0; i < hostRanks[g].length; i++) {
-            LeaderFrame.copyBytes(in[g], i * block, result, hostRanks[g][i] * block, block);
-          }
-        }
-      }
+      // Each piece goes to the output as soon as it has arrived (the verdict has passed by then).
+      f.verdict = frame.round(c, UcxLeaders.KIND_DATA1, f.header, out, in,
+          (g, from, off, len) -> toOutput(recv, type, from, g, block, off, len));
     }
     frame.close(f, null, 0);
-    if (f.ok()) {
-      Buffer all = HostBuffers.typedView(result, type);
-      for (int r = 0; r < size; r++) {
-        HostBuffers.copy(recv, r * count, r == rank ? send : all, r * count, count);
-      }
-    }
+    HostBuffers.copy(recv, rank * count, send, rank * count, count);
     return route.movement(0);
   }
 
@@ -805,7 +817,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
     Signature sig = Signature.setup(bytes);
     ByteBuffer result = scratch.get(Slot.RESULT, size * bytes);
     LeaderFrame.Call f = frame.open(null, sig, null, bytes, m, DataType.INT8, inPlace(result, myHost, bytes));
-    gatherHosts(null, f, result, bytes);
+    gatherHosts(null, f, result, bytes, null);
     List<byte[]> out = new ArrayList<>();
     for (int r = 0; r < size; r++) {
       byte[] b = new byte[bytes];

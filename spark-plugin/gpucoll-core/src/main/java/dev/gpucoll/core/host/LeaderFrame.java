@@ -51,6 +51,13 @@ final class LeaderFrame {
     ByteBuffer run(int j);
   }
 
+  /** What a recipe does with a piece of a round's data as soon as it has arrived. */
+  @FunctionalInterface
+  interface Arrival {
+    /** Bytes [off, off+len) of {@code in}, what leader g sent, have arrived. */
+    void run(int g, ByteBuffer in, long off, long len);
+  }
+
   private final int rank;
   private final int size;
   private final String host;
@@ -269,12 +276,24 @@ final class LeaderFrame {
    * else returns null.
    */
   String round(Collective c, int kind, ByteBuffer header, ByteBuffer[] out, ByteBuffer[] in) {
+    return round(c, kind, header, out, in, null);
+  }
+
+  /**
+   * {@link #round}, handing each piece of data received to {@code arrival} (when not null) as soon
+   * as it is here: data larger than {@link #INLINE_MAX} moves in chunks of {@link #CHUNK_BYTES}
+   * (both ends chunk alike, by its size), taken in chunk order with the hosts in turn, so that a
+   * recipe's copy of a chunk overlaps the transfer of the later ones.
+   */
+  String round(Collective c, int kind, ByteBuffer header, ByteBuffer[] out, ByteBuffer[] in, Arrival arrival) {
     int hosts = hostRanks.length;
     PeerTransport.Request[] hdrIn = new PeerTransport.Request[hosts];
     ByteBuffer[] hdrBufs = new ByteBuffer[hosts];
-    PeerTransport.Request[] dataIn = new PeerTransport.Request[hosts];
+    PeerTransport.Request[][] dataIn = new PeerTransport.Request[hosts][];
+    ByteBuffer[][] inChunks = new ByteBuffer[hosts][];
     boolean[] inlineIn = new boolean[hosts];
     List<PeerTransport.Request> sends = new ArrayList<>();
+    int most = 0;
     for (int g = 0; g < hosts; g++) {
       if (g == myHost) {
         continue;
@@ -288,7 +307,12 @@ final class LeaderFrame {
         // Leader g makes the same choice from the same size (the verdict fails calls whose sizes differ).
         inlineIn[g] = inline(header, in[g]);
         if (!inlineIn[g]) {
-          dataIn[g] = leaders.recv(peer, kind, in[g].duplicate());
+          inChunks[g] = chunks(in[g]);
+          dataIn[g] = new PeerTransport.Request[inChunks[g].length];
+          for (int j = 0; j < inChunks[g].length; j++) {
+            dataIn[g][j] = leaders.recv(peer, kind, inChunks[g][j].duplicate());
+          }
+          most = Math.max(most, inChunks[g].length);
         }
       }
     }
@@ -308,7 +332,9 @@ final class LeaderFrame {
     }
     for (int g = 0; g < hosts; g++) {
       if (g != myHost && out[g] != null && out[g].remaining() > 0 && !inline(header, out[g])) {
-        sends.add(leaders.send(hostRanks[g][0], kind, out[g].duplicate()));
+        for (ByteBuffer chunk : chunks(out[g])) {
+          sends.add(leaders.send(hostRanks[g][0], kind, chunk));
+        }
       }
     }
     String verdict = null;
@@ -328,14 +354,25 @@ final class LeaderFrame {
       return verdict;
     }
     for (int g = 0; g < hosts; g++) {
-      if (dataIn[g] != null) {
-        // The verdict says every rank made this call, so the sizes agree (a longer message fails as truncated).
-        leaders.await(c, dataIn[g], hostRanks[g][0], "data");
-      } else if (inlineIn[g]) {
+      if (inlineIn[g]) {
         ByteBuffer data = hdrBufs[g].duplicate();
         int at = hdrBufs[g].getInt(0);
         data.limit(at + in[g].remaining()).position(at);
         in[g].duplicate().put(data);
+        if (arrival != null) {
+          arrival.run(g, in[g], 0, in[g].remaining());
+        }
+      }
+    }
+    for (int j = 0; j < most; j++) {
+      for (int g = 0; g < hosts; g++) {
+        if (dataIn[g] != null && j < dataIn[g].length) {
+          // The verdict says every rank made this call, so the sizes agree (a longer message fails as truncated).
+          leaders.await(c, dataIn[g][j], hostRanks[g][0], dataIn[g].length == 1 ? "data" : "data (chunk " + j + ")");
+          if (arrival != null) {
+            arrival.run(g, in[g], (long) j * CHUNK_BYTES, inChunks[g][j].remaining());
+          }
+        }
       }
     }
     for (PeerTransport.Request s : sends) {
@@ -468,6 +505,16 @@ final class LeaderFrame {
     leaders.roundDone();
     leaders.failIfAbortedBefore(c);
     return null;
+  }
+
+  /** {@code b} in chunks of {@link #CHUNK_BYTES} (none when empty). */
+  private static ByteBuffer[] chunks(ByteBuffer b) {
+    int n = (b.remaining() + CHUNK_BYTES - 1) / CHUNK_BYTES;
+    ByteBuffer[] out = new ByteBuffer[n];
+    for (int j = 0; j < n; j++) {
+      out[j] = range(b, b.position() + (long) j * CHUNK_BYTES, Math.min(CHUNK_BYTES, b.remaining() - (long) j * CHUNK_BYTES));
+    }
+    return out;
   }
 
   /** Leader g's header block as received, checked for a plausible length. */
