@@ -214,11 +214,11 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
           reduceRanks(type, op, f.gathered, in, bytes, 0, count, result, 0);
         }
       } else {
-        twoShot(c, f, type, op, count, result);
+        twoShot(c, f, type, op, count, result, hostRanks[myHost].length == 1 ? recv : null);
       }
     }
     frame.close(f, result, bytes);
-    if (f.ok()) {
+    if (f.ok() && !(two && hostRanks[myHost].length == 1)) {
       HostBuffers.copy(recv, 0, HostBuffers.typedView(result, type), 0, count);
     }
     return algo;
@@ -229,8 +229,11 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
    * {@link LeaderFrame#CHUNK_BYTES}; every chunk of every host's inputs is in flight at once, and
    * each reduced chunk goes to the other leaders as soon as it is reduced, while later chunks still
    * arrive (one pass over each link per phase, as a ring would, with the reduction overlapped).
+   * With {@code recv} (a one-rank host's output), every chunk of the result goes there as soon as
+   * it is reduced or has arrived, overlapping the transfer of the later ones.
    */
-  private void twoShot(Collective c, LeaderFrame.Call f, DataType type, ReduceOp op, int count, ByteBuffer result) {
+  private void twoShot(Collective c, LeaderFrame.Call f, DataType type, ReduceOp op, int count, ByteBuffer result,
+      Buffer recv) {
     int hosts = hostRanks.length;
     int mine = hostRanks[myHost].length;
     int es = type.byteSize();
@@ -284,7 +287,13 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
         chunkIn[g] = g == myHost ? null : in1[g][j];
       }
       reduceSlice(type, op, f.gathered, bytes, (long) jlo * es, chunkIn, jlen, result, jlo);
+      if (recv != null) {
+        HostBuffers.copy(recv, jlo, HostBuffers.typedView(result, type), jlo, jlen);
+      }
       return LeaderFrame.range(result, (long) jlo * es, (long) jlen * es);
+    }, recv == null ? null : (g, from, off, n) -> {
+      int at = slice(count, g, hosts) + (int) (off / es);
+      HostBuffers.copy(recv, at, HostBuffers.typedView(result, type), at, (int) (n / es));
     });
   }
 

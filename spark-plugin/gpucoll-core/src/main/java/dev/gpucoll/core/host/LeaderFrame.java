@@ -427,11 +427,12 @@ final class LeaderFrame {
    * {@code in2[g]}'s chunks from leader g and sends every leader what {@code step} returns for
    * chunk j, as soon as chunk j of phase 1 has arrived from every host: later chunks are still in
    * flight while it runs. Every receive is posted before anything is sent; chunks of one kind
-   * from one leader arrive in order (tag matching keeps a sender's order). Returns the verdict of
-   * the headers (nothing else then moves), or null.
+   * from one leader arrive in order (tag matching keeps a sender's order). Each phase-2 chunk
+   * received goes to {@code arrival} (when not null; its offset: chunk j at j *
+   * {@link #CHUNK_BYTES}). Returns the verdict of the headers (nothing else then moves), or null.
    */
   String pipelinedRound(Collective c, ByteBuffer header, ByteBuffer[][] out1, ByteBuffer[][] in1, ByteBuffer[][] in2,
-      int myChunks, ChunkStep step) {
+      int myChunks, ChunkStep step, Arrival arrival) {
     int hosts = hostRanks.length;
     PeerTransport.Request[] hdrIn = new PeerTransport.Request[hosts];
     ByteBuffer[] hdrBufs = new ByteBuffer[hosts];
@@ -496,6 +497,9 @@ final class LeaderFrame {
       if (g != myHost) {
         for (int j = 0; j < phase2[g].length; j++) {
           leaders.await(c, phase2[g][j], hostRanks[g][0], "reduced data (chunk " + j + ")");
+          if (arrival != null) {
+            arrival.run(g, in2[g][j], (long) j * CHUNK_BYTES, in2[g][j].remaining());
+          }
         }
       }
     }

@@ -142,6 +142,15 @@ class HostUcxTest {
           for (int p = 0; p < N; p++) {
             assertEquals(p * 1e6f + c.rank() * count + 7, all[p * count + 7]);
           }
+          // Two-shot, each host's slice in several chunks: the one-rank host's output fills chunk by chunk.
+          float[] sum = new float[count * N];
+          for (int i = 0; i < sum.length; i++) {
+            mine[i] = (c.rank() + 1) * (i % 7);
+          }
+          c.allReduce(CommBuffer.of(mine), CommBuffer.of(sum), sum.length, DataType.FLOAT32, ReduceOp.SUM);
+          for (int i = 0; i < sum.length; i++) {
+            assertEquals(15 * (i % 7), sum[i], "element " + i);
+          }
           return everything(c, N);
         }));
     for (int r = 0; r < N; r++) {
