@@ -60,6 +60,7 @@ final class LeaderFrame {
 
   private final int rank;
   private final int size;
+  private final HostTopology topology;
   private final String host;
   private final int[][] hostRanks;
   private final int myHost;
@@ -71,6 +72,7 @@ final class LeaderFrame {
   LeaderFrame(int rank, String host, HostTopology topology, HostShmCommunicator local, UcxLeaders leaders,
       UcxScratch scratch) {
     this.rank = rank;
+    this.topology = topology;
     this.size = topology.hostOf().length;
     this.host = host;
     this.hostRanks = topology.hostRanks();
@@ -79,6 +81,22 @@ final class LeaderFrame {
     this.local = local;
     this.leaders = leaders;
     this.scratch = scratch;
+  }
+
+  int rank() {
+    return rank;
+  }
+
+  HostTopology topology() {
+    return topology;
+  }
+
+  HostShmCommunicator local() {
+    return local;
+  }
+
+  UcxScratch scratch() {
+    return scratch;
   }
 
   /** One call in progress on this rank. */
