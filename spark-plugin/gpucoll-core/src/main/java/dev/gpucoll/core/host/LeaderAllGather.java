@@ -24,14 +24,7 @@ final class LeaderAllGather extends LeaderRecipe {
     long bytes = (long) count * es;
     ByteBuffer result = scratch.get(Slot.RESULT, size * bytes);
     LeaderFrame.Call f = frame.open(c, sig, problem, bytes, send, type, inPlace(result, myHost, bytes));
-    if (hostRanks[myHost].length == 1) {
-      // The only rank of its host: each piece received goes to the output as soon as it has
-      // arrived, its own block straight from its input.
-      gatherHosts(c, f, result, bytes, (g, from, off, len) -> toOutput(recv, type, from, g, bytes, off, len));
-      HostBuffers.copy(recv, rank * count, send, 0, count);
-      return;
-    }
-    gatherHosts(c, f, result, bytes, null);
+    gatherHosts(c, f, result, bytes);
     if (f.ok()) {
       HostBuffers.copy(recv, 0, HostBuffers.typedView(result, type), 0, size * count);
     }
@@ -40,10 +33,9 @@ final class LeaderAllGather extends LeaderRecipe {
   /**
    * The all-gather after {@link LeaderFrame#open} (with {@link #inPlace} of this host): every
    * leader sends its host's inputs to every other, receiving each host's in place where it can;
-   * leaves every rank's {@code bytes}, by rank, in {@code result} on every rank, or, on a one-rank
-   * host, hands each piece received to {@code arrival} instead.
+   * leaves every rank's {@code bytes}, by rank, in {@code result} on every rank.
    */
-  private void gatherHosts(Collective c, LeaderFrame.Call f, ByteBuffer result, long bytes, LeaderFrame.Arrival arrival) {
+  private void gatherHosts(Collective c, LeaderFrame.Call f, ByteBuffer result, long bytes) {
     if (leader && f.ok()) {
       int hosts = hostRanks.length;
       ByteBuffer[] out = new ByteBuffer[hosts];
@@ -57,8 +49,8 @@ final class LeaderAllGather extends LeaderRecipe {
           }
         }
       }
-      f.verdict = frame.round(c, UcxLeaders.KIND_DATA1, f.header, out, in, arrival);
-      if (f.verdict == null && arrival == null) {
+      f.verdict = frame.round(c, UcxLeaders.KIND_DATA1, f.header, out, in);
+      if (f.verdict == null) {
         in[myHost] = f.gathered;
         for (int g = 0; g < hosts; g++) {
           if (inPlace(result, g, bytes) == null) {
@@ -79,7 +71,7 @@ final class LeaderAllGather extends LeaderRecipe {
     Signature sig = Signature.setup(bytes);
     ByteBuffer result = scratch.get(Slot.RESULT, size * bytes);
     LeaderFrame.Call f = frame.open(null, sig, null, bytes, m, DataType.INT8, inPlace(result, myHost, bytes));
-    gatherHosts(null, f, result, bytes, null);
+    gatherHosts(null, f, result, bytes);
     List<byte[]> out = new ArrayList<>();
     for (int r = 0; r < size; r++) {
       byte[] b = new byte[bytes];

@@ -38,11 +38,11 @@ final class LeaderAllReduce extends LeaderRecipe {
           reduceRanks(type, op, f.gathered, in, bytes, 0, count, result, 0);
         }
       } else {
-        twoShot(c, f, type, op, count, result, hostRanks[myHost].length == 1 ? recv : null);
+        twoShot(c, f, type, op, count, result);
       }
     }
     frame.close(f, result, bytes);
-    if (f.ok() && !(two && hostRanks[myHost].length == 1)) {
+    if (f.ok()) {
       HostBuffers.copy(recv, 0, HostBuffers.typedView(result, type), 0, count);
     }
   }
@@ -52,11 +52,8 @@ final class LeaderAllReduce extends LeaderRecipe {
    * {@link LeaderFrame#CHUNK_BYTES}; every chunk of every host's inputs is in flight at once, and
    * each reduced chunk goes to the other leaders as soon as it is reduced, while later chunks still
    * arrive (one pass over each link per phase, as a ring would, with the reduction overlapped).
-   * With {@code recv} (a one-rank host's output), every chunk of the result goes there as soon as
-   * it is reduced or has arrived, overlapping the transfer of the later ones.
    */
-  private void twoShot(Collective c, LeaderFrame.Call f, DataType type, ReduceOp op, int count, ByteBuffer result,
-      Buffer recv) {
+  private void twoShot(Collective c, LeaderFrame.Call f, DataType type, ReduceOp op, int count, ByteBuffer result) {
     int hosts = hostRanks.length;
     int mine = hostRanks[myHost].length;
     int es = type.byteSize();
@@ -110,13 +107,7 @@ final class LeaderAllReduce extends LeaderRecipe {
         chunkIn[g] = g == myHost ? null : in1[g][j];
       }
       reduceSlice(type, op, f.gathered, bytes, (long) jlo * es, chunkIn, jlen, result, jlo);
-      if (recv != null) {
-        HostBuffers.copy(recv, jlo, HostBuffers.typedView(result, type), jlo, jlen);
-      }
       return LeaderFrame.range(result, (long) jlo * es, (long) jlen * es);
-    }, recv == null ? null : (g, from, off, n) -> {
-      int at = slice(count, g, hosts) + (int) (off / es);
-      HostBuffers.copy(recv, at, HostBuffers.typedView(result, type), at, (int) (n / es));
     });
   }
 
@@ -156,5 +147,9 @@ final class LeaderAllReduce extends LeaderRecipe {
       }
     }
     reducer.reduce(type, op, size, srcs, idx, size, HostBuffers.typedView(dst, type), lo, len);
+  }
+
+  private static int slice(int count, int h, int hosts) {
+    return (int) ((long) count * h / hosts);
   }
 }

@@ -28,7 +28,7 @@ final class LeaderAllToAll extends LeaderRecipe {
     LeaderFrame.Call f = frame.open(c, sig, problem, size * block, send, type);
     ByteBuffer result = scratch.get(Slot.RESULT, mine * size * block);
     if (leader && f.ok()) {
-      ByteBuffer[][] io = blockRound(c, f, block);
+      ByteBuffer[][] io = blockRound(c, f, block, true);
       if (f.verdict == null) {
         for (int l = 0; l < mine; l++) {
           int dest = hostRanks[myHost][l];
@@ -77,10 +77,27 @@ final class LeaderAllToAll extends LeaderRecipe {
         in[g] = scratch.get(Slot.IN, g, ranks.length * block);
       }
       // Each piece goes to the output as soon as it has arrived (the verdict has passed by then).
-      f.verdict = frame.round(c, UcxLeaders.KIND_DATA1, f.header, out, in,
+      f.verdict = frame.streamedRound(c, UcxLeaders.KIND_DATA1, f.header, out, in,
           (g, from, off, len) -> toOutput(recv, type, from, g, block, off, len));
     }
     frame.close(f, null, 0);
     HostBuffers.copy(recv, rank * count, send, rank * count, count);
+  }
+
+  /**
+   * Bytes [off, off+len) of what leader g sent, arrived in {@code from} (g's ranks' {@code block}
+   * bytes each, in rank order from {@code from}'s position), to the output at those ranks' places.
+   */
+  private void toOutput(Buffer recv, DataType type, ByteBuffer from, int g, long block, long off, long len) {
+    int es = type.byteSize();
+    int[] ranks = hostRanks[g];
+    Buffer src = HostBuffers.typedView(from, type);
+    for (long at = off; at < off + len; ) {
+      int i = (int) (at / block);
+      long upTo = Math.min(off + len, (i + 1) * block);
+      HostBuffers.copy(recv, (int) ((ranks[i] * block + at - i * block) / es), src, (int) (at / es),
+          (int) ((upTo - at) / es));
+      at = upTo;
+    }
   }
 }

@@ -1,10 +1,7 @@
 package dev.gpucoll.core.host;
 
 import dev.gpucoll.api.Collective;
-import dev.gpucoll.api.DataType;
-import dev.gpucoll.core.buffers.HostBuffers;
 import dev.gpucoll.core.host.UcxScratch.Slot;
-import java.nio.Buffer;
 import java.nio.ByteBuffer;
 
 /**
@@ -45,23 +42,6 @@ abstract class LeaderRecipe {
   }
 
   /**
-   * Bytes [off, off+len) of what leader g sent, arrived in {@code from} (g's ranks' {@code block}
-   * bytes each, in rank order from {@code from}'s position), to the output at those ranks' places.
-   */
-  void toOutput(Buffer recv, DataType type, ByteBuffer from, int g, long block, long off, long len) {
-    int es = type.byteSize();
-    int[] ranks = hostRanks[g];
-    Buffer src = HostBuffers.typedView(from, type);
-    for (long at = off; at < off + len; ) {
-      int i = (int) (at / block);
-      long upTo = Math.min(off + len, (i + 1) * block);
-      HostBuffers.copy(recv, (int) ((ranks[i] * block + at - i * block) / es), src, (int) (at / es),
-          (int) ((upTo - at) / es));
-      at = upTo;
-    }
-  }
-
-  /**
    * A leader's first round after {@link #open}: this host's gathered frame data ({@code bytes} per
    * rank) to every other leader; returns theirs by host (null at this host) and sets the verdict.
    */
@@ -81,9 +61,9 @@ abstract class LeaderRecipe {
   /**
    * The leaders' exchange of fixed blocks (reduceScatter, allToAll): to leader g go, for each rank
    * of this host, its blocks for g's ranks; from g come, for each of g's ranks, its blocks for this
-   * host's ranks. Returns {out, in} by host.
+   * host's ranks, in a streamed round when {@code streamed}. Returns {out, in} by host.
    */
-  ByteBuffer[][] blockRound(Collective c, LeaderFrame.Call f, long block) {
+  ByteBuffer[][] blockRound(Collective c, LeaderFrame.Call f, long block, boolean streamed) {
     int hosts = hostRanks.length;
     int mine = hostRanks[myHost].length;
     ByteBuffer[] out = new ByteBuffer[hosts];
@@ -106,12 +86,10 @@ abstract class LeaderRecipe {
       out[g] = o;
       in[g] = scratch.get(Slot.IN, g, ng * mine * block);
     }
-    f.verdict = frame.round(c, UcxLeaders.KIND_DATA1, f.header, out, in);
+    // allToAll streams (its one-rank hosts' recipe does, and every leader must take the same round).
+    f.verdict = streamed ? frame.streamedRound(c, UcxLeaders.KIND_DATA1, f.header, out, in, null)
+        : frame.round(c, UcxLeaders.KIND_DATA1, f.header, out, in);
     return new ByteBuffer[][] {out, in};
-  }
-
-  static int slice(int count, int h, int hosts) {
-    return (int) ((long) count * h / hosts);
   }
 
   /**

@@ -26,7 +26,7 @@ final class LeaderReduceScatter extends LeaderRecipe {
     LeaderFrame.Call f = frame.open(c, sig, problem, size * block, send, type);
     ByteBuffer result = scratch.get(Slot.RESULT, mine * block);
     if (leader && f.ok()) {
-      ByteBuffer[][] io = blockRound(c, f, block);
+      ByteBuffer[][] io = blockRound(c, f, block, false);
       if (f.verdict == null) {
         Buffer[] srcs = new Buffer[size];
         int[] idx = new int[size];

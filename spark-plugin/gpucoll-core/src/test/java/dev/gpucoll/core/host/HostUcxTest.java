@@ -142,7 +142,7 @@ class HostUcxTest {
           for (int p = 0; p < N; p++) {
             assertEquals(p * 1e6f + c.rank() * count + 7, all[p * count + 7]);
           }
-          // Two-shot, each host's slice in several chunks: the one-rank host's output fills chunk by chunk.
+          // Two-shot, each host's slice in several chunks, with a one-rank host among them.
           float[] sum = new float[count * N];
           for (int i = 0; i < sum.length; i++) {
             mine[i] = (c.rank() + 1) * (i % 7);
