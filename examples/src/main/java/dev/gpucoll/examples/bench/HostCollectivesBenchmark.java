@@ -124,6 +124,56 @@ public final class HostCollectivesBenchmark {
     comm.barrier();
   }
 
+  /** Most warm-up rounds over every measured call before timing starts anyway. */
+  private static final int MAX_SETTLE_ROUNDS = 30;
+
+  /**
+   * Runs every measured call (each collective at each size, a few times) in rounds until a round
+   * compiles nothing on any rank; returns the rounds run. Until then the JIT recompiles the paths
+   * that a new size takes (and those whose profile a new size breaks), and on a machine whose cores
+   * are busy with spinning ranks a compiler thread gets a core only by taking a rank's: the rank's
+   * peer then waits a scheduler tick (4 ms) per call, for tens of calls (measured on 2 simulated
+   * hosts on 2 cores: the collective timed first had p99s of 2-8 ms, whichever it was, and the last
+   * had p99s of 20-50 us).
+   */
+  private static int settleJit(Communicator comm, String collectives, String sizes) {
+    java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+    float[] quiet = new float[1];
+    for (int round = 1; round <= MAX_SETTLE_ROUNDS; round++) {
+      long before = jit.getTotalCompilationTime();
+      for (String coll : collectives.split(",")) {
+        for (long bytes : Arrays.stream(sizes.split(",")).mapToLong(Long::parseLong).toArray()) {
+          Runnable call = call(comm, coll, bytes);
+          for (int i = 0; i < Math.max(1, Math.min(50, (1 << 20) / bytes)); i++) {
+            call.run();
+          }
+        }
+      }
+      quiet[0] = jit.getTotalCompilationTime() == before ? 0 : 1;
+      comm.allReduce(CommBuffer.of(quiet), CommBuffer.of(quiet), 1, DataType.FLOAT32, ReduceOp.MAX);
+      if (quiet[0] == 0) {
+        return round;
+      }
+    }
+    return MAX_SETTLE_ROUNDS;
+  }
+
+  /** One call of {@code coll} moving {@code bytes} (as the table counts them) on fresh buffers. */
+  private static Runnable call(Communicator comm, String coll, long bytes) {
+    int size = comm.size();
+    int count = (int) (bytes / 4);
+    // allGather and allToAll move count / size elements per peer, at least one (as the MPI anchor).
+    int perPeer = Math.max(1, count / size);
+    CommBuffer s = CommBuffer.of(new float[Math.max(count, perPeer * size)]);
+    CommBuffer r = CommBuffer.of(new float[Math.max(count, perPeer * size)]);
+    return switch (coll) {
+      case "allReduce" -> () -> comm.allReduce(s, r, count, DataType.FLOAT32, ReduceOp.SUM);
+      case "allGather" -> () -> comm.allGather(s, r, perPeer, DataType.FLOAT32);
+      case "allToAll" -> () -> comm.allToAll(s, r, perPeer, DataType.FLOAT32);
+      default -> throw new IllegalArgumentException("unknown collective " + coll);
+    };
+  }
+
   private static boolean canRun(String... cmd) {
     try {
       Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
@@ -167,6 +217,10 @@ public final class HostCollectivesBenchmark {
             "median_us", "p99_us", "GB/s", "algorithm");
       }
       warmUp(comm, warmUpCalls);
+      int rounds = settleJit(comm, collectives, sizes);
+      if (rank == 0) {
+        System.out.printf(Locale.ROOT, "# JIT idle after %d warm-up rounds over every measured call%n", rounds);
+      }
       for (String coll : collectives.split(",")) {
         for (long bytes : Arrays.stream(sizes.split(",")).mapToLong(Long::parseLong).toArray()) {
           int count = (int) (bytes / 4);

@@ -118,6 +118,46 @@ class HostUcxTest {
     }
   }
 
+  /**
+   * Hosts of consecutive ranks ({0}, {1, 2}, {3, 4}): their inputs are gathered and received in
+   * place, and the one-rank host sends and receives its allToAll blocks in place.
+   */
+  @Test
+  void hostsOfConsecutiveRanksGiveTheSameResults() {
+    List<List<Object>> shm = Ranks.values(Ranks.run(N, conf(), c -> everything(c, N)));
+    List<List<Object>> fake = Ranks.values(run(N, conf(), r -> r == 0 ? "node-a" : r < 3 ? "node-b" : "node-c",
+        LoopbackTransport::new, c -> {
+          // Above the size that rides in the header's message: received in place as a message of its own.
+          int count = 20_000;
+          float[] mine = new float[count * N];
+          for (int i = 0; i < mine.length; i++) {
+            mine[i] = c.rank() * 1e6f + i;
+          }
+          float[] all = new float[count * N];
+          c.allGather(CommBuffer.of(mine), CommBuffer.of(all), count, DataType.FLOAT32);
+          for (int p = 0; p < N; p++) {
+            assertEquals(p * 1e6f + count - 1, all[p * count + count - 1]);
+          }
+          c.allToAll(CommBuffer.of(mine), CommBuffer.of(all), count, DataType.FLOAT32);
+          for (int p = 0; p < N; p++) {
+            assertEquals(p * 1e6f + c.rank() * count + 7, all[p * count + 7]);
+          }
+          // Two-shot, each host's slice in several chunks, with a one-rank host among them.
+          float[] sum = new float[count * N];
+          for (int i = 0; i < sum.length; i++) {
+            mine[i] = (c.rank() + 1) * (i % 7);
+          }
+          c.allReduce(CommBuffer.of(mine), CommBuffer.of(sum), sum.length, DataType.FLOAT32, ReduceOp.SUM);
+          for (int i = 0; i < sum.length; i++) {
+            assertEquals(15 * (i % 7), sum[i], "element " + i);
+          }
+          return everything(c, N);
+        }));
+    for (int r = 0; r < N; r++) {
+      assertTrue(Objects.deepEquals(shm.get(r).toArray(), fake.get(r).toArray()), "rank " + r);
+    }
+  }
+
   @Test
   void explainNamesTheHostsAndTheChoiceBySize() {
     Ranks.values(run(N, conf("host.oneShotMaxBytes", "1k"), INTERLEAVED, LoopbackTransport::new, comm -> {
