@@ -7,8 +7,9 @@
 # docs/bench/host-multihost-<host counts>h-<date>-<commit>.json (rows: hosts, ranks per host,
 # collective, bytes, ours and Open MPI's p50/p99). SIZES=8,1024, ITERS=300 (timed calls per size
 # at most) and WARMUP=500 (untimed calls first) shorten a run, e.g. at 3 hosts on a 2-core machine, where every call waits for a core.
-# After the untimed calls the Java ranks run every measured call in rounds until a round compiles
-# nothing (HostCollectivesBenchmark): a JIT compile during the timed calls takes a spinning rank's core.
+# After the untimed calls the Java ranks run each size untimed, before its timed calls, until 5120 calls
+# (or 3 s) have run and no JIT compiler thread ran for 100 ms (HostCollectivesBenchmark): a JIT compile
+# during the timed calls takes a spinning rank's core for a scheduler tick (4 ms).
 # Needs root, iproute2, libucx0, openmpi-bin + libopenmpi-dev (mpicc), gpucoll-core compiled
 # (mvn -B -pl spark-plugin/gpucoll-core -am compile; JUCX in ~/.m2, which that fetches):
 #   scripts/multihost/bench.sh ["2 3"] [rounds=2]

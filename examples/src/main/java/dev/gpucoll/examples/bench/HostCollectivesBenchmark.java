@@ -124,54 +124,104 @@ public final class HostCollectivesBenchmark {
     comm.barrier();
   }
 
-  /** Most warm-up rounds over every measured call before timing starts anyway. */
-  private static final int MAX_SETTLE_ROUNDS = 30;
+  /** Untimed calls, without a JIT compiler thread running on any rank, that a timing waits for. */
+  private static final long SETTLE_QUIET_NANOS = 100_000_000L;
+  /**
+   * Untimed calls of a size before its timing: HotSpot compiles a method at its top tier by its
+   * 5000th call (Tier4InvocationThreshold, looked at every 1024th), so a path a call runs once is
+   * compiled by then, not in the middle of the timed calls; quiet batches alone are no sign of that
+   * (measured: the two-shot allReduce compiled at the top tier, 70-90 ms of one core, in the timed
+   * calls of 128 KiB after 100 ms without a compile).
+   */
+  private static final int SETTLE_CALLS = 5120;
+  /**
+   * Untimed time after which a size waits only for quiet batches, short of {@link #SETTLE_CALLS}:
+   * its paths are those of the smaller sizes timed before it (measured: 5120 calls of the first
+   * two-shot size took 0.7-0.9 s; with 1 s, one run ended short of them and compiled in the timed calls).
+   */
+  private static final long SETTLE_MIN_NANOS = 3_000_000_000L;
+  /** Longest wait for quiet batches: a call is timed after this anyway. */
+  private static final long SETTLE_MAX_NANOS = 10_000_000_000L;
 
   /**
-   * Runs every measured call (each collective at each size, a few times) in rounds until a round
-   * compiles nothing on any rank; returns the rounds run. Until then the JIT recompiles the paths
-   * that a new size takes (and those whose profile a new size breaks), and on a machine whose cores
-   * are busy with spinning ranks a compiler thread gets a core only by taking a rank's: the rank's
-   * peer then waits a scheduler tick (4 ms) per call, for tens of calls (measured on 2 simulated
-   * hosts on 2 cores: the collective timed first had p99s of 2-8 ms, whichever it was, and the last
-   * had p99s of 20-50 us).
+   * Runs {@code call} in batches of {@code batch} until {@link #SETTLE_CALLS} calls (or
+   * {@link #SETTLE_MIN_NANOS}) have run and batches that ran while no JIT compiler thread ran on any
+   * rank took {@link #SETTLE_QUIET_NANOS} in a row; returns false when it gave up. Until then the JIT
+   * compiles the paths that this size takes (and recompiles those whose profile it breaks), and on
+   * a machine whose cores are busy with spinning ranks a compiler thread gets a core only by taking
+   * a rank's: the rank's peer then waits a scheduler tick (4 ms). Measured on 2 simulated hosts on
+   * 2 cores: with warm-up rounds over every size until CompilationMXBean's total stayed put (it
+   * grows when a compile ends; one starved of a core spans rounds), 30-100 compiles fell in the
+   * timed calls of the first collective, whichever it was, and gave its sizes p99s of 3-8 ms.
    */
-  private static int settleJit(Communicator comm, String collectives, String sizes) {
-    java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
-    float[] quiet = new float[1];
-    for (int round = 1; round <= MAX_SETTLE_ROUNDS; round++) {
-      long before = jit.getTotalCompilationTime();
-      for (String coll : collectives.split(",")) {
-        for (long bytes : Arrays.stream(sizes.split(",")).mapToLong(Long::parseLong).toArray()) {
-          Runnable call = call(comm, coll, bytes);
-          for (int i = 0; i < Math.max(1, Math.min(50, (1 << 20) / bytes)); i++) {
-            call.run();
-          }
-        }
+  private static boolean settle(Communicator comm, Runnable call, int batch) {
+    List<Path> jit = compilerThreads();
+    // [a compiler thread ran, the batch's time in ms], the most of every rank: all ranks decide alike.
+    float[] batchState = new float[2];
+    long quiet = 0;
+    long spent = 0;
+    long calls = 0;
+    while (quiet < SETTLE_QUIET_NANOS || (calls < SETTLE_CALLS && spent < SETTLE_MIN_NANOS)) {
+      if (spent > SETTLE_MAX_NANOS) {
+        return false;
       }
-      quiet[0] = jit.getTotalCompilationTime() == before ? 0 : 1;
-      comm.allReduce(CommBuffer.of(quiet), CommBuffer.of(quiet), 1, DataType.FLOAT32, ReduceOp.MAX);
-      if (quiet[0] == 0) {
-        return round;
+      long t0 = System.nanoTime();
+      long before = jitNanos(jit);
+      for (int i = 0; i < batch; i++) {
+        call.run();
       }
+      long after = jitNanos(jit);
+      batchState[0] = before < 0 || after != before ? 1 : 0;
+      batchState[1] = (System.nanoTime() - t0) / 1e6f;
+      if (after < 0) {
+        jit = compilerThreads();
+      }
+      comm.allReduce(CommBuffer.of(batchState), CommBuffer.of(batchState), 2, DataType.FLOAT32, ReduceOp.MAX);
+      long took = (long) (batchState[1] * 1e6);
+      quiet = batchState[0] == 0 ? quiet + took : 0;
+      spent += took;
+      calls += batch;
     }
-    return MAX_SETTLE_ROUNDS;
+    return true;
   }
 
-  /** One call of {@code coll} moving {@code bytes} (as the table counts them) on fresh buffers. */
-  private static Runnable call(Communicator comm, String coll, long bytes) {
-    int size = comm.size();
-    int count = (int) (bytes / 4);
-    // allGather and allToAll move count / size elements per peer, at least one (as the MPI anchor).
-    int perPeer = Math.max(1, count / size);
-    CommBuffer s = CommBuffer.of(new float[Math.max(count, perPeer * size)]);
-    CommBuffer r = CommBuffer.of(new float[Math.max(count, perPeer * size)]);
-    return switch (coll) {
-      case "allReduce" -> () -> comm.allReduce(s, r, count, DataType.FLOAT32, ReduceOp.SUM);
-      case "allGather" -> () -> comm.allGather(s, r, perPeer, DataType.FLOAT32);
-      case "allToAll" -> () -> comm.allToAll(s, r, perPeer, DataType.FLOAT32);
-      default -> throw new IllegalArgumentException("unknown collective " + coll);
-    };
+  /**
+   * The schedstat files of this JVM's JIT compiler threads (Linux: /proc/self/task), whose CPU time
+   * counts a compile while it runs; empty where there are none.
+   */
+  private static List<Path> compilerThreads() {
+    List<Path> out = new ArrayList<>();
+    try (var tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
+      for (Path t : tasks) {
+        if (Files.readString(t.resolve("comm")).contains("CompilerThre")) {
+          out.add(t.resolve("schedstat"));
+        }
+      }
+    } catch (java.io.IOException e) {
+      out.clear();
+    }
+    return out;
+  }
+
+  /**
+   * CPU time of the compiler threads {@code jit} in ns, -1 when one has ended (the JIT stops idle
+   * ones); without them, the compile time CompilationMXBean reports (it grows when a compile ends).
+   * Only their files are read per look: listing every thread each time kept the JIT busy itself.
+   */
+  private static long jitNanos(List<Path> jit) {
+    if (jit.isEmpty()) {
+      return java.lang.management.ManagementFactory.getCompilationMXBean().getTotalCompilationTime() * 1_000_000;
+    }
+    long sum = 0;
+    for (Path p : jit) {
+      try {
+        String stat = Files.readString(p);
+        sum += Long.parseLong(stat.substring(0, stat.indexOf(' ')));
+      } catch (java.io.IOException e) {
+        return -1;
+      }
+    }
+    return sum;
   }
 
   private static boolean canRun(String... cmd) {
@@ -217,10 +267,6 @@ public final class HostCollectivesBenchmark {
             "median_us", "p99_us", "GB/s", "algorithm");
       }
       warmUp(comm, warmUpCalls);
-      int rounds = settleJit(comm, collectives, sizes);
-      if (rank == 0) {
-        System.out.printf(Locale.ROOT, "# JIT idle after %d warm-up rounds over every measured call%n", rounds);
-      }
       for (String coll : collectives.split(",")) {
         for (long bytes : Arrays.stream(sizes.split(",")).mapToLong(Long::parseLong).toArray()) {
           int count = (int) (bytes / 4);
@@ -238,8 +284,9 @@ public final class HostCollectivesBenchmark {
             case "allToAll" -> () -> comm.allToAll(s, r, perPeer, DataType.FLOAT32);
             default -> throw new IllegalArgumentException("unknown collective " + coll);
           };
-          for (int i = 0; i < Math.min(iters, 2000) / 10 + 5; i++) {
-            call.run();
+          if (!settle(comm, call, Math.min(iters, 200)) && rank == 0) {
+            System.out.printf(Locale.ROOT, "# %s %d: the JIT still compiled after %d s of untimed calls%n", coll, bytes,
+                SETTLE_MAX_NANOS / 1_000_000_000L);
           }
           comm.barrier();
           long[] t = new long[iters];
