@@ -53,7 +53,7 @@ final class LeaderAllGather extends LeaderRecipe {
       if (f.verdict == null) {
         in[myHost] = f.gathered;
         for (int g = 0; g < hosts; g++) {
-          if (inPlace(result, g, bytes) == null) {
+          if (!consecutive(g)) {
             for (int i = 0; i < hostRanks[g].length; i++) {
               LeaderFrame.copyBytes(in[g], i * bytes, result, hostRanks[g][i] * bytes, bytes);
             }

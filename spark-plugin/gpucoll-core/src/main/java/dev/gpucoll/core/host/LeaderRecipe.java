@@ -99,8 +99,13 @@ abstract class LeaderRecipe {
    */
   ByteBuffer inPlace(ByteBuffer result, int g, long bytes) {
     int[] ranks = hostRanks[g];
-    boolean consecutive = ranks[ranks.length - 1] - ranks[0] == ranks.length - 1;
-    return consecutive ? LeaderFrame.range(result, ranks[0] * bytes, ranks.length * bytes) : null;
+    return consecutive(g) ? LeaderFrame.range(result, ranks[0] * bytes, ranks.length * bytes) : null;
+  }
+
+  /** True when host g's ranks are consecutive (its part of a by-rank result is one range). */
+  boolean consecutive(int g) {
+    int[] ranks = hostRanks[g];
+    return ranks[ranks.length - 1] - ranks[0] == ranks.length - 1;
   }
 
   static int indexOf(int[] a, int v) {
