@@ -172,7 +172,7 @@ final class ShmSteps extends Steps {
     for (int p = 0; p < ranks; p++) {
       int off = seg.headerOff(p, h);
       if ((long) ShmSegment.LONGS.getAcquire(buf, off) != e) {
-        waitFlag(c, p, off, "header");
+        waitFlag(c, p, off);
       }
       hSig[p] = buf.getLong(off + 8);
       hCount[p] = buf.getLong(off + 16);
@@ -238,12 +238,12 @@ final class ShmSteps extends Steps {
   }
 
   /**
-   * Waits until the flag at {@code off} holds this step's epoch, or fails naming rank p. The
+   * Waits until rank p's header flag at {@code off} holds this step's epoch, or fails naming p. The
    * timeout runs from the start of this wait: it bounds the time without progress, so a long call
    * whose peers keep arriving never times out. A cancellation of the call ends the wait at the
    * next slow check.
    */
-  private void waitFlag(Collective c, int p, int off, String what) {
+  private void waitFlag(Collective c, int p, int off) {
     long e = epoch;
     var bounds = owner.bounds;
     Backoff b = backoff.begin();
@@ -274,22 +274,22 @@ final class ShmSteps extends Steps {
             int by = seg.abortedBy();
             if (by >= 0 && by != p) {
               fail(new CollectiveException(rank, c, "rank " + by + " gave up on the group (" + seg.reason(by)
-                  + ") while this rank waited for the " + what + " of rank " + p + " in " + owner.callLabel()));
+                  + ") while this rank waited for the header of rank " + p + " in " + owner.callLabel()));
             }
-            String what2 = state == ShmSegment.STATE_CLOSED ? "closed its communicator" : "gave up";
-            fail(new CollectiveException(rank, c, "rank " + p + " " + what2 + " while this rank waited for its "
-                + what + " in " + owner.callLabel() + ": " + seg.reason(p)));
+            String what = state == ShmSegment.STATE_CLOSED ? "closed its communicator" : "gave up";
+            fail(new CollectiveException(rank, c, "rank " + p + " " + what + " while this rank waited for its header in "
+                + owner.callLabel() + ": " + seg.reason(p)));
           }
           String dead = deadProcess(p);
           if (dead != null && (long) ShmSegment.LONGS.getAcquire(buf, off) != e) {
             fail(new CollectiveTimeoutException(rank, c, List.of(p), "rank " + p + " is gone: " + dead
-                + " while this rank waited for its " + what + " in " + owner.callLabel()));
+                + " while this rank waited for its header in " + owner.callLabel()));
           }
         }
       }
       if (!b.pause(deadline)) {
         fail(new CollectiveTimeoutException(rank, c, List.of(p), "rank " + p + " did not arrive within "
-            + Durations.format(bounds.timeout()) + " (waited for its " + what + " in " + owner.callLabel() + ")"));
+            + Durations.format(bounds.timeout()) + " (waited for its header in " + owner.callLabel() + ")"));
       }
     }
   }
