@@ -27,6 +27,33 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
   static final long PROGRESS_INTERVAL_MILLIS = 2000;
 
   private volatile java.util.concurrent.ScheduledExecutorService progress;
+  /** The door of this executor's Python tasks; null where it could not open (the WARN says why). */
+  private volatile PythonChannel python;
+
+  @Override
+  public void onTaskStart() {
+    PythonChannel p = python;
+    if (p != null) {
+      p.taskStarted(org.apache.spark.TaskContext.get());
+    }
+  }
+
+  @Override
+  public void onTaskSucceeded() {
+    taskEnded();
+  }
+
+  @Override
+  public void onTaskFailed(org.apache.spark.TaskFailedReason reason) {
+    taskEnded();
+  }
+
+  private void taskEnded() {
+    PythonChannel p = python;
+    if (p != null) {
+      p.taskEnded(org.apache.spark.TaskContext.get());
+    }
+  }
 
   @Override
   public void init(PluginContext ctx, Map<String, String> extraConf) {
@@ -54,6 +81,11 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
       GpuCollectives.sendProgress(state);
       sendTotals(state);
     }, PROGRESS_INTERVAL_MILLIS, PROGRESS_INTERVAL_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+    try {
+      python = PythonChannel.open(java.nio.file.Path.of(conf.get(GpuCollConf.SHM_DIR)));
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("gpucoll: Python tasks of executor {} cannot reach the plugin: {}", ctx.executorID(), e.toString());
+    }
     if (!required.equals("auto")) {
       reportBackendCheck(ctx, required, gpus, required.equals("gpu") ? gpuCheck : CommunicatorFactory.check(required));
     }
@@ -107,6 +139,10 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
       p.shutdownNow();
     }
     active = null;
+    PythonChannel py = python;
+    if (py != null) {
+      py.close();
+    }
     CommunicatorCache.INSTANCE.closeAll();
   }
 }

@@ -73,7 +73,14 @@ public final class GpuCollectives {
    * @throws dev.gpucoll.api.CollectiveTimeoutException when ranks do not arrive in time
    */
   public static Communicator communicator() {
-    TaskContext task = TaskContext.get();
+    return communicatorOf(TaskContext.get());
+  }
+
+  /**
+   * The communicator of {@code task}, formed on the calling thread, which then makes its calls: the
+   * task's own thread for Java, the task's {@link PythonSession} for a Python task.
+   */
+  static Communicator communicatorOf(TaskContext task) {
     if (task == null) {
       throw new IllegalStateException("GpuCollectives.communicator() was called outside a Spark"
           + " task (on the driver?); call it inside rdd.barrier().mapPartitions(...), or from Java"

@@ -1,0 +1,371 @@
+"""The communicator of a Python barrier task: the Java API's collectives in Python's terms, each
+call one request to the task's member on its executor (``_channel``)."""
+
+import contextlib
+import functools
+import json
+import struct
+
+import numpy as np
+
+from . import _wire as w
+from ._arrays import adapt, new_result
+from .errors import CollectiveError, CommunicatorStateError, InvalidArgumentError
+
+_ALIGN = 64
+_PAIR_VALUES = {np.dtype(np.float32): "FLOAT32", np.dtype(np.float64): "FLOAT64",
+                np.dtype(np.int32): "INT32", np.dtype(np.int64): "INT64"}
+_PAIR_INDICES = {np.dtype(np.int32): "INT32", np.dtype(np.int64): "INT64"}
+
+
+def _align(n):
+    return (n + _ALIGN - 1) & ~(_ALIGN - 1)
+
+
+def _code(table, name, value):
+    if isinstance(value, str):
+        key = value.upper()
+    else:
+        key = getattr(value, "name", str(value)).upper()
+    try:
+        return table.index(key)
+    except ValueError:
+        raise InvalidArgumentError("gpucoll: %s %r is not one of %s" % (name, value, ", ".join(t.lower() for t in table)))
+
+
+class _Call:
+    """One call record and the copies around it: ``send`` bytes go in, ``out`` bytes come back."""
+
+    __slots__ = ("coll", "code", "op", "flags", "count", "root", "send", "in_place", "recv_bytes", "out",
+                 "counts", "soff", "roff", "voff", "problem")
+
+    def __init__(self, coll, code, op=0, count=0, root=0, send=None, recv_bytes=0, out=None, in_place=False,
+                 counts=None, problem=None):
+        self.coll, self.code, self.op, self.count, self.root = coll, code, op, count, root
+        self.send, self.recv_bytes, self.out, self.in_place, self.counts = send, recv_bytes, out, in_place, counts
+        self.problem = problem
+        self.flags = w.FLAG_REFUSED if problem else 0
+        if problem:  # every rank fails alike: the call goes out refused, with nothing to move
+            self.send = self.out = self.counts = None
+            self.recv_bytes = 0
+
+
+def _refusing(code):
+    """A collective whose own checks refused its arguments here still goes out, refused, so that
+    every rank fails at once instead of waiting for this one (as the Java API's checks do)."""
+    def wrap(method):
+        @functools.wraps(method)
+        def call(self, *args, **kwargs):
+            try:
+                return method(self, *args, **kwargs)
+            except InvalidArgumentError as e:
+                if not getattr(e, "sent", False) and self._batch is None and not self.closed:
+                    try:
+                        self._run([_Call(code, 0, problem=str(e))], group=False)
+                    except CollectiveError:
+                        pass  # the peers' errors say that this rank refused; this rank raises its reason
+                raise
+        return call
+    return wrap
+
+
+class Communicator:
+    """This task's member of its group. Arrays are NumPy arrays, torch CPU tensors or anything with
+    DLPack on the CPU; results are bit-identical on every rank. One thread drives it at a time."""
+
+    def __init__(self, channel, comm_id, rank, size, backend):
+        self._ch = channel
+        self._id = comm_id
+        self.rank = rank
+        self.size = size
+        self.backend = backend
+        self._batch = None
+        self._closed = False
+
+    def __repr__(self):
+        return "gpucoll.Communicator(rank=%d, size=%d, backend=%r)" % (self.rank, self.size, self.backend)
+
+    # ---- the collectives ----
+
+    @_refusing(0)
+    def all_reduce(self, send, recv=None, op="sum"):
+        """recv[i] = op over ranks of send[i]; in place (into ``send``) without ``recv``. Returns the result."""
+        opc = _code(w.REDUCE_OPS, "op", op)
+        s = adapt(send, "send", writable=recv is None)
+        r = s if recv is None else adapt(recv, "recv", writable=True)
+        self._same_type(s, r)
+        self._fits(r, s.count)
+        self._submit(_Call(0, s.code, opc, s.count, send=s.bytes(), recv_bytes=s.bytes().nbytes, out=r.bytes(),
+                           in_place=r is s))
+        return send if recv is None else recv
+
+    @_refusing(1)
+    def all_gather(self, send, recv=None):
+        """Every rank's send in rank order: shape (size, *send.shape) when ``recv`` is not given."""
+        s = adapt(send, "send")
+        out, result = self._result(s, recv, (self.size,) + s.array.shape)
+        self._same_type(s, out)
+        self._fits(out, s.count * self.size)
+        self._submit(_Call(1, s.code, 0, s.count, send=s.bytes(), recv_bytes=s.bytes().nbytes * self.size,
+                           out=out.bytes()))
+        return result
+
+    @_refusing(2)
+    def reduce_scatter(self, send, recv=None, op="sum"):
+        """Block ``rank`` of the reduction over ranks of send (send.size a multiple of size)."""
+        opc = _code(w.REDUCE_OPS, "op", op)
+        s = adapt(send, "send")
+        count = self._blocks(s)
+        out, result = self._result(s, recv, self._block_shape(s, count))
+        self._same_type(s, out)
+        self._fits(out, count)
+        self._submit(_Call(2, s.code, opc, count, send=s.bytes(), recv_bytes=count * s.array.itemsize,
+                           out=out.bytes()))
+        return result
+
+    @_refusing(3)
+    def all_to_all(self, send, recv=None):
+        """Block r of the result = block ``rank`` of rank r's send (send.size a multiple of size)."""
+        s = adapt(send, "send")
+        count = self._blocks(s)
+        out, result = self._result(s, recv, s.array.shape)
+        self._same_type(s, out)
+        self._fits(out, s.count)
+        self._submit(_Call(3, s.code, 0, count, send=s.bytes(), recv_bytes=s.bytes().nbytes, out=out.bytes()))
+        return result
+
+    @_refusing(4)
+    def all_to_allv(self, send, send_counts, recv_counts, recv=None, send_displs=None, recv_displs=None):
+        """send_counts[r] elements to rank r (at send_displs[r], packed in rank order by default); the
+        result holds recv_counts[r] elements from each rank r (at recv_displs[r]), as MPI_Alltoallv."""
+        s = adapt(send, "send")
+        v = []
+        for name, values in (("send_counts", send_counts), ("send_displs", send_displs),
+                             ("recv_counts", recv_counts), ("recv_displs", recv_displs)):
+            if values is None:
+                counts = v[-1]
+                values = np.concatenate(([0], np.cumsum(counts)[:-1])) if len(counts) else counts
+            arr = np.asarray(values, dtype=np.int64).reshape(-1)
+            if arr.size != self.size:
+                raise InvalidArgumentError("gpucoll: %s must have one entry per rank (%d), got %d"
+                                           % (name, self.size, arr.size))
+            v.append(arr)
+        extent = int(max((v[3] + v[2]).max(), 0)) if self.size else 0
+        out, result = self._result(s, recv, (extent,))
+        self._same_type(s, out)
+        self._submit(_Call(4, s.code, 0, 0, send=s.bytes(), recv_bytes=out.bytes().nbytes, out=out.bytes(),
+                           counts=np.concatenate(v)))
+        return result
+
+    @_refusing(5)
+    def broadcast(self, buf, root=0, recv=None):
+        """recv = root's buf on every rank; in place (into ``buf``) without ``recv``. Returns the result."""
+        b = adapt(buf, "buf", writable=recv is None and self.rank != root)
+        r = b if recv is None else adapt(recv, "recv", writable=True)
+        self._same_type(b, r)
+        self._fits(r, b.count)
+        self._submit(_Call(5, b.code, 0, b.count, root=int(root), send=b.bytes() if self.rank == root else None,
+                           recv_bytes=b.bytes().nbytes, out=r.bytes(), in_place=r is b))
+        return buf if recv is None else recv
+
+    def barrier(self):
+        """Returns once every rank has entered the barrier."""
+        self._submit(_Call(6, 0))
+
+    @_refusing(w.LOC_ALL_REDUCE)
+    def all_reduce_loc(self, values, indices, op="maxloc"):
+        """MAXLOC / MINLOC over (value, index) pairs, as MPI: pair i of the result is the largest
+        (smallest) value among every rank's pair i, the lowest index among equal values; NaN is
+        refused on every rank. Returns (values, indices), new arrays of the inputs' dtypes."""
+        opc = _code(w.LOC_OPS, "op", op)
+        val = adapt(values, "values")
+        idx = adapt(indices, "indices")
+        vname = _PAIR_VALUES.get(val.array.dtype)
+        iname = _PAIR_INDICES.get(idx.array.dtype)
+        if vname is None or iname is None:
+            raise InvalidArgumentError("gpucoll: all_reduce_loc takes float32, float64, int32 or int64 values and"
+                                       " int32 or int64 indices, not %s and %s" % (val.array.dtype, idx.array.dtype))
+        if val.count != idx.count:
+            raise InvalidArgumentError("gpucoll: values hold %d elements, indices %d" % (val.count, idx.count))
+        slot = max(val.array.itemsize, idx.array.itemsize)
+        n = val.count
+        pairs = np.zeros((n, 2 * slot), np.uint8)
+        pairs[:, :val.array.itemsize] = val.array.reshape(-1, 1).view(np.uint8).reshape(n, -1)
+        pairs[:, slot:slot + idx.array.itemsize] = idx.array.reshape(-1, 1).view(np.uint8).reshape(n, -1)
+        got = np.empty_like(pairs)
+        self._submit(_Call(w.LOC_ALL_REDUCE, w.PAIR_TYPES.index(vname + "_" + iname), opc, n,
+                           send=pairs.reshape(-1), recv_bytes=pairs.nbytes, out=got.reshape(-1)))
+        v_out, v_res = new_result(val, val.array.shape)
+        i_out, i_res = new_result(idx, idx.array.shape)
+        v_out.bytes()[:] = got[:, :val.array.itemsize].reshape(-1)
+        i_out.bytes()[:] = got[:, slot:slot + idx.array.itemsize].reshape(-1)
+        return v_res, i_res
+
+    @contextlib.contextmanager
+    def group(self):
+        """Calls inside ``with comm.group():`` run as one group when the block ends (NCCL's
+        ncclGroupStart/End): results are valid after it; every rank must record the same calls. If
+        the block raises, the group fails on every rank at once and nothing runs."""
+        self._check_open()
+        if self._batch is not None:
+            raise CommunicatorStateError("gpucoll: groups do not nest")
+        self._batch = []
+        try:
+            yield self
+        except BaseException as e:
+            self._batch = None
+            try:
+                self._run([_Call(0, 0, problem="rank %d's group body raised %r" % (self.rank, e))], group=True)
+            except CollectiveError:
+                pass  # the peers fail with it; this rank raises the body's own error
+            raise
+        batch, self._batch = self._batch, None
+        if batch:
+            self._run(batch, group=True)
+
+    def split(self, color, key=None):
+        """A new communicator of the ranks with the same color, ordered by key then rank (MPI_Comm_split);
+        None for a negative color. Close it when done."""
+        self._check_open()
+        self._ch.request(w.OP_SPLIT, self._id, a=(int(color), int(self.rank if key is None else key)))
+        cid = self._ch.result(0)
+        if cid < 0:
+            return None
+        return Communicator(self._ch, cid, self._ch.result(1), self._ch.result(2), self._ch.message())
+
+    def explain(self, collective, nbytes):
+        """The algorithm a collective of ``nbytes`` would take here, and why:
+        {"collective", "bytes", "algorithm", "reasons"}."""
+        self._check_open()
+        c = collective if isinstance(collective, int) else _code(
+            w.COLLECTIVES, "collective", _snake_to_enum(collective))
+        self._ch.request(w.OP_EXPLAIN, self._id, a=(c, int(nbytes)))
+        algorithm, *reasons = self._ch.message().split("\n")
+        return {"collective": w.COLLECTIVE_API_NAMES[c], "bytes": self._ch.result(0), "algorithm": algorithm,
+                "reasons": [r for r in reasons if r]}
+
+    def path_report(self):
+        """This rank's report as the Java API makes it: backend, predicted algorithm per collective and
+        size, what ran (``observed``: "allReduce/host-oneshot" -> calls) and findings."""
+        self._check_open()
+        self._ch.request(w.OP_REPORT, self._id)
+        n = self._ch.result(0)
+        if n < 0:
+            self._ch.ensure(self._ch.result(1))
+            self._ch.request(w.OP_REPORT, self._id)
+            n = self._ch.result(0)
+        return json.loads(bytes(self._ch.data[:n]).decode())
+
+    def close(self):
+        """Releases a communicator from split(); on the task's own communicator it only ends this
+        object's use (the plugin keeps the group for later stages, as for a Java task)."""
+        if not self._closed:
+            self._closed = True
+            if not self._ch.closed:
+                self._ch.request(w.OP_CLOSE, self._id)
+
+    @property
+    def closed(self):
+        return self._closed or self._ch.closed
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---- how a call travels ----
+
+    def _check_open(self):
+        if self.closed:
+            raise CommunicatorStateError("gpucoll: the communicator (rank %d of %d) is closed" % (self.rank, self.size))
+
+    def _submit(self, call):
+        self._check_open()
+        if self._batch is not None:
+            if call.coll not in (0, 1, 2, 3, 5):
+                raise CommunicatorStateError("gpucoll: %s cannot be part of a group (allReduce, allGather,"
+                                             " reduceScatter, allToAll and broadcast can)" % _name(call.coll))
+            self._batch.append(call)
+            return
+        self._run([call], group=False)
+
+    def _run(self, calls, group):
+        ch = self._ch
+        off = _align(len(calls) * w.RECORD_BYTES)
+        for c in calls:
+            c.voff = -1
+            if c.counts is not None:
+                c.voff = off
+                off = _align(off + c.counts.nbytes)
+            c.roff = off
+            off = _align(off + c.recv_bytes)
+            if c.send is None:
+                c.soff = -1
+            elif c.in_place:
+                c.soff = c.roff
+            else:
+                c.soff = off
+                off = _align(off + c.send.nbytes)
+        ch.ensure(off)
+        data = ch.data
+        mm = ch.mm
+        for i, c in enumerate(calls):
+            sbytes = 0 if c.send is None else c.send.nbytes
+            struct.pack_into("@12q", mm, w.HEADER_BYTES + i * w.RECORD_BYTES, c.coll, c.code, c.op, c.flags, c.count,
+                             c.root, c.soff, sbytes, c.roff, c.recv_bytes, c.voff, 0)
+            if c.counts is not None:
+                data[c.voff:c.voff + c.counts.nbytes] = c.counts.view(np.uint8)
+            if sbytes:
+                data[c.soff:c.soff + sbytes] = c.send
+        try:
+            ch.request(w.OP_CALLS, self._id, len(calls), w.FLAG_GROUP if group else 0)
+        except CollectiveError as e:
+            e.sent = True
+            raise
+        for c in calls:
+            if c.out is not None and c.recv_bytes:
+                c.out[:] = data[c.roff:c.roff + c.recv_bytes]
+
+    def _result(self, template, recv, shape):
+        """(what the call writes, what it returns): ``recv`` checked, or a new array of ``shape``."""
+        if recv is None:
+            return new_result(template, shape)
+        return adapt(recv, "recv", writable=True), recv
+
+    def _blocks(self, s):
+        if s.count % self.size:
+            raise InvalidArgumentError("gpucoll: send holds %d elements, not a multiple of the group size %d"
+                                       % (s.count, self.size))
+        return s.count // self.size
+
+    def _block_shape(self, s, count):
+        shape = s.array.shape
+        if len(shape) >= 1 and shape[0] % self.size == 0:
+            return (shape[0] // self.size,) + tuple(shape[1:])
+        return (count,)
+
+    @staticmethod
+    def _same_type(a, b):
+        if a.code != b.code:
+            raise InvalidArgumentError("gpucoll: recv is %s, send is %s: they must be of one type" % (
+                w.DATA_TYPES[b.code].lower(), w.DATA_TYPES[a.code].lower()))
+
+    @staticmethod
+    def _fits(r, elements):
+        if r.count != elements:
+            raise InvalidArgumentError("gpucoll: recv holds %d elements, the call needs %d" % (r.count, elements))
+
+
+def _snake_to_enum(name):
+    """"all_reduce" or "allReduce" -> "ALL_REDUCE"."""
+    out = []
+    for ch in str(name):
+        if ch.isupper():
+            out.append("_")
+        out.append(ch.upper())
+    return "".join(out).replace("__", "_").lstrip("_")
+
+
+def _name(code):
+    return w.COLLECTIVE_API_NAMES[code] if code < len(w.COLLECTIVE_API_NAMES) else "allReduce (MAXLOC/MINLOC)"

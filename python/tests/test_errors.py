@@ -1,0 +1,121 @@
+"""Bad input, misuse and failures: a clear exception on every rank, never a hang or wrong data."""
+
+import time
+
+import numpy as np
+import pytest
+
+
+class FakeCudaArray:
+    __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "data": (0, False), "version": 3}
+
+
+def test_bad_input_fails_on_every_rank_and_the_group_goes_on(barrier):
+    def job(rank):
+        import gpucoll
+        comm = gpucoll.communicator()
+        seen = []
+
+        def attempt(name, bad_rank, call_bad, call_good):
+            try:
+                (call_bad if rank == bad_rank else call_good)()
+                seen.append((name, "no error"))
+            except gpucoll.CollectiveError as e:
+                seen.append((name, type(e).__name__, str(e)))
+            y = np.full(3, rank, np.int32)  # the group still works after each refusal
+            comm.all_reduce(y)
+            if y.tolist() != [3, 3, 3]:
+                seen.append((name, "wrong after", y.tolist()))
+
+        x = np.ones(8, np.float32)
+        ro = np.ones(8, np.float32)
+        ro.setflags(write=False)
+        attempt("non-contiguous", 1, lambda: comm.all_reduce(np.ones(16, np.float32)[::2]), lambda: comm.all_reduce(x))
+        attempt("read-only", 0, lambda: comm.all_reduce(ro), lambda: comm.all_reduce(x))
+        attempt("dtype", 2, lambda: comm.all_reduce(np.ones(8, np.complex64)), lambda: comm.all_reduce(x))
+        attempt("device", 1, lambda: comm.all_reduce(FakeCudaArray()), lambda: comm.all_reduce(x))
+        attempt("shapes", 0, lambda: comm.all_reduce(np.ones(4, np.float32)), lambda: comm.all_reduce(x))
+        attempt("op", 2, lambda: comm.all_reduce(x, op="median"), lambda: comm.all_reduce(x))
+        attempt("blocks", 1, lambda: comm.reduce_scatter(np.ones(7, np.float32)),
+                lambda: comm.reduce_scatter(np.ones(6, np.float32)))
+
+        def body_raises():
+            with comm.group():
+                comm.all_reduce(x)
+                if rank == 0:
+                    raise KeyError("user code")
+        try:
+            body_raises()
+            seen.append(("group", "no error"))
+        except KeyError:
+            seen.append(("group", "KeyError"))
+        except gpucoll.CollectiveError as e:
+            seen.append(("group", type(e).__name__, str(e)))
+        return seen
+
+    t0 = time.monotonic()
+    ranks = barrier(job)
+    assert time.monotonic() - t0 < 25, "a refusal waited for a timeout (30 s)"
+    by_name = {}
+    for rank, seen in enumerate(ranks):
+        for entry in seen:
+            assert entry[1] != "no error" and entry[1] != "wrong after", (rank, entry)
+            by_name.setdefault(entry[0], {})[rank] = entry
+    assert "not contiguous" in by_name["non-contiguous"][1][2]
+    assert "read-only" in by_name["read-only"][0][2]
+    assert "complex64" in by_name["dtype"][2][2] and by_name["dtype"][2][1] == "UnsupportedArrayError"
+    assert "GPU" in by_name["device"][1][2]
+    assert all(by_name["shapes"][r][1] in ("CollectiveMismatchError", "CollectiveError", "InvalidArgumentError")
+               for r in range(3))
+    assert "median" in by_name["op"][2][2]
+    assert "multiple of the group size" in by_name["blocks"][1][2]
+    assert by_name["group"][0][1] == "KeyError"
+    assert all(by_name["group"][r][1] != "KeyError" for r in (1, 2))
+    for name in ("non-contiguous", "dtype", "device", "shapes"):  # the peers are told which rank refused
+        peers = [by_name[name][r] for r in range(3) if r != {"non-contiguous": 1, "dtype": 2, "device": 1,
+                                                               "shapes": 0}[name]]
+        assert all("rank" in p[2] for p in peers), peers
+
+
+def test_outside_a_task_and_outside_a_barrier_stage(spark):
+    import gpucoll
+    with pytest.raises(gpucoll.CommunicatorStateError, match="outside a Spark task"):
+        gpucoll.communicator()
+
+    def task(_):
+        import gpucoll
+        try:
+            gpucoll.communicator()
+            yield "formed"
+        except gpucoll.CommunicatorStateError as e:
+            yield str(e)
+
+    msgs = spark.sparkContext.parallelize(range(2), 2).mapPartitions(task).collect()
+    assert all("not a barrier stage" in m for m in msgs), msgs
+
+
+def test_a_killed_rank_fails_the_others_within_the_bound(spark):
+    sc = spark.sparkContext
+
+    def task(_):
+        import os
+        from pyspark import BarrierTaskContext
+        import gpucoll
+        ctx = BarrierTaskContext.get()
+        comm = gpucoll.communicator()
+        x = np.ones(4, np.float32)
+        comm.all_reduce(x)
+        if ctx.stageAttemptNumber() == 0 and ctx.partitionId() == 1:
+            os._exit(3)  # the Python worker dies mid-job; the others are in their next call
+        comm.all_reduce(x)
+        yield ctx.stageAttemptNumber(), float(x[0])
+
+    sc.setLocalProperty("spark.gpucoll.timeout", "60s")
+    try:
+        t0 = time.monotonic()
+        got = sc.parallelize(range(3), 3).barrier().mapPartitions(task).collect()
+        took = time.monotonic() - t0
+    finally:
+        sc.setLocalProperty("spark.gpucoll.timeout", None)
+    assert took < 45, "the surviving ranks waited %.0f s (the timeout is 60 s)" % took
+    assert {a for a, _ in got} == {1} and {v for _, v in got} == {9.0}, got

@@ -1,0 +1,140 @@
+package dev.gpucoll.spark;
+
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+
+/**
+ * The shared memory between one Python task and its executor: a header (sequence words, the
+ * request, the response) and a data area the Python side fills with call records and buffers. A
+ * call costs two cache-line handoffs, no system call: the Python side writes the request and bumps
+ * {@code reqSeq}; the session sees it, runs the call on the task's communicator straight over the
+ * data area and publishes {@code respSeq}. The layout is the one of {@code python/gpucoll/_wire.py};
+ * {@code PythonWireTest} keeps the two equal.
+ */
+final class PythonMailbox implements AutoCloseable {
+  static final long MAGIC = 0x31_4c_4c_4f_43_55_50_47L; // "GPUCOLL1", little-endian
+  static final int HEADER_BYTES = 8192;
+  static final int OFF_MAGIC = 0;
+  static final int OFF_REQ_SEQ = 64;
+  static final int OFF_RESP_SEQ = 128;
+  /** 1 while the session blocks on the socket: the Python side then sends one wake byte. */
+  static final int OFF_SLEEPING = 192;
+  static final int OFF_REQUEST = 256; // i32 op, i32 comm, i32 records, i32 flags, i64 a0, a1, a2
+  static final int OFF_RESPONSE = 512; // i32 status, i32 message bytes, i64 r0, r1, r2, r3
+  static final int OFF_MESSAGE = 1024;
+  static final int MAX_MESSAGE = HEADER_BYTES - OFF_MESSAGE;
+  /** One call record in the data area: see {@link PythonSession#call}. */
+  static final int RECORD_BYTES = 96;
+
+  private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+  private static final VarHandle INTS = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
+
+  final Path path;
+  final long dataBytes;
+  private final MappedByteBuffer map;
+  private boolean unlinked;
+
+  private PythonMailbox(Path path, long dataBytes, MappedByteBuffer map) {
+    this.path = path;
+    this.dataBytes = dataBytes;
+    this.map = map;
+  }
+
+  /** A new owner-only mailbox file of {@code dataBytes} data in {@code dir}, mapped. */
+  static PythonMailbox create(Path dir, String name, long dataBytes) throws IOException {
+    long total = HEADER_BYTES + dataBytes;
+    if (total > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("a Python call's buffers need " + dataBytes + " bytes of shared memory;"
+          + " at most " + (Integer.MAX_VALUE - HEADER_BYTES) + " fit one call: split it into smaller calls");
+    }
+    Path path = dir.resolve(name);
+    Files.deleteIfExists(path);
+    Files.createFile(path, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      ch.truncate(total);
+      ch.write(ByteBuffer.wrap(new byte[] {0}), total - 1);
+      MappedByteBuffer map = ch.map(FileChannel.MapMode.READ_WRITE, 0, total);
+      map.order(ByteOrder.nativeOrder());
+      PythonMailbox box = new PythonMailbox(path, dataBytes, map);
+      LONGS.setVolatile(map, OFF_MAGIC, MAGIC);
+      return box;
+    } catch (IOException | RuntimeException e) {
+      Files.deleteIfExists(path);
+      throw e;
+    }
+  }
+
+  long reqSeq() {
+    return (long) LONGS.getVolatile(map, OFF_REQ_SEQ);
+  }
+
+  void publish(long seq) {
+    LONGS.setVolatile(map, OFF_RESP_SEQ, seq);
+  }
+
+  void sleeping(boolean asleep) {
+    INTS.setVolatile(map, OFF_SLEEPING, asleep ? 1 : 0);
+  }
+
+  int requestInt(int index) {
+    return map.getInt(OFF_REQUEST + 4 * index);
+  }
+
+  long requestLong(int index) {
+    return map.getLong(OFF_REQUEST + 16 + 8 * index);
+  }
+
+  /** The response of the request in flight: a status (0 ok), four numbers and a message. */
+  void respond(int status, long r0, long r1, long r2, String message) {
+    byte[] text = message == null ? new byte[0] : message.getBytes(StandardCharsets.UTF_8);
+    int n = Math.min(text.length, MAX_MESSAGE);
+    map.put(OFF_MESSAGE, text, 0, n);
+    map.putInt(OFF_RESPONSE, status);
+    map.putInt(OFF_RESPONSE + 4, n);
+    map.putLong(OFF_RESPONSE + 8, r0);
+    map.putLong(OFF_RESPONSE + 16, r1);
+    map.putLong(OFF_RESPONSE + 24, r2);
+  }
+
+  /** Field {@code field} (0..11, eight bytes each) of call record {@code record}; the caller checked the record fits. */
+  long recordLong(int record, int field) {
+    return map.getLong(HEADER_BYTES + record * RECORD_BYTES + 8 * field);
+  }
+
+  /** Bytes {@code [offset, offset + bytes)} of the data area as a buffer of their own, or null when out of range. */
+  ByteBuffer data(long offset, long bytes) {
+    if (offset < 0 || bytes < 0 || offset + bytes > dataBytes) {
+      return null;
+    }
+    return map.slice(HEADER_BYTES + (int) offset, (int) bytes).order(ByteOrder.nativeOrder());
+  }
+
+  /** Removes the file once the Python side has mapped it: nothing is left behind if either side dies. */
+  void unlink() {
+    if (!unlinked) {
+      unlinked = true;
+      try {
+        Files.deleteIfExists(path);
+      } catch (IOException e) {
+        // the close() of the session tries again
+        unlinked = false;
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    unlinked = false;
+    unlink();
+  }
+}

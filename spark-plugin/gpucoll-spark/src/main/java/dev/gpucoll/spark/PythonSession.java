@@ -1,0 +1,338 @@
+package dev.gpucoll.spark;
+
+import dev.gpucoll.api.Collective;
+import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.CommBuffer;
+import dev.gpucoll.api.Communicator;
+import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.LocOp;
+import dev.gpucoll.api.PairType;
+import dev.gpucoll.api.PathChoice;
+import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.report.RankReport;
+import dev.gpucoll.core.report.ReportingCommunicator;
+import dev.gpucoll.core.wait.CallBounds;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.TaskContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One Python task's member of its group, served on a thread of the executor: the task's
+ * communicator is the one a Java task of the same stage gets ({@link GpuCollectives#communicatorOf}),
+ * so the rendezvous, the route, the report, the tab and the metrics are the same; the Python side
+ * only moves its arrays in and out of the {@link PythonMailbox}. The socket carries the hello and
+ * wake bytes; its end (the Python worker gone) ends the session.
+ */
+final class PythonSession implements Runnable {
+  private static final Logger LOG = LoggerFactory.getLogger(PythonSession.class);
+
+  static final int OP_FORM = 1;
+  static final int OP_CALLS = 2;
+  static final int OP_SPLIT = 3;
+  static final int OP_EXPLAIN = 4;
+  static final int OP_REPORT = 5;
+  static final int OP_CLOSE = 6;
+  static final int OP_GROW = 7;
+  /** The collective code of MAXLOC / MINLOC in a call record (after {@link Collective}'s ordinals). */
+  static final int LOC_ALL_REDUCE = Collective.values().length;
+  static final int FLAG_REFUSED = 1;
+  static final int FLAG_GROUP = 1;
+  /** Data area of a new session's mailbox; a larger call grows it. */
+  static final long INITIAL_DATA_BYTES = 1 << 20;
+  /** Spin on the request word before yielding: a Python loop's next call comes within microseconds. */
+  private static final long SPIN_NANOS = 20_000;
+  /** Yield before blocking on the socket: a Python training step between calls takes milliseconds. */
+  private static final long YIELD_NANOS = 5_000_000;
+
+  private final SocketChannel socket;
+  private final TaskContext task;
+  private final Path shmDir;
+  private final String name;
+  private final boolean spin;
+  private final Map<Integer, Communicator> comms = new HashMap<>();
+  private int nextComm = 1;
+  private int generation;
+  private PythonMailbox box;
+  private final Runnable onEnd;
+
+  PythonSession(SocketChannel socket, TaskContext task, Path shmDir, String name, boolean spin, Runnable onEnd) {
+    this.socket = socket;
+    this.task = task;
+    this.shmDir = shmDir;
+    this.name = name;
+    this.spin = spin;
+    this.onEnd = onEnd;
+  }
+
+  /** The first mailbox, made before the hello's answer so that a failure is the hello's error. */
+  PythonMailbox open() throws IOException {
+    box = PythonMailbox.create(shmDir, name + "-0", INITIAL_DATA_BYTES);
+    return box;
+  }
+
+  @Override
+  public void run() {
+    long seen = 0;
+    try {
+      while (true) {
+        long seq = await(seen);
+        if (seq < 0) {
+          return; // the Python side is gone
+        }
+        seen = seq;
+        box.unlink(); // mapped by the Python side, since it wrote to it
+        PythonMailbox answered = box;
+        try {
+          serve();
+        } catch (Throwable t) { // never the executor's end: every failure is the Python call's error
+          answered.respond(1, errorRank(t), errorCollective(t), 0, errorKind(t) + "\n" + GpuCollectives.failureReason(t));
+        }
+        answered.publish(seq);
+        if (answered != box) {
+          seen = 0; // a grown mailbox counts from 0
+        }
+      }
+    } catch (Throwable t) {
+      LOG.warn("gpucoll: the Python session of task {} ended: {}", task.taskAttemptId(), t.toString());
+    } finally {
+      end();
+    }
+  }
+
+  /** Waits for the next request after {@code seen}: spin, yield, then sleep on the socket; -1 at its end. */
+  private long await(long seen) throws IOException {
+    long start = System.nanoTime();
+    ByteBuffer wake = ByteBuffer.allocate(64);
+    while (true) {
+      long seq = box.reqSeq();
+      if (seq != seen) {
+        return seq;
+      }
+      long waited = System.nanoTime() - start;
+      if (spin && waited < SPIN_NANOS) {
+        Thread.onSpinWait();
+      } else if (waited < YIELD_NANOS) {
+        Thread.yield();
+      } else {
+        box.sleeping(true);
+        // A volatile store then a volatile load: the Python side's store of reqSeq before its load
+        // of the sleeping word cannot both be missed (it then sends a wake byte).
+        if (box.reqSeq() == seen) {
+          wake.clear();
+          if (socket.read(wake) < 0) {
+            return -1;
+          }
+        }
+        box.sleeping(false);
+        start = System.nanoTime();
+      }
+    }
+  }
+
+  private void serve() throws IOException {
+    int op = box.requestInt(0);
+    int commId = box.requestInt(1);
+    switch (op) {
+      case OP_FORM -> {
+        Communicator c = GpuCollectives.communicatorOf(task);
+        comms.put(0, c);
+        box.respond(0, c.rank(), c.size(), 0, c.backend());
+      }
+      case OP_CALLS -> {
+        Communicator c = comm(commId);
+        int records = box.requestInt(2);
+        if (records < 1 || (long) records * PythonMailbox.RECORD_BYTES > box.dataBytes) {
+          throw new IllegalArgumentException(records + " call records do not fit the mailbox");
+        }
+        if ((box.requestInt(3) & FLAG_GROUP) != 0) {
+          c.group(batch -> {
+            for (int i = 0; i < records; i++) {
+              call(c, batch, i);
+            }
+          });
+        } else {
+          call(c, null, 0);
+        }
+        box.respond(0, 0, 0, 0, "");
+      }
+      case OP_SPLIT -> {
+        Communicator sub = comm(commId).split((int) box.requestLong(0), (int) box.requestLong(1));
+        if (sub == null) {
+          box.respond(0, -1, -1, 0, "");
+        } else {
+          int id = nextComm++;
+          comms.put(id, sub);
+          box.respond(0, id, sub.rank(), sub.size(), sub.backend());
+        }
+      }
+      case OP_EXPLAIN -> {
+        PathChoice p = comm(commId).explain(Collective.values()[(int) box.requestLong(0)], box.requestLong(1));
+        box.respond(0, p.bytes(), 0, 0, p.algorithm() + "\n" + String.join("\n", p.reasons()));
+      }
+      case OP_REPORT -> {
+        String json = reportJson(comm(commId));
+        ByteBuffer out = box.data(0, json.getBytes(StandardCharsets.UTF_8).length);
+        byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
+        if (out == null) {
+          box.respond(0, -1, bytes.length, 0, "");
+        } else {
+          out.put(bytes);
+          box.respond(0, bytes.length, 0, 0, "");
+        }
+      }
+      case OP_CLOSE -> {
+        Communicator c = comms.remove(commId);
+        if (c != null && commId != 0) {
+          c.close(); // the task's own communicator belongs to the plugin's cache
+        }
+        box.respond(0, 0, 0, 0, "");
+      }
+      case OP_GROW -> {
+        long bytes = box.requestLong(0);
+        PythonMailbox grown = PythonMailbox.create(shmDir, name + "-" + (++generation), bytes);
+        box.respond(0, grown.dataBytes, 0, 0, grown.path.toString());
+        PythonMailbox old = box;
+        box = grown;
+        old.close();
+      }
+      default -> throw new IllegalArgumentException("unknown request " + op + " from the Python side");
+    }
+  }
+
+  private Communicator comm(int id) {
+    Communicator c = comms.get(id);
+    if (c == null) {
+      throw new IllegalStateException(id == 0 ? "the group has not formed in this task"
+          : "communicator " + id + " of this task was closed");
+    }
+    return c;
+  }
+
+  /** Runs call record {@code i} on {@code c}, or records it on {@code batch} inside a group. */
+  private void call(Communicator c, dev.gpucoll.api.CollectiveBatch batch, int i) {
+    int coll = (int) box.recordLong(i, 0);
+    int type = (int) box.recordLong(i, 1);
+    int op = (int) box.recordLong(i, 2);
+    boolean refused = (box.recordLong(i, 3) & FLAG_REFUSED) != 0;
+    long count = box.recordLong(i, 4);
+    int root = (int) box.recordLong(i, 5);
+    CommBuffer recv = refused ? new CommBuffer.Host(ByteBuffer.allocate(0)) : buffer(i, 8, "recv");
+    long sendOff = box.recordLong(i, 6);
+    CommBuffer send = sendOff < 0 ? recv : buffer(i, 6, "send");
+    if (coll == LOC_ALL_REDUCE) {
+      c.allReduce(send, recv, count, PairType.values()[type], LocOp.values()[op]);
+      return;
+    }
+    Collective collective = Collective.values()[coll];
+    DataType dt = DataType.values()[type];
+    ReduceOp rop = ReduceOp.values()[op];
+    if (batch != null) {
+      switch (collective) {
+        case ALL_REDUCE -> batch.allReduce(send, recv, count, dt, rop);
+        case ALL_GATHER -> batch.allGather(send, recv, count, dt);
+        case REDUCE_SCATTER -> batch.reduceScatter(send, recv, count, dt, rop);
+        case ALL_TO_ALL -> batch.allToAll(send, recv, count, dt);
+        case BROADCAST -> batch.broadcast(send, recv, count, dt, root);
+        default -> throw new IllegalArgumentException(collective.apiName() + " cannot be part of a group");
+      }
+      return;
+    }
+    switch (collective) {
+      case ALL_REDUCE -> c.allReduce(send, recv, count, dt, rop);
+      case ALL_GATHER -> c.allGather(send, recv, count, dt);
+      case REDUCE_SCATTER -> c.reduceScatter(send, recv, count, dt, rop);
+      case ALL_TO_ALL -> c.allToAll(send, recv, count, dt);
+      case BROADCAST -> c.broadcast(send, recv, count, dt, root);
+      case BARRIER -> c.barrier();
+      case ALL_TO_ALLV -> {
+        if (refused) {
+          c.allToAllv(send, null, null, recv, null, null, dt);
+          return;
+        }
+        int n = c.size();
+        long[][] v = new long[4][n];
+        ByteBuffer counts = box.data(box.recordLong(i, 10), 32L * n);
+        if (counts == null) {
+          throw new IllegalArgumentException("allToAllv's counts lie outside the mailbox");
+        }
+        for (int k = 0; k < 4; k++) {
+          for (int r = 0; r < n; r++) {
+            v[k][r] = counts.getLong(8 * (k * n + r));
+          }
+        }
+        c.allToAllv(send, v[0], v[1], recv, v[2], v[3], dt);
+      }
+    }
+  }
+
+  private CommBuffer buffer(int record, int field, String role) {
+    ByteBuffer b = box.data(box.recordLong(record, field), box.recordLong(record, field + 1));
+    if (b == null) {
+      throw new IllegalArgumentException("the " + role + " buffer lies outside the mailbox");
+    }
+    return new CommBuffer.Host(b);
+  }
+
+  /** The rank's report as JSON, RankReport's form: what {@code path_report()} returns in Python. */
+  private static String reportJson(Communicator c) {
+    if (c instanceof ReportingCommunicator rc) {
+      return rc.report().toJson();
+    }
+    List<PathChoice> predicted = new ArrayList<>();
+    for (Collective coll : Collective.values()) {
+      for (long bytes : RankReport.PREDICTED_SIZES) {
+        predicted.add(c.explain(coll, bytes));
+      }
+    }
+    Map<String, Long> observed = new HashMap<>();
+    for (String p : c.observedPaths()) {
+      int eq = p.lastIndexOf('=');
+      observed.put(p.substring(0, eq), Long.parseLong(p.substring(eq + 1)));
+    }
+    return new RankReport("", c.rank(), c.size(), "", c.backend(), "", predicted, observed, List.of()).toJson();
+  }
+
+  private static String errorKind(Throwable t) {
+    return t.getClass().getSimpleName();
+  }
+
+  private static long errorRank(Throwable t) {
+    return t instanceof CollectiveException ce ? ce.rank() : -1;
+  }
+
+  private static long errorCollective(Throwable t) {
+    return t instanceof CollectiveException ce && ce.collective() != null ? ce.collective().ordinal() : -1;
+  }
+
+  private void end() {
+    for (Map.Entry<Integer, Communicator> e : comms.entrySet()) {
+      if (e.getKey() != 0) {
+        try {
+          e.getValue().close();
+        } catch (RuntimeException ex) {
+          LOG.debug("gpucoll: closing a Python task's sub-communicator failed", ex);
+        }
+      }
+    }
+    comms.clear();
+    CallBounds.unbind();
+    if (box != null) {
+      box.close();
+    }
+    try {
+      socket.close();
+    } catch (IOException e) {
+      // nothing left to tell the Python side
+    }
+    onEnd.run();
+  }
+}
