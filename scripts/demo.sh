@@ -21,4 +21,4 @@ fi
 
 source scripts/build-examples.sh
 echo "Running the demo: a Spark local-cluster of ${1:-3} executor JVMs, every collective checked, then the path report and latencies..."
-mvn -B -q -ntp -Dgpucoll.withoutCudf -pl examples exec:exec -Dexample.main=dev.gpucoll.examples.Demo -Dexample.args="$*"
+mvn -B -q -ntp -pl examples exec:exec -Dexample.main=dev.gpucoll.examples.Demo -Dexample.args="$*"

@@ -35,4 +35,4 @@ fi
 
 source scripts/build-examples.sh
 echo "Running $main..."
-mvn -B -q -ntp -Dgpucoll.withoutCudf -pl examples exec:exec -Dexample.main="$main" -Dexample.args="$*"
+mvn -B -q -ntp -pl examples exec:exec -Dexample.main="$main" -Dexample.args="$*"

@@ -80,10 +80,11 @@ grep -E 'hadoop-client' "$WORK/repack.txt"
 fi
 
 # ---- our jars: package, never install; copy-dependencies in the same reactor run, where our
-# modules resolve to the jars just packaged.
+# modules resolve to the jars just packaged. -Pcudf: the examples' cuDF job and gpucoll-cudf (cuDF
+# itself is provided: resolved into ~/.m2 to compile against, never copied here).
 rm -rf "$APP"
 mkdir -p "$APP"
-"${MVN[@]}" -f "$ROOT/pom.xml" -pl spark-plugin/gpucoll-dist,examples -am package -DskipTests
+"${MVN[@]}" -f "$ROOT/pom.xml" -Pcudf -pl spark-plugin/gpucoll-dist,examples -am package -DskipTests
 # What a user deploys: the one jar (plugin, GPU backend, fatbin, JavaCPP CUDA presets) and the job;
 # beside them the GPU checks' reference (codecs, reduction rules) that the job's checks use, and for a
 # cuDF job the module jar that goes next to the user's cuDF.

@@ -36,6 +36,8 @@ import org.w3c.dom.Node;
  */
 public final class CheckBundle {
   private static final List<String> CHECKSUMS = List.of("md5", "sha1", "sha256", "sha512");
+  /** The profiles, besides release, that a release runs with (docs/releasing.md). */
+  private static final Set<String> RELEASE_PROFILES = Set.of("spark-lines", "cudf");
   private static final Map<String, String> DIGESTS =
       Map.of("md5", "MD5", "sha1", "SHA-1", "sha256", "SHA-256", "sha512", "SHA-512");
 
@@ -89,12 +91,13 @@ public final class CheckBundle {
     if (modules != null) {
       moduleLists.add(modules);
     }
-    // A release builds every Spark line (-Prelease,spark-lines): that profile's modules are published too.
+    // A release builds every Spark line and the cuDF module (-Prelease,spark-lines,cudf): those
+    // profiles' modules are published too.
     Element profiles = child(project, "profiles");
     if (profiles != null) {
       for (Element profile : children(profiles, "profile")) {
         Element profileModules = child(profile, "modules");
-        if ("spark-lines".equals(text(profile, "id")) && profileModules != null) {
+        if (RELEASE_PROFILES.contains(text(profile, "id")) && profileModules != null) {
           moduleLists.add(profileModules);
         }
       }

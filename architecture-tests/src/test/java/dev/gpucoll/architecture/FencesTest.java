@@ -60,7 +60,7 @@ class FencesTest {
       .layer("core").definedBy("dev.gpucoll.core..")
       .layer("cuda").definedBy(CUDA)
       .layer("spark").definedBy("dev.gpucoll.spark..", "org.apache.spark.gpucoll..")
-      .layer("cudf").definedBy("dev.gpucoll.cudf..")
+      .optionalLayer("cudf").definedBy("dev.gpucoll.cudf..") // built with -Pcudf only
       .layer("checkSupport").definedBy("dev.gpucoll.check..")
       .layer("gpuChecks").definedBy(CHECKS)
       .layer("examples").definedBy("dev.gpucoll.examples..")
