@@ -24,7 +24,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * group(): the same results, bit for bit, as the calls made one by one; a batch that differs between
  * ranks fails on every rank before any data moves, and the group still works afterwards. On the
- * shared-memory backend and on the relay.
+ * shared-memory backend, across hosts on UCX, and on the relay.
  */
 class GroupedCallsTest {
   static final int N = 3;
@@ -32,11 +32,8 @@ class GroupedCallsTest {
   static Stream<Arguments> backends() {
     IntFunction<String> oneHost = r -> "localhost";
     IntFunction<String> manyHosts = r -> "host" + r;
-    Stream<Arguments> always = Stream.of(Arguments.of("host-shm", oneHost), Arguments.of("host-relay", manyHosts));
-    // Across hosts on UCX where the system has it (CI installs libucx0; HostUcxTest says why when not).
-    return UcxTransport.unavailableReason().isEmpty()
-        ? Stream.concat(always, Stream.of(Arguments.of("host-ucx", manyHosts)))
-        : always;
+    return Stream.of(Arguments.of("host-shm", oneHost), Arguments.of("host-ucx", manyHosts),
+        Arguments.of("host-relay", manyHosts));
   }
 
   private static float[] input(int rank, int n, int call) {

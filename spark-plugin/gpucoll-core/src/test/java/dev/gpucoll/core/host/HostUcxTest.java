@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
@@ -37,7 +36,8 @@ import org.junit.jupiter.api.Test;
  * Groups across hosts on {@link HostUcxCommunicator}: the results equal the one-host shared-memory
  * path bit for bit (reductions in rank order), bad input and mismatched calls fail every rank
  * alike, a dead peer ends the waits. Ranks are threads; their "hosts" are names, each host's ranks
- * share a segment, and the leaders talk over real UCX (loopback) or the in-process fake.
+ * share a segment, and the leaders talk over real UCX (loopback) or the in-process fake; the tests
+ * of real UCX need it in this JVM ({@link NeedsUcx}).
  */
 class HostUcxTest {
   private static final AtomicInteger GROUPS = new AtomicInteger();
@@ -86,13 +86,9 @@ class HostUcxTest {
     }
   }
 
-  static boolean ucxUsable() {
-    return UcxTransport.unavailableReason().isEmpty();
-  }
-
   @Test
   void overUcxEveryCollectiveEqualsTheOneHostPathBitForBit() {
-    assumeTrue(ucxUsable(), () -> "UCX is not usable here: " + UcxTransport.unavailableReason().get());
+    NeedsUcx.assume();
     List<List<Object>> shm = Ranks.values(Ranks.run(N, conf(), c -> everything(c, N)));
     List<List<Object>> ucx = Ranks.values(run(N, conf(), INTERLEAVED, UcxTransport::open, comm -> {
       assertEquals("host-ucx", comm.backend());
@@ -283,7 +279,7 @@ class HostUcxTest {
    */
   @Test
   void aWorkerWhoseCloseOutlivesCloseIsDestroyedOnceThePeerAnswers() throws Exception {
-    assumeTrue(ucxUsable(), () -> "UCX is not usable here: " + UcxTransport.unavailableReason().get());
+    NeedsUcx.assume();
     awaitNoClosingWorkers(); // another test's worker may still be with the reaper
     List<Ranks.Outcome<Integer>> out = run(2, conf("timeout", "200ms"), r -> "node-" + r, n -> UcxTransport.open(n),
         comm -> {
@@ -310,7 +306,7 @@ class HostUcxTest {
    */
   @Test
   void peersClosingUnderWaitingRanksNeverAbortTheProcess() {
-    assumeTrue(ucxUsable(), () -> "UCX is not usable here: " + UcxTransport.unavailableReason().get());
+    NeedsUcx.assume();
     for (int round = 0; round < 30; round++) {
       boolean late = round % 6 == 5; // a rank arriving after the others gave up and closed
       List<Ranks.Outcome<String>> out = Ranks.run(3, Ranks.confFor("host-ucx", "timeout", late ? "200ms" : "3s"),

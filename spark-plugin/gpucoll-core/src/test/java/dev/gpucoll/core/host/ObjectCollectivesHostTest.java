@@ -25,9 +25,9 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Object collectives over the host backend (shared memory, and the relay for ranks on different
- * hosts): objects of different sizes per rank, each root, and an unserializable object failing
- * on every rank, after which the group still works.
+ * Object collectives over the host backend (shared memory, and UCX or the relay for ranks on
+ * different hosts): objects of different sizes per rank, each root, and an unserializable object
+ * failing on every rank, after which the group still works.
  */
 class ObjectCollectivesHostTest {
   static final int N = 3;

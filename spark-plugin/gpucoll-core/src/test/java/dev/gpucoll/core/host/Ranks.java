@@ -43,8 +43,14 @@ final class Ranks {
     return GpuCollConf.of(m).validate();
   }
 
-  /** {@link #conf} for a test of {@code backend}: "host-relay" asks for the relay across hosts. */
+  /**
+   * {@link #conf} for a test of {@code backend}: "host-relay" asks for the relay across hosts; a test of
+   * "host-ucx" is skipped where UCX cannot be used ({@link NeedsUcx}), since the group would relay.
+   */
   static GpuCollConf confFor(String backend, String... kv) {
+    if (backend.equals("host-ucx")) {
+      NeedsUcx.assume();
+    }
     String[] all = java.util.Arrays.copyOf(kv, kv.length + 2);
     all[kv.length] = "host.crossHost";
     all[kv.length + 1] = backend.equals("host-relay") ? "relay" : "auto";
