@@ -24,12 +24,17 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -111,6 +116,51 @@ class HostUcxTest {
     List<List<Object>> fake = Ranks.values(run(N, conf(), INTERLEAVED, LoopbackTransport::new, c -> everything(c, N)));
     for (int r = 0; r < N; r++) {
       assertTrue(Objects.deepEquals(shm.get(r).toArray(), fake.get(r).toArray()), "rank " + r);
+    }
+  }
+
+  /**
+   * Across hosts, auto takes UCX where every rank can use it; elsewhere (no libucx0) the group relays
+   * and its WARN says why and what to install. Runs either way (scripts/ci/without-ucx.sh hides UCX).
+   */
+  @Test
+  void acrossHostsAutoTakesUcxOrRelaysSayingWhyAndWhatToInstall() {
+    List<LogRecord> records = new CopyOnWriteArrayList<>();
+    Handler capture = new Handler() {
+      @Override
+      public void publish(LogRecord r) {
+        records.add(r);
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    Logger log = Logger.getLogger(HostBackend.class.getName());
+    log.addHandler(capture);
+    try {
+      List<String> backends = Ranks.values(Ranks.run(3, conf(), r -> "host" + r, comm -> {
+        int[] v = {1};
+        comm.allReduce(v, ReduceOp.SUM);
+        assertEquals(3, v[0]);
+        return comm.backend();
+      }));
+      List<String> warnings = records.stream().filter(r -> r.getLevel() == Level.WARNING)
+          .map(LogRecord::getMessage).toList();
+      if (UcxTransport.unavailableReason().isEmpty()) {
+        assertEquals(List.of("host-ucx", "host-ucx", "host-ucx"), backends);
+        assertEquals(List.of(), warnings);
+      } else {
+        assertEquals(List.of("host-relay", "host-relay", "host-relay"), backends);
+        assertEquals(1, warnings.size(), warnings.toString());
+        String w = warnings.get(0);
+        assertTrue(w.contains("relays every payload") && w.contains("UCX cannot be used in this process (")
+            && w.contains("apt-get install libucx0"), w);
+      }
+    } finally {
+      log.removeHandler(capture);
     }
   }
 
