@@ -39,6 +39,7 @@ def builder(master, app):
             .config("spark.plugins", PLUGIN)
             .config("spark.executor.memory", "768m")
             .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.pyspark.python", sys.executable)
             .config("spark.executorEnv.PYTHONPATH", os.pathsep.join(p for p in sys.path if p))
             .config("spark.gpucoll.timeout", "30s"))
 

@@ -68,6 +68,11 @@ final class PythonChannel implements AutoCloseable {
   static PythonChannel open(Path shmDir) throws IOException {
     String fromEnv = System.getenv(DIR_ENV);
     Path dir = fromEnv != null && !fromEnv.isBlank() ? Path.of(fromEnv) : defaultDir();
+    return openIn(dir, shmDir);
+  }
+
+  /** The channel in {@code dir} (made or checked owner-only), its mailboxes in {@code shmDir}. */
+  static PythonChannel openIn(Path dir, Path shmDir) throws IOException {
     ownPrivateDir(dir);
     return new PythonChannel(dir, shmDir);
   }
