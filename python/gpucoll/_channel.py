@@ -16,6 +16,11 @@ from . import _wire as w
 from .errors import CommunicatorStateError, from_java
 
 _X86 = platform.machine() in ("x86_64", "AMD64", "i686", "i386")
+_REQUEST = struct.Struct("@iiii")
+_RECORD = struct.Struct("@12q")
+_RESPONSE = struct.Struct("@iiqq")
+# One call in place: its record, then its buffer at the first aligned offset after it.
+_IN_PLACE_OFF = 128
 _FENCE_LOCK = threading.Lock()
 
 # Spark's setting and message for a job without the plugin (``MissingPlugin`` on the JVM side says the same).
@@ -84,8 +89,8 @@ class Channel:
                 kind, _, message = line[4:].partition(" ")
                 raise from_java(kind, message)
             raise CommunicatorStateError("gpucoll: the executor's plugin answered '%s'" % line)
-        _, box, data_bytes, spin = line.split(" ")
-        self.spin_iterations = 200 if spin == "1" else 0
+        _, box, data_bytes = line.split(" ")
+        self.spin_iterations = 0  # until the group forms: the executor then says whether waits spin
         self._map(box, int(data_bytes))
         self.seq = 0
         self.closed = False
@@ -128,7 +133,7 @@ class Channel:
         """Sends one request and waits for its answer; raises the executor's error as a Python exception."""
         if self.closed:
             raise CommunicatorStateError("gpucoll: the communicator's session with its executor is closed")
-        struct.pack_into("@iiii", self.mm, w.OFF_REQUEST, op, comm, records, flags)
+        _REQUEST.pack_into(self.mm, w.OFF_REQUEST, op, comm, records, flags)
         if a:
             struct.pack_into("@%dq" % len(a), self.mm, w.OFF_REQUEST + 16, *a)
         seq = self.seq + 1
@@ -143,11 +148,26 @@ class Channel:
         self._await(seq)
         if not _X86:
             _fence()
-        status, n, r0, r1 = struct.unpack_from("@iiqq", self.mm, w.OFF_RESPONSE)
+        status, n, r0, r1 = _RESPONSE.unpack_from(self.mm, w.OFF_RESPONSE)
         if status != 0:
             kind, _, message = bytes(self.mm[w.OFF_MESSAGE:w.OFF_MESSAGE + n]).decode().partition("\n")
             raise from_java(kind, message, None if r0 < 0 else int(r0),
                             w.COLLECTIVE_API_NAMES[r1] if 0 <= r1 < len(w.COLLECTIVE_API_NAMES) else None)
+
+    def in_place(self, coll, code, op, count, buf, comm):
+        """One collective in place on ``buf`` (its bytes): the fast path of a single call."""
+        n = buf.nbytes
+        if _IN_PLACE_OFF + n > self.data_bytes:
+            self.ensure(_IN_PLACE_OFF + n)
+        _RECORD.pack_into(self.mm, w.HEADER_BYTES, coll, code, op, 0, count, 0, _IN_PLACE_OFF, n, _IN_PLACE_OFF, n, -1, 0)
+        data = self.data
+        data[_IN_PLACE_OFF:_IN_PLACE_OFF + n] = buf
+        try:
+            self.request(w.OP_CALLS, comm, 1, 0)
+        except Exception as e:
+            e.sent = True
+            raise
+        buf[:] = self.data[_IN_PLACE_OFF:_IN_PLACE_OFF + n]
 
     def _await(self, seq):
         h = self.h64
@@ -171,6 +191,10 @@ class Channel:
                 self.closed = True
                 raise CommunicatorStateError("gpucoll: the executor ended this task's session (the task was"
                                              " killed, or the executor stopped) during the call")
+
+    def spins(self, yes):
+        """Spin before yielding only where each waiter of this host has a core (the executor decides)."""
+        self.spin_iterations = 200 if yes else 0
 
     def result(self, k):
         return int(self.h64[(w.OFF_RESPONSE + 8) // 8 + k])

@@ -47,6 +47,7 @@ def communicator():
     except BaseException:
         ch.close()
         raise
+    ch.spins(ch.result(2) == 1)
     comm = Communicator(ch, 0, ch.result(0), ch.result(1), ch.message())
     _current = (attempt, comm)
     return comm

@@ -9,10 +9,11 @@ import struct
 import numpy as np
 
 from . import _wire as w
-from ._arrays import adapt, new_result
+from ._arrays import _CODES, adapt, new_result
 from .errors import CollectiveError, CommunicatorStateError, InvalidArgumentError
 
 _ALIGN = 64
+_OPS = {name.lower(): i for i, name in enumerate(w.REDUCE_OPS)}
 _PAIR_VALUES = {np.dtype(np.float32): "FLOAT32", np.dtype(np.float64): "FLOAT64",
                 np.dtype(np.int32): "INT32", np.dtype(np.int64): "INT64"}
 _PAIR_INDICES = {np.dtype(np.int32): "INT32", np.dtype(np.int64): "INT64"}
@@ -87,9 +88,21 @@ class Communicator:
 
     # ---- the collectives ----
 
-    @_refusing(0)
     def all_reduce(self, send, recv=None, op="sum"):
         """recv[i] = op over ranks of send[i]; in place (into ``send``) without ``recv``. Returns the result."""
+        # The training loop's call, a contiguous writable NumPy array reduced in place, skips the
+        # general path's adapters: the same record, a third of the Python time.
+        if (recv is None and type(send) is np.ndarray and self._batch is None and not self._closed
+                and send.flags.c_contiguous and send.flags.writeable):
+            code = _CODES.get(send.dtype)
+            opc = _OPS.get(op)
+            if code is not None and opc is not None:
+                self._ch.in_place(0, code, opc, send.size, send.reshape(-1).view(np.uint8), self._id)
+                return send
+        return self._all_reduce(send, recv, op)
+
+    @_refusing(0)
+    def _all_reduce(self, send, recv, op):
         opc = _code(w.REDUCE_OPS, "op", op)
         s = adapt(send, "send", writable=recv is None)
         r = s if recv is None else adapt(recv, "recv", writable=True)

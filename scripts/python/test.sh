@@ -10,16 +10,16 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 line=${1:-4.2}
 shift || true
 case "$line" in
-  4.2) deps=("pyspark==4.2.0" "numpy>=1.23") ;;
+  4.2) deps=("pyspark==4.2.0" "numpy>=1.23" pyarrow) ;;
   # PySpark 3.5 predates NumPy 2 (np.NaN and friends are gone there).
-  3.5) deps=("pyspark==3.5.8" "numpy<2") ;;
+  3.5) deps=("pyspark==3.5.8" "numpy<2" "pyarrow<18") ;;
   *) echo "usage: $0 [4.2|3.5] [pytest args...]" >&2; exit 2 ;;
 esac
 venv="$ROOT/target/python/venv-$line"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-"$venv/bin/pip" install -q --disable-pip-version-check "${deps[@]}" "pandas<3" pyarrow pytest ml_dtypes
+"$venv/bin/pip" install -q --disable-pip-version-check "${deps[@]}" "pandas<3" pytest ml_dtypes
 rm -rf "$ROOT/target/python/dist"
 "$venv/bin/pip" wheel -q --disable-pip-version-check --no-deps -w "$ROOT/target/python/dist" "$ROOT/python"
 "$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$ROOT"/target/python/dist/gpucoll-*.whl

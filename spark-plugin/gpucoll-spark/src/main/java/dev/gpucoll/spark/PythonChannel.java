@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * user is refused even where the directory's mode would let it in.
  *
  * <p>Wire (one line each way, then the mailbox): {@code GPUCOLL/1 <taskAttemptId>\n} answered by
- * {@code OK <mailbox path> <data bytes> <spin 0|1>\n} or {@code ERR <kind> <message>\n}.
+ * {@code OK <mailbox path> <data bytes>\n} or {@code ERR <kind> <message>\n}.
  */
 final class PythonChannel implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PythonChannel.class);
@@ -167,7 +167,7 @@ final class PythonChannel implements AutoCloseable {
         return;
       }
       String name = "gpucoll-py-" + ProcessHandle.current().pid() + "-" + sessions.incrementAndGet();
-      PythonSession session = new PythonSession(s, task, shmDir, name, spinHint(), () -> open.remove(s));
+      PythonSession session = new PythonSession(s, task, shmDir, name, () -> open.remove(s));
       PythonMailbox box;
       try {
         box = session.open();
@@ -177,18 +177,13 @@ final class PythonChannel implements AutoCloseable {
         close(s);
         return;
       }
-      reply(s, "OK " + box.path + " " + box.dataBytes + " " + (spinHint() ? 1 : 0));
+      reply(s, "OK " + box.path + " " + box.dataBytes);
       Thread.currentThread().setName("gpucoll-python-task-" + taskId);
       session.run();
     } catch (IOException | RuntimeException e) {
       LOG.debug("gpucoll: a Python connection failed before its session", e);
       close(s);
     }
-  }
-
-  /** Spin only where every waiter can have its own core: the task's Python process and this thread. */
-  private boolean spinHint() {
-    return Runtime.getRuntime().availableProcessors() >= 2 * Math.max(1, tasks.size());
   }
 
   private static String readLine(SocketChannel s) throws IOException {

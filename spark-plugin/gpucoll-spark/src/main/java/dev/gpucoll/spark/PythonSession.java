@@ -57,19 +57,19 @@ final class PythonSession implements Runnable {
   private final TaskContext task;
   private final Path shmDir;
   private final String name;
-  private final boolean spin;
+  /** Whether waits spin before yielding: see {@link #spins}. */
+  private boolean spin;
   private final Map<Integer, Communicator> comms = new HashMap<>();
   private int nextComm = 1;
   private int generation;
   private PythonMailbox box;
   private final Runnable onEnd;
 
-  PythonSession(SocketChannel socket, TaskContext task, Path shmDir, String name, boolean spin, Runnable onEnd) {
+  PythonSession(SocketChannel socket, TaskContext task, Path shmDir, String name, Runnable onEnd) {
     this.socket = socket;
     this.task = task;
     this.shmDir = shmDir;
     this.name = name;
-    this.spin = spin;
     this.onEnd = onEnd;
   }
 
@@ -145,7 +145,8 @@ final class PythonSession implements Runnable {
       case OP_FORM -> {
         Communicator c = GpuCollectives.communicatorOf(task);
         comms.put(0, c);
-        box.respond(0, c.rank(), c.size(), 0, c.backend());
+        spin = spins(task);
+        box.respond(0, c.rank(), c.size(), spin ? 1 : 0, c.backend());
       }
       case OP_CALLS -> {
         Communicator c = comm(commId);
@@ -206,6 +207,24 @@ final class PythonSession implements Runnable {
       }
       default -> throw new IllegalArgumentException("unknown request " + op + " from the Python side");
     }
+  }
+
+  /**
+   * Spin only where every busy waiter of this host has a core of its own: each rank here is two
+   * (its Python process and its session thread). Otherwise a spinning waiter takes the very core
+   * the one it waits for needs, and every call costs scheduler time slices.
+   */
+  static boolean spins(TaskContext task) {
+    int here = 1;
+    if (task instanceof org.apache.spark.BarrierTaskContext barrier) {
+      org.apache.spark.BarrierTaskInfo[] infos = barrier.getTaskInfos();
+      String host = GpuCollectives.hostOf(infos[task.partitionId()].address());
+      here = 0;
+      for (org.apache.spark.BarrierTaskInfo info : infos) {
+        here += GpuCollectives.hostOf(info.address()).equals(host) ? 1 : 0;
+      }
+    }
+    return Runtime.getRuntime().availableProcessors() >= 2 * Math.max(1, here);
   }
 
   private Communicator comm(int id) {
