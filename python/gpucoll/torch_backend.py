@@ -10,7 +10,9 @@ group the plugin formed. Inside ``rdd.barrier().mapPartitions(f)``::
 
 This version runs CPU tensors only (a CUDA tensor is refused on every rank at once, as the
 communicator refuses it). Each call completes before it returns: the ``Work`` handed back is done.
-Subgroups of ``dist.new_group`` are not formed here: use ``gpucoll.communicator().split()``.
+``dist.new_group`` of all ranks shares the task's communicator; a subgroup is refused on its
+members (use ``gpucoll.communicator().split()``). The store is local to each rank, so torch's
+store barrier (``TORCH_DIST_INIT_BARRIER=1``) is not for this backend.
 """
 
 import contextlib

@@ -129,6 +129,11 @@ def test_refusals_reach_every_rank_and_the_group_goes_on(barrier):
                 seen["op"] = "no error"
             except ValueError as e:
                 seen["op"] = str(e)
+            try:
+                sub = dist.new_group([0, 1])  # rank 2 is no member: torch gives it no group
+                seen["subgroup"] = "no error" if sub is not dist.GroupMember.NON_GROUP_MEMBER else "not a member"
+            except ValueError as e:
+                seen["subgroup"] = str(e)
             t = torch.ones(2)
             dist.all_reduce(t)
             seen["after"] = t.tolist()
@@ -141,6 +146,7 @@ def test_refusals_reach_every_rank_and_the_group_goes_on(barrier):
     assert kind == "UnsupportedArrayError" and is_type_error and "CPU" in message, got[1]
     assert all(got[r]["device"] != "no error" and "rank 1" in got[r]["device"][2] for r in (0, 2)), got
     assert all("BAND" in g["op"] and "not supported" in g["op"] for g in got), got
+    assert all("split()" in got[r]["subgroup"] for r in (0, 1)) and got[2]["subgroup"] == "not a member", got
     assert [g["after"] for g in got] == [[3.0, 3.0]] * 3
 
 
