@@ -44,20 +44,26 @@ def summary(ns):
     return {"median_us": float(ns[len(ns) // 2]) / 1e3, "p99_us": float(ns[min(len(ns) - 1, int(len(ns) * 0.99))]) / 1e3}
 
 
-def python_task(_):
-    import gpucoll
-    comm = gpucoll.communicator()
+def timed(make, call):
+    """{bytes: summary} of ``call`` on a float32 vector of each size, each call timed alone after a warm-up."""
     out = {}
     for nbytes in SIZES:
-        x = np.ones(max(1, nbytes // 4), np.float32)
+        x = make(max(1, nbytes // 4))
         for _ in range(WARMUP):
-            comm.all_reduce(x)
+            call(x)
         ns = []
         for _ in range(iters(nbytes)):
             t0 = time.perf_counter_ns()
-            comm.all_reduce(x)
+            call(x)
             ns.append(time.perf_counter_ns() - t0)
         out[str(nbytes)] = summary(ns)
+    return out
+
+
+def python_task(_):
+    import gpucoll
+    comm = gpucoll.communicator()
+    out = timed(lambda n: np.ones(n, np.float32), comm.all_reduce)
     yield json.dumps(out) if comm.rank == 0 else ""
 
 
@@ -81,17 +87,7 @@ def gloo_task(_):
     import torch
     from pyspark import BarrierTaskContext
     dist = _gloo(BarrierTaskContext.get())
-    out = {}
-    for nbytes in SIZES:
-        t = torch.ones(max(1, nbytes // 4), dtype=torch.float32)
-        for _ in range(WARMUP):
-            dist.all_reduce(t)
-        ns = []
-        for _ in range(iters(nbytes)):
-            t0 = time.perf_counter_ns()
-            dist.all_reduce(t)
-            ns.append(time.perf_counter_ns() - t0)
-        out[str(nbytes)] = summary(ns)
+    out = timed(lambda n: torch.ones(n, dtype=torch.float32), dist.all_reduce)
     rank = dist.get_rank()
     dist.destroy_process_group()
     yield json.dumps(out) if rank == 0 else ""

@@ -180,10 +180,9 @@ final class PythonSession implements Runnable {
         box.respond(0, p.bytes(), 0, 0, p.algorithm() + "\n" + String.join("\n", p.reasons()));
       }
       case OP_REPORT -> {
-        String json = reportJson(comm(commId));
-        ByteBuffer out = box.data(0, json.getBytes(StandardCharsets.UTF_8).length);
-        byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
-        if (out == null) {
+        byte[] bytes = reportJson(comm(commId)).getBytes(StandardCharsets.UTF_8);
+        ByteBuffer out = box.data(0, bytes.length);
+        if (out == null) { // the Python side grows the mailbox to r1 bytes and asks again
           box.respond(0, -1, bytes.length, 0, "");
         } else {
           out.put(bytes);
