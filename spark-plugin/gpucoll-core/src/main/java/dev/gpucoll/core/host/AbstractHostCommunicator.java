@@ -381,7 +381,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
 
   /**
    * Closes the communicator. Safe from another thread while a call runs there: that call fails at
-   * its next wait, and the memory is released when it leaves, never under it.
+   * its next wait, telling the peers this rank closed, and the memory is released when it leaves,
+   * never under it.
    */
   @Override
   public final void close() {
@@ -467,6 +468,11 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     if (recording) {
       throw new CollectiveException(rank, c, "called on the communicator inside group(): record the call on the"
           + " batch the group's body receives");
+    }
+    // Closed first: once close() returned, every call on every thread says so, also while the call
+    // that close() interrupted is still on its way out.
+    if (closed) {
+      throw new CollectiveException(rank, c, "the communicator is closed");
     }
     Thread me = Thread.currentThread();
     if (!caller.compareAndSet(null, me)) {
