@@ -74,7 +74,10 @@ public interface Communicator extends AutoCloseable {
    * fails on every rank with a {@link CollectiveMismatchException} when they differ. The GPU backend
    * checks it in the kernels where it fuses calls (see {@link GpuCommunicator#group}). Inside
    * {@code calls} the communicator's own methods fail; an exception thrown by {@code calls} runs
-   * nothing. An empty group does nothing.
+   * nothing and reaches this rank's caller as it is. The host backend tells the other ranks at once:
+   * their group() fails naming this rank, having run nothing, and the communicator stays usable on
+   * every rank. On the GPU backend their calls wait for this rank as for any call it does not make.
+   * An empty group does nothing.
    */
   void group(Consumer<CollectiveBatch> calls);
 

@@ -43,6 +43,13 @@ public final class GpuCollConf {
       Map.entry("mb", 20), Map.entry("g", 30), Map.entry("gb", 30), Map.entry("t", 40),
       Map.entry("tb", 40), Map.entry("p", 50), Map.entry("pb", 50));
 
+  /**
+   * The longest duration a setting may hold (about 146 years): waits count it in nanoseconds in a
+   * long and add it to System.nanoTime for their deadline, so half a long leaves room for the
+   * clock's own value. Anything longer would fail every call instead of the setting.
+   */
+  private static final Duration LONGEST_DURATION = Duration.ofNanos(Long.MAX_VALUE / 2);
+
   private static final String SIZE_SYNTAX =
       "Spark's size syntax: b, k or kb, m or mb, g or gb (powers of 1024); a plain number is bytes.";
 
@@ -57,7 +64,8 @@ public final class GpuCollConf {
           + " collective (a long call whose peers keep arriving never times out), before it fails with"
           + " an error naming the ranks that did not arrive; NCCL calls are aborted after it. A job's"
           + " local property applies to its tasks, also on a communicator an earlier job formed."
-          + " Spark's duration syntax: us, ms, s, m or min, h, d (500ms, 2m, 1h); a plain number is seconds.",
+          + " Spark's duration syntax: us, ms, s, m or min, h, d (500ms, 2m, 1h); a plain number is seconds;"
+          + " at most " + LONGEST_DURATION.toDays() + "d.",
       v -> parseDuration(v, TimeUnit.SECONDS));
 
   public static final ConfigEntry<Optional<Algorithm>> ALGORITHM = entry("algorithm", "auto",
@@ -86,7 +94,13 @@ public final class GpuCollConf {
   public static final ConfigEntry<String> SHM_DIR = entry("host.shmDir", "/dev/shm",
       "Directory for the host backend's shared-memory segments (files are mode 0600 and removed"
           + " when the group closes).",
-      Function.identity());
+      v -> {
+        // Path.of("") is the working directory: the segments would land wherever the executor runs.
+        if (v.isEmpty()) {
+          throw new IllegalArgumentException("must name a directory, e.g. /dev/shm");
+        }
+        return v;
+      });
 
   public static final ConfigEntry<Long> HOST_ONE_SHOT_MAX_BYTES = entry("host.oneShotMaxBytes",
       "65536",
@@ -347,13 +361,17 @@ public final class GpuCollConf {
             + "'; expected one of us, ms, s, m, min, h, d");
       }
     }
-    long n;
+    String tooLarge = "duration is too large: at most " + LONGEST_DURATION.toDays() + "d";
+    Duration d;
     try {
-      n = Long.parseLong(m.group(1));
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("duration is too large", e);
+      d = Duration.of(Long.parseLong(m.group(1)), unit.toChronoUnit());
+    } catch (NumberFormatException | ArithmeticException e) {
+      throw new IllegalArgumentException(tooLarge, e);
     }
-    return positive(Duration.of(n, unit.toChronoUnit()), v);
+    if (d.compareTo(LONGEST_DURATION) > 0) {
+      throw new IllegalArgumentException(tooLarge);
+    }
+    return positive(d, v);
   }
 
   private static String unitName(TimeUnit u) {

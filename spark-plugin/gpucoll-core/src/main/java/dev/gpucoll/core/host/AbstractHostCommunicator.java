@@ -268,35 +268,61 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     });
   }
 
+  /** What a rank sends in place of a refused call's index when its group() body threw. */
+  private static final long BODY_THREW = -2;
+
   /**
    * Records the batch, checks every call's arguments as its own method would, and agrees on both
    * with every rank (one allGather of each rank's {@link RecordedBatch#signature} and the first call
    * it refuses, not counted as a call of its own): a batch that differs between ranks, or that any
-   * rank refuses, fails on every rank before any data moves. Then the calls run one by one: on
-   * shared memory each call is a few flag round trips, so there is no launch to fuse.
+   * rank refuses, fails on every rank before any data moves. A body that throws takes part in that
+   * exchange too, so the peers fail at once naming its rank instead of waiting for a batch that
+   * never comes; then its rank rethrows what the body threw. Nothing has moved either way, so the
+   * group stays usable. Then the calls run one by one: on shared memory each call is a few flag
+   * round trips, so there is no launch to fuse.
    */
   @Override
   public final void group(Consumer<CollectiveBatch> calls) {
     begin(null);
-    RecordedBatch batch;
+    RecordedBatch batch = null;
+    Throwable threw = null;
     try {
       recording = true;
       try {
         batch = RecordedBatch.record(calls);
+      } catch (Throwable t) {
+        threw = t;
       } finally {
         recording = false;
       }
-      List<RecordedBatch.Call> list = batch.calls();
+      List<RecordedBatch.Call> list = batch == null ? List.of() : batch.calls();
       int refused = -1;
       String problem = null;
       for (int i = 0; i < list.size() && problem == null; i++) {
         problem = argumentProblem(list.get(i));
         refused = problem == null ? -1 : i;
       }
-      long[] sig = batch.signature();
+      long[] sig = batch == null ? new long[2] : batch.signature();
       long[] gathered = new long[3 * size];
-      runAllGather(Signature.group(), null, LongBuffer.wrap(new long[] {sig[0], sig[1], refused}),
-          LongBuffer.wrap(gathered), 3, DataType.INT64);
+      try {
+        runAllGather(Signature.group(), null, LongBuffer.wrap(new long[] {sig[0], sig[1],
+            threw == null ? refused : BODY_THREW}), LongBuffer.wrap(gathered), 3, DataType.INT64);
+      } catch (Throwable t) {
+        CollectiveException e = failure(null, t);
+        if (threw == null) {
+          throw e;
+        }
+        threw.addSuppressed(e);
+      }
+      if (threw != null) {
+        throw sneaky(threw);
+      }
+      for (int r = 0; r < size; r++) {
+        if (gathered[3 * r + 2] == BODY_THREW) {
+          throw new CollectiveException(rank, null, "rank " + r + "'s group() body threw (its error says what), so no"
+              + " call of this group() ran on any rank");
+        }
+      }
       long[] signatures = new long[2 * size];
       for (int r = 0; r < size; r++) {
         signatures[2 * r] = gathered[3 * r];
@@ -320,6 +346,12 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       exit();
     }
     batch.runEach(this);
+  }
+
+  /** Throws {@code t} as it is, checked or not: what a group() body threw reaches its caller unchanged. */
+  @SuppressWarnings("unchecked")
+  private static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
+    throw (T) t;
   }
 
   /** Why this rank's arguments for a recorded call are refused (its method's own checks), or null. */
@@ -349,7 +381,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
 
   /**
    * Closes the communicator. Safe from another thread while a call runs there: that call fails at
-   * its next wait, and the memory is released when it leaves, never under it.
+   * its next wait, telling the peers this rank closed, and the memory is released when it leaves,
+   * never under it.
    */
   @Override
   public final void close() {
@@ -435,6 +468,11 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     if (recording) {
       throw new CollectiveException(rank, c, "called on the communicator inside group(): record the call on the"
           + " batch the group's body receives");
+    }
+    // Closed first: once close() returned, every call on every thread says so, also while the call
+    // that close() interrupted is still on its way out.
+    if (closed) {
+      throw new CollectiveException(rank, c, "the communicator is closed");
     }
     Thread me = Thread.currentThread();
     if (!caller.compareAndSet(null, me)) {

@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.IntFunction;
 import java.util.logging.Logger;
 
 /**
@@ -21,8 +22,6 @@ import java.util.logging.Logger;
  */
 public final class HostBackend implements CommunicatorBackend {
   public static final String NAME = "host";
-  /** Member fact: "ok" when the member's process can use UCX, else why not. */
-  static final String FACT_UCX = "host.ucx";
   private static final Logger LOG = Logger.getLogger(HostBackend.class.getName());
 
   @Override
@@ -36,12 +35,18 @@ public final class HostBackend implements CommunicatorBackend {
   }
 
   @Override
-  public Map<String, String> localFacts() {
-    return Map.of(FACT_UCX, UcxProbe.unavailableReason().orElse("ok"));
+  public Communicator create(GroupContext group) {
+    return create(group, UcxProbe::open);
   }
 
-  @Override
-  public Communicator create(GroupContext group) {
+  /**
+   * {@link #create} over {@code transports} between hosts (a test's stands in for UCX). UCX is
+   * asked for only here, for a group that spans hosts: probing it makes a UCP context, which a
+   * one-host group never needs (and which prints UCX's own errors when /dev/shm is nearly full).
+   * Each rank opens its transport in the group's first round and says why when it cannot
+   * ({@link HostUcxCommunicator#link}), so every rank decides alike from the same answers.
+   */
+  static Communicator create(GroupContext group, IntFunction<PeerTransport> transports) {
     if (group.singleHost()) {
       return HostShmCommunicator.create(group);
     }
@@ -49,15 +54,17 @@ public final class HostBackend implements CommunicatorBackend {
     if (mode.equals("relay")) {
       return new HostRelayCommunicator(group);
     }
+    HostUcxCommunicator.Link link = HostUcxCommunicator.link(group, transports);
+    if (link.everyRank()) {
+      return HostUcxCommunicator.create(group, link, transports);
+    }
+    link.close();
     Map<String, List<Integer>> ranksByReason = new LinkedHashMap<>();
     for (MemberInfo m : group.members()) {
-      String ucx = m.facts().getOrDefault(FACT_UCX, "its gpucoll build predates UCX support");
-      if (!ucx.equals("ok")) {
+      String ucx = link.reasons()[m.rank()];
+      if (ucx != null) {
         ranksByReason.computeIfAbsent(m.host() + ": " + ucx, k -> new ArrayList<>()).add(m.rank());
       }
-    }
-    if (ranksByReason.isEmpty()) {
-      return HostUcxCommunicator.create(group, UcxTransport::open);
     }
     List<String> reasons = new ArrayList<>();
     ranksByReason.forEach((why, ranks) -> reasons.add("ranks " + ranks + " on " + why));

@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.IntFunction;
 
 /**
@@ -92,44 +93,78 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
   }
 
   /**
-   * Forms the group: one rendezvous round for the transport addresses (every rank opens one, since
-   * a split may make any rank a leader), then the shared-memory segment of each host.
+   * The first round of a group across hosts: every rank opens its transport (every rank does, since
+   * a split may make any rank a leader) and the addresses, or each rank's reason it has none, go
+   * round. {@link HostBackend} decides from them whether the group runs on UCX.
+   *
+   * @param transport this rank's transport, null when it could not open one
+   * @param addresses each rank's transport address, null for a rank without one
+   * @param reasons   why each rank without an address has none, null for the others
    */
-  static HostUcxCommunicator create(GroupContext group, IntFunction<PeerTransport> transports) {
-    GpuCollConf conf = group.conf();
-    int rank = group.rank();
-    int n = group.size();
-    HostRoute.checkForced(conf, rank, HostRoute.Between.UCX, BACKEND, List.of());
-    if (n > MAX_RANKS) {
-      throw new CollectiveException(rank, null, BACKEND + " serves at most " + MAX_RANKS + " ranks, got " + n);
+  record Link(PeerTransport transport, byte[][] addresses, String[] reasons) implements AutoCloseable {
+    boolean everyRank() {
+      return Arrays.stream(reasons).allMatch(Objects::isNull);
     }
-    Duration timeout = conf.get(GpuCollConf.TIMEOUT);
+
+    @Override
+    public void close() {
+      if (transport != null) {
+        transport.close();
+      }
+    }
+  }
+
+  /** This rank's side of the {@link Link} round; {@code transports} opens a transport for a group of n ranks. */
+  static Link link(GroupContext group, IntFunction<PeerTransport> transports) {
+    int n = group.size();
     PeerTransport transport = null;
     String problem = null;
     try {
       transport = transports.apply(n);
+    } catch (IllegalStateException e) { // how a factory says why it cannot serve here (UcxTransport.open)
+      problem = e.getMessage();
     } catch (RuntimeException | LinkageError e) {
       problem = "cannot open a UCX worker: " + e;
     }
     try {
       byte[] mine = transport == null ? ("ERR " + problem).getBytes(StandardCharsets.UTF_8) : join("OK ", transport.address());
-      List<byte[]> all = group.rendezvous().allGather(mine, timeout);
+      List<byte[]> all = group.rendezvous().allGather(mine, group.conf().get(GpuCollConf.TIMEOUT));
       byte[][] addresses = new byte[n][];
-      List<String> failures = new ArrayList<>();
+      String[] reasons = new String[n];
       for (int r = 0; r < n; r++) {
         byte[] a = all.get(r);
         String head = new String(a, 0, Math.min(3, a.length), StandardCharsets.UTF_8);
         if (head.equals("OK ")) {
           addresses[r] = Arrays.copyOfRange(a, 3, a.length);
         } else {
-          failures.add("rank " + r + " (" + group.members().get(r).host() + "): "
-              + new String(a, Math.min(4, a.length), Math.max(0, a.length - 4), StandardCharsets.UTF_8));
+          reasons[r] = new String(a, Math.min(4, a.length), Math.max(0, a.length - 4), StandardCharsets.UTF_8);
         }
       }
-      if (!failures.isEmpty()) {
-        throw new CollectiveException(rank, null, "the group spans hosts but UCX failed on "
-            + String.join("; ", failures));
+      Link link = new Link(transport, addresses, reasons);
+      transport = null;
+      return link;
+    } finally {
+      if (transport != null) {
+        transport.close();
       }
+    }
+  }
+
+  /**
+   * Forms the group over a {@link Link} every rank has (its transport is the communicator's from
+   * here, closed when this fails): the shared-memory segment of each host, then the leaders' link.
+   */
+  static HostUcxCommunicator create(GroupContext group, Link link, IntFunction<PeerTransport> transports) {
+    boolean formed = false;
+    try {
+      GpuCollConf conf = group.conf();
+      int rank = group.rank();
+      int n = group.size();
+      HostRoute.checkForced(conf, rank, HostRoute.Between.UCX, BACKEND, List.of());
+      if (n > MAX_RANKS) {
+        throw new CollectiveException(rank, null, BACKEND + " serves at most " + MAX_RANKS + " ranks, got " + n);
+      }
+      Duration timeout = conf.get(GpuCollConf.TIMEOUT);
       String[] hostByRank = group.members().stream().map(MemberInfo::host).toArray(String[]::new);
       int[] mates = java.util.stream.IntStream.range(0, n).filter(r -> hostByRank[r].equals(hostByRank[rank]))
           .toArray();
@@ -140,12 +175,12 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
       HostShmCommunicator local = new HostShmCommunicator(seg, indexOf(mates, rank), gid + "/host",
           group.self().host(), group.rendezvous().kind(), conf);
       HostUcxCommunicator comm = new HostUcxCommunicator(rank, gid, group.self().host(), group.rendezvous().kind(),
-          conf, hostByRank, local, transport, addresses, transports);
-      transport = null;
+          conf, hostByRank, local, link.transport(), link.addresses(), transports);
+      formed = true;
       return comm;
     } finally {
-      if (transport != null) {
-        transport.close();
+      if (!formed) {
+        link.close();
       }
     }
   }

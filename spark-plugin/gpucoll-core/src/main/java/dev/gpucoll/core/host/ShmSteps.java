@@ -192,11 +192,17 @@ final class ShmSteps extends Steps {
     VarHandle.fullFence();
     int abortedBy = seg.abortedBy();
     if (abortedBy >= 0) {
-      String why = seg.reason(abortedBy);
-      owner.markBroken("rank " + abortedBy + " gave up on the group: " + why);
-      throw new CollectiveException(rank, c, "rank " + abortedBy + " gave up on the group (" + why
-          + ") before this rank completed its " + owner.callLabel() + " on this communicator; the group is unusable");
+      String why = stopped(abortedBy);
+      owner.markBroken(why);
+      throw new CollectiveException(rank, c, why + " before this rank completed its " + owner.callLabel()
+          + " on this communicator; the group is unusable");
     }
+  }
+
+  /** How peers name why rank {@code r} stopped: it closed its communicator, or gave up and why. */
+  private String stopped(int r) {
+    return seg.state(r) == ShmSegment.STATE_CLOSED ? "rank " + r + " closed its communicator"
+        : "rank " + r + " gave up on the group (" + seg.reason(r) + ")";
   }
 
   private void reportTrouble(Collective c, String ownProblem) {
@@ -259,8 +265,9 @@ final class ShmSteps extends Steps {
       }
       if (b.slowCheckDue()) {
         if (owner.isClosed()) {
+          // Closed from another thread under this call: the peers learn it as this rank's close.
           fail(new CollectiveException(rank, c, "the communicator was closed while this rank waited for rank "
-              + p + " in " + owner.callLabel()));
+              + p + " in " + owner.callLabel()), ShmSegment.STATE_CLOSED, "rank " + rank + " closed its communicator");
         }
         String cancelled = bounds.cancellation();
         if (cancelled != null) {
@@ -269,21 +276,20 @@ final class ShmSteps extends Steps {
         }
         if (p != rank) {
           long state = seg.state(p);
-          if (state != ShmSegment.STATE_ALIVE && (long) ShmSegment.LONGS.getAcquire(buf, off) != e) {
-            // A peer that stopped after another rank gave up on the group: name the first cause.
-            int by = seg.abortedBy();
-            if (by >= 0 && by != p) {
-              fail(new CollectiveException(rank, c, "rank " + by + " gave up on the group (" + seg.reason(by)
-                  + ") while this rank waited for the header of rank " + p + " in " + owner.callLabel()));
+          int by = seg.abortedBy();
+          // A peer that looks alive in a group marked failed may have died: look now, not next period.
+          String dead = state == ShmSegment.STATE_ALIVE ? deadProcess(p, by >= 0) : null;
+          if ((state != ShmSegment.STATE_ALIVE || dead != null || by >= 0)
+              && (long) ShmSegment.LONGS.getAcquire(buf, off) != e) {
+            if (dead != null) {
+              fail(new CollectiveTimeoutException(rank, c, List.of(p), "rank " + p + " is gone: " + dead
+                  + " while this rank waited for its header in " + owner.callLabel()));
             }
-            String what = state == ShmSegment.STATE_CLOSED ? "closed its communicator" : "gave up";
-            fail(new CollectiveException(rank, c, "rank " + p + " " + what + " while this rank waited for its header in "
-                + owner.callLabel() + ": " + seg.reason(p)));
-          }
-          String dead = deadProcess(p);
-          if (dead != null && (long) ShmSegment.LONGS.getAcquire(buf, off) != e) {
-            fail(new CollectiveTimeoutException(rank, c, List.of(p), "rank " + p + " is gone: " + dead
-                + " while this rank waited for its header in " + owner.callLabel()));
+            // The mark ends the wait whichever rank it waits for: a rank that left on seeing it
+            // publishes nothing more while its state stays alive. Name the first cause.
+            int cause = by >= 0 ? by : p;
+            fail(new CollectiveException(rank, c, stopped(cause) + " while this rank waited for "
+                + (cause == p ? "its header" : "the header of rank " + p) + " in " + owner.callLabel()));
           }
         }
       }
@@ -296,14 +302,15 @@ final class ShmSteps extends Steps {
 
   /**
    * Why peer p's process no longer exists, or null (alive, not checked yet this period, in this
-   * process, or not visible from here). Checked at most every {@link #LIVENESS_CHECK_NANOS}.
+   * process, or not visible from here). Checked at most every {@link #LIVENESS_CHECK_NANOS} unless
+   * {@code now} asks for it.
    */
-  private String deadProcess(int p) {
-    long now = System.nanoTime();
-    if (now - nextLivenessCheck < 0) {
+  private String deadProcess(int p, boolean now) {
+    long t = System.nanoTime();
+    if (!now && t - nextLivenessCheck < 0) {
       return null;
     }
-    nextLivenessCheck = now + LIVENESS_CHECK_NANOS;
+    nextLivenessCheck = t + LIVENESS_CHECK_NANOS;
     if (!peerLookedUp[p]) {
       long pid = seg.pid(p);
       if (pid == 0) {
@@ -325,7 +332,11 @@ final class ShmSteps extends Steps {
 
   /** Marks this rank's state and the whole group aborted, so peers waiting on it fail naming it. */
   void abort(String why) {
-    seg.setState(rank, ShmSegment.STATE_ABORTED, why);
+    mark(ShmSegment.STATE_ABORTED, why);
+  }
+
+  private void mark(long state, String why) {
+    seg.setState(rank, state, why);
     seg.abortGroup(rank);
   }
 
@@ -335,8 +346,13 @@ final class ShmSteps extends Steps {
    * this rank) and throw.
    */
   private void fail(CollectiveException error) {
+    fail(error, ShmSegment.STATE_ABORTED, error.getMessage());
+  }
+
+  /** {@link #fail(CollectiveException)}, publishing this rank's {@code state} with {@code why} for the peers. */
+  private void fail(CollectiveException error, long state, String why) {
     owner.markBroken(error.getMessage());
-    abort(error.getMessage());
+    mark(state, why);
     throw error;
   }
 }

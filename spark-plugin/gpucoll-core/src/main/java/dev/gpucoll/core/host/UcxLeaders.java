@@ -193,8 +193,8 @@ final class UcxLeaders {
   }
 
   private String slowCheck(int peer) {
-    if (owner.isClosed()) {
-      return "the communicator was closed";
+    if (owner.isClosed()) { // closed from another thread under this call: the other leaders learn it as a close
+      return "rank " + rank + " closed its communicator";
     }
     String cancelled = owner.bounds.cancellation();
     if (cancelled != null) {

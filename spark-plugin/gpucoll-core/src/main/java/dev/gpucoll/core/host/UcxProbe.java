@@ -16,6 +16,17 @@ final class UcxProbe {
 
   private UcxProbe() {}
 
+  /**
+   * A UCX transport for a communicator of {@code size} ranks; an IllegalStateException saying why
+   * when this process cannot use UCX.
+   */
+  static PeerTransport open(int size) {
+    unavailableReason().ifPresent(why -> {
+      throw new IllegalStateException(why);
+    });
+    return UcxTransport.open(size);
+  }
+
   /** Empty when this process can use UCX, else why not (probed once per process, by {@link UcxTransport}). */
   static Optional<String> unavailableReason() {
     return unavailableReason(JUCX_CLASS);

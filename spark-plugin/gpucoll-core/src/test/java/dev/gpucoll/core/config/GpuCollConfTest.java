@@ -78,6 +78,29 @@ class GpuCollConfTest {
     }
   }
 
+  /**
+   * A timeout whose nanoseconds overflow a long (106752d and more) used to pass validation and fail
+   * every call with an ArithmeticException; an empty shm directory put the segments in the working
+   * directory. Both are refused when the settings are read, naming the key.
+   */
+  @Test
+  void aValueNoCallCouldUseIsRefusedAtValidation() {
+    assertEquals(Duration.ofDays(53375), timeout("53375d"));
+    for (String bad : List.of("106752d", "53376d", "1281024h", "9223372036854775807s", "9223372036854775807d")) {
+      InvalidSettingException e = assertThrows(InvalidSettingException.class, () -> timeout(bad));
+      assertEquals("spark.gpucoll.timeout", e.key());
+      assertTrue(e.getMessage().contains("too large: at most 53375d"), e.getMessage());
+    }
+    for (String bad : List.of("", "  ")) {
+      InvalidSettingException e = assertThrows(InvalidSettingException.class,
+          () -> GpuCollConf.of(Map.of("spark.gpucoll.host.shmDir", bad)).validate());
+      assertEquals("spark.gpucoll.host.shmDir", e.key());
+      assertTrue(e.getMessage().contains("must name a directory"), e.getMessage());
+    }
+    assertEquals("/tmp/segments", GpuCollConf.of(Map.of("spark.gpucoll.host.shmDir", "/tmp/segments")).validate()
+        .get(GpuCollConf.SHM_DIR));
+  }
+
   @Test
   void internalSettingsAreKnownGroupWideAndLeftOutOfTheDocs() {
     GpuCollConf conf = GpuCollConf.of(Map.of("spark.gpucoll.internal.kernelVariant", "SENTINEL",

@@ -167,6 +167,46 @@ class GroupedCallsTest {
     }
   }
 
+  /**
+   * Rank 1's body throws after recording a call; the other ranks recorded theirs. Rank 1 gets its
+   * own exception, the others fail at once naming rank 1 (they used to wait out the timeout and
+   * leave the group unusable), nothing ran, and the group goes on. Rank 1 makes its next call only
+   * after its peers returned, so a peer that waits for it can only time out.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("backends")
+  void aBodyThatThrowsOnOneRankFailsEveryRankAtOnce(String backend, IntFunction<String> hosts) {
+    java.util.concurrent.CountDownLatch peersReturned = new java.util.concurrent.CountDownLatch(N - 1);
+    List<Ranks.Outcome<String>> out = Ranks.run(N, Ranks.confFor(backend, "timeout", "8s"), hosts, comm -> {
+      int r = comm.rank();
+      float[] a = {1, 2};
+      long t0 = System.nanoTime();
+      RuntimeException e = assertThrows(RuntimeException.class, () -> comm.group(g -> {
+        g.allReduce(CommBuffer.of(a), CommBuffer.of(a), 2, DataType.FLOAT32, ReduceOp.SUM);
+        if (r == 1) {
+          throw new IllegalStateException("user code failed on rank 1");
+        }
+      }));
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      if (r == 1) {
+        assertEquals("user code failed on rank 1", e.getMessage());
+        assertTrue(peersReturned.await(20, java.util.concurrent.TimeUnit.SECONDS), "the peers never returned");
+      } else {
+        peersReturned.countDown();
+        assertInstanceOf(CollectiveException.class, e);
+        assertTrue(ms < 4_000, "rank " + r + " failed after " + ms + " ms: " + e.getMessage());
+      }
+      assertArrayEquals(new float[] {1, 2}, a, "rank " + r + ": a call of a batch whose body threw ran");
+      comm.group(g -> g.allReduce(CommBuffer.of(a), CommBuffer.of(a), 2, DataType.FLOAT32, ReduceOp.SUM));
+      assertArrayEquals(new float[] {N, 2 * N}, a, "rank " + r + ": the group after the failed batch");
+      return e.getMessage();
+    });
+    List<String> messages = Ranks.values(out);
+    for (int r : new int[] {0, 2}) {
+      assertTrue(messages.get(r).contains("rank 1's group() body threw"), messages.get(r));
+    }
+  }
+
   @ParameterizedTest(name = "{0}")
   @MethodSource("backends")
   void theBodyRecordsOnlyOnTheBatch(String backend, IntFunction<String> hosts) {

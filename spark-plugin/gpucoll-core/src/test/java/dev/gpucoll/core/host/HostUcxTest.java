@@ -54,7 +54,7 @@ class HostUcxTest {
     return Ranks.conf(kv);
   }
 
-  /** Runs body on n rank threads, each forming a HostUcxCommunicator over {@code transports}. */
+  /** Runs body on n rank threads, each forming its communicator through the host backend over {@code transports}. */
   static <T> List<Ranks.Outcome<T>> run(int n, GpuCollConf conf, IntFunction<String> hostOf,
       IntFunction<PeerTransport> transports, Ranks.Body<T> body) {
     String group = "ucx-test-" + GROUPS.incrementAndGet();
@@ -69,7 +69,7 @@ class HostUcxTest {
             for (int q = 0; q < n; q++) {
               members.add(new MemberInfo(q, hostOf.apply(q), "p" + q, Map.of()));
             }
-            try (Communicator comm = HostUcxCommunicator.create(new GroupContext(rv, members, conf), transports)) {
+            try (Communicator comm = HostBackend.create(new GroupContext(rv, members, conf), transports)) {
               return body.run(comm);
             }
           }
