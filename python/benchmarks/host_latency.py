@@ -24,12 +24,18 @@ import time
 import numpy as np
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "python"))  # this tree's package, on the driver and (below) the executors
 SIZES = [8, 64, 1024, 65536, 1048576]
-WARMUP = 300
 
 
 def iters(nbytes):
     return 3000 if nbytes <= 1024 else 1000 if nbytes <= 65536 else 200
+
+
+def warmup(nbytes):
+    """Untimed calls first: enough for the JIT to compile the executor's side of the call (C2 after
+    about 10^4 invocations), on both sides alike."""
+    return 10000 if nbytes <= 1024 else 2000 if nbytes <= 65536 else 200
 
 
 def jar(pattern):
@@ -49,7 +55,7 @@ def timed(make, call):
     out = {}
     for nbytes in SIZES:
         x = make(max(1, nbytes // 4))
-        for _ in range(WARMUP):
+        for _ in range(warmup(nbytes)):
             call(x)
         ns = []
         for _ in range(iters(nbytes)):
@@ -156,7 +162,7 @@ def main():
             one = sc._gateway.new_array(jvm.long, 1)
             one[0] = b
             per.update(json.loads(jvm.dev.gpucoll.examples.bench.BarrierLatency.allReduce(
-                sc._jsc, n, one, WARMUP, iters(b))))
+                sc._jsc, n, one, warmup(b), iters(b))))
         rounds["java"].append(per)
         if have_torch:
             got = [s for s in sc.parallelize(range(n), n).barrier().mapPartitions(gloo_task).collect() if s]
@@ -208,9 +214,9 @@ def main():
         "machine": {"cpus": os.cpu_count(), "load_avg_at_end": os.getloadavg(), "platform": platform.platform()},
         "versions": {"python": platform.python_version(), "pyspark": pyspark.__version__,
                      "numpy": np.__version__, "torch": __import__("torch").__version__ if have_torch else None},
-        "ranks": n, "rounds": args.rounds, "warmup_calls": WARMUP, "sizes": rows, "whole_job": jobs,
+        "ranks": n, "rounds": args.rounds, "warmup_calls": {str(b): warmup(b) for b in SIZES}, "sizes": rows, "whole_job": jobs,
     }
-    out = args.out or os.path.join(ROOT, "docs", "bench", "python-host-latency-%s-%s.json" % (record["date"], commit))
+    out = args.out or os.path.join(ROOT, "docs", "bench", "python-host-latency-%dr-%s-%s.json" % (n, record["date"], commit))
     with open(out, "w") as f:
         json.dump(record, f, indent=1)
     print("record: %s" % os.path.relpath(out, ROOT))

@@ -73,14 +73,14 @@ public final class GpuCollectives {
    * @throws dev.gpucoll.api.CollectiveTimeoutException when ranks do not arrive in time
    */
   public static Communicator communicator() {
-    return communicatorOf(TaskContext.get());
+    return communicatorOf(TaskContext.get(), Map.of());
   }
 
   /**
    * The communicator of {@code task}, formed on the calling thread, which then makes its calls: the
    * task's own thread for Java, the task's {@link PythonSession} for a Python task.
    */
-  static Communicator communicatorOf(TaskContext task) {
+  static Communicator communicatorOf(TaskContext task, Map<String, String> settings) {
     if (task == null) {
       throw new IllegalStateException("GpuCollectives.communicator() was called outside a Spark"
           + " task (on the driver?); call it inside rdd.barrier().mapPartitions(...), or from Java"
@@ -103,7 +103,7 @@ public final class GpuCollectives {
     }
     Communicator c;
     try {
-      c = form(barrier);
+      c = form(barrier, settings);
     } catch (Throwable t) {
       // A raw Error (OutOfMemoryError, InternalError) escaping the task would end the executor
       // JVM; as a CollectiveException it fails this task only.
@@ -167,14 +167,14 @@ public final class GpuCollectives {
     }
   }
 
-  private static Communicator form(BarrierTaskContext task) {
+  private static Communicator form(BarrierTaskContext task, Map<String, String> overrides) {
     BarrierTaskInfo[] infos = task.getTaskInfos();
     int rank = task.partitionId();
     String host = hostOf(infos[rank].address());
     String groupId = sanitize(SparkEnv.get().conf().getAppId()) + "-stage" + task.stageId() + "."
         + task.stageAttemptNumber();
     GpuCollExecutorPlugin.ExecutorState plugin = GpuCollExecutorPlugin.active;
-    GpuCollConf conf = confFor(task, plugin);
+    GpuCollConf conf = confFor(task, plugin, overrides);
     long taskId = task.taskAttemptId();
     long startNanos = System.nanoTime();
     // This job's timeout and Spark's kill bound every wait of this task: the rendezvous that forms
@@ -474,8 +474,12 @@ public final class GpuCollectives {
     }
   }
 
-  /** The executor's settings (shipped by the driver plugin) overridden by the job's local properties. */
-  private static GpuCollConf confFor(TaskContext task, GpuCollExecutorPlugin.ExecutorState plugin) {
+  /**
+   * The executor's settings (shipped by the driver plugin) overridden by the job's local properties,
+   * then by the caller's (the Python session's).
+   */
+  private static GpuCollConf confFor(TaskContext task, GpuCollExecutorPlugin.ExecutorState plugin,
+      Map<String, String> overrides) {
     Map<String, String> settings = new HashMap<>();
     if (plugin != null) {
       settings.putAll(plugin.conf().asMap());
@@ -490,6 +494,7 @@ public final class GpuCollectives {
         settings.put(e.key(), local);
       }
     }
+    settings.putAll(overrides);
     return GpuCollConf.of(settings).validate();
   }
 

@@ -143,7 +143,9 @@ final class PythonSession implements Runnable {
     int commId = box.requestInt(1);
     switch (op) {
       case OP_FORM -> {
-        Communicator c = GpuCollectives.communicatorOf(task);
+        // Two waiters per rank: the Python process waits while this thread runs the call.
+        Communicator c = GpuCollectives.communicatorOf(task,
+            Map.of(dev.gpucoll.core.config.GpuCollConf.INTERNAL_WAITERS_PER_RANK.key(), "2"));
         comms.put(0, c);
         spin = spins(task);
         box.respond(0, c.rank(), c.size(), spin ? 1 : 0, c.backend());
@@ -210,7 +212,8 @@ final class PythonSession implements Runnable {
 
   /**
    * Spin only where every busy waiter of this host has a core of its own: each rank here is two
-   * (its Python process and its session thread). Otherwise a spinning waiter takes the very core
+   * (its Python process and its session thread), as the group's own waits count them
+   * ({@code spark.gpucoll.internal.waitersPerRank}). Otherwise a spinning waiter takes the very core
    * the one it waits for needs, and every call costs scheduler time slices.
    */
   static boolean spins(TaskContext task) {

@@ -170,6 +170,21 @@ public final class GpuCollConf {
       "Run our spinning kernels even when ranks of one process share a GPU, for the GPU checks.",
       GpuCollConf::parseBoolean);
 
+  /**
+   * Internal: the threads that wait per rank of a host (the rank's own, and 1 more for a Python
+   * task: its process waits while its executor's session runs the call). Waits spin only where
+   * every waiter has a core ({@code Backoff}); set by the Spark layer for Python tasks.
+   */
+  public static final ConfigEntry<Integer> INTERNAL_WAITERS_PER_RANK = internal("waitersPerRank", "1",
+      "Threads that wait per rank of a host (2 for Python tasks), for the host backend's choice to spin.",
+      v -> {
+        int n = Integer.parseInt(v.trim());
+        if (n < 1 || n > 8) {
+          throw new IllegalArgumentException("must be 1 to 8");
+        }
+        return n;
+      });
+
   private GpuCollConf() {}
 
   private final Map<String, String> settings = new LinkedHashMap<>();
@@ -282,7 +297,7 @@ public final class GpuCollConf {
     Map<String, String> out = new TreeMap<>();
     for (ConfigEntry<?> e : List.of(BACKEND, ALGORITHM, SHM_DIR, HOST_ONE_SHOT_MAX_BYTES, HOST_CROSS_HOST,
         GPU_ONE_SHOT_MAX_BYTES, GPU_TWO_SHOT_MAX_BYTES, GPU_LL128_MIN_RANKS, NCCL_CTA_POLICY,
-        INTERNAL_KERNEL_VARIANT, INTERNAL_SPIN_ON_SHARED_GPU)) {
+        INTERNAL_KERNEL_VARIANT, INTERNAL_SPIN_ON_SHARED_GPU, INTERNAL_WAITERS_PER_RANK)) {
       Object v = get(e);
       out.put(e.key(), v instanceof java.util.Optional<?> o ? o.map(String::valueOf).orElse("auto") : String.valueOf(v));
     }

@@ -78,7 +78,8 @@ final class Backoff {
   enum Step { SPIN, YIELD, PARK }
 
   /**
-   * @param ranksOnHost ranks of the group on this host, each a thread that waits
+   * @param ranksOnHost threads of the group on this host that wait: its ranks, twice over for Python
+   *     tasks (each one's process waits while its executor runs the call)
    * @param cores the host's cores ({@link #hostCores})
    */
   Backoff(int ranksOnHost, int cores) {

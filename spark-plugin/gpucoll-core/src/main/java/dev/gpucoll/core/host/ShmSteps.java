@@ -1,5 +1,6 @@
 package dev.gpucoll.core.host;
 
+
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CollectiveMismatchException;
@@ -8,6 +9,7 @@ import dev.gpucoll.api.DataType;
 import dev.gpucoll.core.Algorithm;
 import dev.gpucoll.core.buffers.HostBuffers;
 import dev.gpucoll.core.config.Durations;
+import dev.gpucoll.core.config.GpuCollConf;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -68,7 +70,7 @@ final class ShmSteps extends Steps {
     this.buf = seg.buf;
     this.route = route;
     // Every rank of a segment is on this host.
-    this.backoff = new Backoff(seg.ranks, Backoff.hostCores());
+    this.backoff = new Backoff(seg.ranks * owner.conf.get(GpuCollConf.INTERNAL_WAITERS_PER_RANK), Backoff.hostCores());
     this.segViews = new HostBuffers.Views(buf.duplicate());
     hSig = new long[ranks];
     hCount = new long[ranks];

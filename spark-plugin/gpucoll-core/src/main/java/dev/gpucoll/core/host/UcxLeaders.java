@@ -1,8 +1,10 @@
 package dev.gpucoll.core.host;
 
+
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CollectiveTimeoutException;
+import dev.gpucoll.core.config.GpuCollConf;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -55,7 +57,8 @@ final class UcxLeaders {
     this.transport = transport;
     this.local = local;
     this.scratch = scratch;
-    this.backoff = new Backoff(hostRanks[myHost].length, Backoff.hostCores());
+    this.backoff = new Backoff(hostRanks[myHost].length * owner.conf.get(GpuCollConf.INTERNAL_WAITERS_PER_RANK),
+        Backoff.hostCores());
     this.abortRecv = new PeerTransport.Request[hostRanks.length];
     this.abortBuf = new ByteBuffer[hostRanks.length];
     if (leader) {
