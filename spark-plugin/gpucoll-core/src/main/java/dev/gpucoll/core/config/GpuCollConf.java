@@ -221,7 +221,8 @@ public final class GpuCollConf {
       if (WARNED_UNKNOWN.add(k)) {
         String guess = closestKey(k).map(c -> ": did you mean " + c + "?").orElse("");
         LOG.warning("gpucoll: ignoring unknown setting " + k + guess + " (a typo, or a setting of"
-            + " another gpucoll version; known settings: " + ENTRIES.stream().map(ConfigEntry::key).toList() + ")");
+            + " another gpucoll version; known settings: "
+            + ENTRIES.stream().filter(e -> !e.internal()).map(ConfigEntry::key).toList() + ")");
       }
     }
     ENTRIES.forEach(e -> e.get(settings));
@@ -237,6 +238,9 @@ public final class GpuCollConf {
     String best = null;
     int bestDistance = Integer.MAX_VALUE;
     for (ConfigEntry<?> e : ENTRIES) {
+      if (e.internal()) {
+        continue; // the GPU checks' knobs are no user's intent
+      }
       int d = editDistance(name, e.key().toLowerCase(Locale.ROOT));
       if (d < bestDistance) {
         bestDistance = d;
