@@ -26,7 +26,8 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   /** The driver plugin of the running SparkContext in this JVM, for driverReports(). */
   static volatile GpuCollDriverPlugin active;
 
-  private final RendezvousService rendezvous = new RendezvousService();
+  private final GroupCredential.Issuer credentials = new GroupCredential.Issuer();
+  private final RendezvousService rendezvous = new RendezvousService(credentials);
   private final BackendGate backendGate = new BackendGate();
   private volatile GpuCollConf conf = GpuCollConf.defaults();
   private volatile SparkContext sc;
@@ -41,6 +42,14 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     GpuCollConf conf = validatedConf(sc.getConf().getAll());
     this.conf = conf;
     this.sc = sc;
+    // Init runs on the thread that creates the SparkContext: its jobs, and those of the threads it
+    // starts later (local properties are inherited), carry the application's credential to stages
+    // built on rdd.barrier() directly. Jobs of our API get their own at submission (checkJob).
+    sc.setLocalProperty(GroupCredential.PROPERTY, credentials.application().property());
+    // Spark's event log redacts a job's properties only under keys that the SparkConf holds too
+    // (the key names a secret, so spark.redaction.regex matches it): a stand-in value there keeps
+    // every credential out of the log. sc.conf is private[spark] in Scala, public in bytecode.
+    sc.conf().set(GroupCredential.PROPERTY, "set per job by the gpucoll driver plugin");
     String verbosity = conf.get(GpuCollConf.REPORT);
     reports = new ReportCollector(report -> {
       if (report.failed()) {
@@ -127,12 +136,8 @@ final class GpuCollDriverPlugin implements DriverPlugin {
           + " message; gpucoll executors send byte[]: are the driver and all executors on the same gpucoll jar?");
     }
     Object m = RpcMessages.decode(wire);
-    if (m instanceof Arrive a) {
-      return RpcMessages.encode(rendezvous.arrive(a));
-    } else if (m instanceof Poll p) {
-      return RpcMessages.encode(rendezvous.poll(p));
-    } else if (m instanceof GiveUp g) {
-      return RpcMessages.encode(rendezvous.giveUp(g));
+    if (m instanceof RpcMessages.Sealed || m instanceof Arrive || m instanceof Poll || m instanceof GiveUp) {
+      return rendezvous.serve(m); // verified there before anything changes
     } else if (m instanceof RankReportMessage r) {
       reports.add(r);
       return null; // sent one-way
@@ -157,6 +162,7 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   public void registerMetrics(String appId, PluginContext ctx) {
     ctx.metricRegistry().register("groupReports", groupReports);
     ctx.metricRegistry().register("pathContradictions", contradictions);
+    ctx.metricRegistry().register("rendezvous.credentialFailures", (com.codahale.metrics.Gauge<Long>) this::credentialFailures);
     executorSums.register(ctx.metricRegistry(), ExecutorMetrics.usablePaths(executorsMayUseGpus(sc.getConf())));
   }
 
@@ -174,7 +180,9 @@ final class GpuCollDriverPlugin implements DriverPlugin {
    * Checks a barrier job at its submission, on the driver, before any stage: the job's
    * spark.gpucoll local properties must parse (else one {@link
    * dev.gpucoll.core.config.InvalidSettingException}, instead of a failure in every task), and the
-   * backend it requires must run on every executor ({@link BackendGate}).
+   * backend it requires must run on every executor ({@link BackendGate}). Then the job gets its own
+   * {@link GroupCredential}: set on the submitting thread now, before Spark copies the thread's
+   * local properties into the job, it travels inside each of the job's tasks.
    */
   void checkJob(SparkContext context) {
     Map<String, String> settings = new HashMap<>(conf.asMap());
@@ -185,6 +193,12 @@ final class GpuCollDriverPlugin implements DriverPlugin {
       }
     }
     backendGate.require(context, conf, GpuCollConf.of(settings).validate());
+    context.setLocalProperty(GroupCredential.PROPERTY, credentials.nextJob().property());
+  }
+
+  /** Rendezvous messages dropped because they failed the group credential. */
+  long credentialFailures() {
+    return rendezvous.credentialFailures();
   }
 
   /** Every executor's backend check received so far, by executor id. */

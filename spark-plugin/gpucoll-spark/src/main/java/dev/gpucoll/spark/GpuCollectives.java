@@ -328,7 +328,16 @@ public final class GpuCollectives {
       CommunicatorCache cache, String key, String groupId, GpuCollConf conf, String host,
       GpuCollExecutorPlugin.ExecutorState plugin) {
     long startNanos = System.nanoTime();
-    PluginRpcRendezvous rdv = new PluginRpcRendezvous(plugin.context()::ask, groupId,
+    GroupCredential credential = GroupCredential.of(task);
+    if (credential == null) {
+      throw new CollectiveException(task.partitionId(), null, "the job of " + stageOf(task)
+          + " carries no group credential for the rendezvous (the local property " + GroupCredential.PROPERTY
+          + ", which the driver plugin sets): submit it through GpuCollectives.barrierMapPartitions or"
+          + " mapPartitionsWithCommunicator, or from the thread that created the SparkContext or a thread"
+          + " started after it by that thread (local properties are inherited), or set"
+          + " spark.gpucoll.rendezvous=allgather");
+    }
+    PluginRpcRendezvous rdv = new PluginRpcRendezvous(plugin.context()::ask, credential, groupId,
         task.partitionId(), task.getTaskInfos().length);
     CommunicatorCache.Entry cached = cache.acquire(key, conf.groupWideSettings());
     try {

@@ -17,7 +17,9 @@ import java.util.concurrent.locks.LockSupport;
  * Rendezvous through the plugin's own RPC: each rank registers its payload with the driver's
  * {@link RendezvousService} and polls with short sleeps until every rank has arrived. One round
  * costs a few RPC round trips (milliseconds), where a {@code BarrierTaskContext.allGather} round
- * costs about a second.
+ * costs about a second. Every request is sealed with the job's {@link GroupCredential}, and only
+ * answers sealed for that request are believed (an unsealed one only as a failure: the driver
+ * refused the request).
  */
 final class PluginRpcRendezvous implements Rendezvous {
   /**
@@ -31,6 +33,7 @@ final class PluginRpcRendezvous implements Rendezvous {
   private static final long LONG_WAIT_MAX_SLEEP_NANOS = 10_000_000L;
 
   private final RpcChannel channel;
+  private final GroupCredential credential;
   private final String groupId;
   private final int rank;
   private final int size;
@@ -45,8 +48,9 @@ final class PluginRpcRendezvous implements Rendezvous {
     Object ask(byte[] message) throws Exception;
   }
 
-  PluginRpcRendezvous(RpcChannel channel, String groupId, int rank, int size) {
+  PluginRpcRendezvous(RpcChannel channel, GroupCredential credential, String groupId, int rank, int size) {
     this.channel = channel;
+    this.credential = credential;
     this.groupId = groupId;
     this.rank = rank;
     this.size = size;
@@ -148,16 +152,32 @@ final class PluginRpcRendezvous implements Rendezvous {
 
   private RoundState ask(Object message, long round) {
     Object reply;
+    byte[] requestMac;
     try {
-      reply = channel.ask(RpcMessages.encode(message));
+      RpcMessages.Sealed sealed = RpcMessages.seal(message, credential);
+      requestMac = sealed.mac();
+      reply = channel.ask(RpcMessages.encode(sealed));
     } catch (Exception e) {
       throw new CollectiveException(rank, null, "rendezvous round " + round + " of group "
           + groupId + ": RPC to the driver failed: " + e, e);
     }
     if (reply instanceof byte[] wire) {
       try {
-        if (RpcMessages.decode(wire) instanceof RoundState s) {
-          return s;
+        Object answer = RpcMessages.decode(wire);
+        if (answer instanceof RpcMessages.Sealed s) {
+          RoundState state = RpcMessages.openReply(s, credential, requestMac);
+          if (state == null) {
+            throw new CollectiveException(rank, null, "rendezvous round " + round + " of group "
+                + groupId + ": the driver's answer fails this job's group credential");
+          }
+          return state;
+        }
+        if (answer instanceof RoundState s) {
+          if (s.failure() != null) {
+            return s; // the driver refused the request: its reason
+          }
+          throw new CollectiveException(rank, null, "rendezvous round " + round + " of group "
+              + groupId + ": the driver's answer is not sealed with this job's group credential");
         }
       } catch (IllegalArgumentException e) {
         throw new CollectiveException(rank, null, "rendezvous round " + round + " of group "

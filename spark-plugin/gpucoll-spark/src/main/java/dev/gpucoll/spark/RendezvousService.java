@@ -5,12 +5,15 @@ import dev.gpucoll.spark.RpcMessages.Arrive;
 import dev.gpucoll.spark.RpcMessages.GiveUp;
 import dev.gpucoll.spark.RpcMessages.Poll;
 import dev.gpucoll.spark.RpcMessages.RoundState;
+import dev.gpucoll.spark.RpcMessages.Sealed;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The driver side of the plugin rendezvous. Every request is answered at once (Spark's RPC
@@ -25,6 +28,11 @@ import java.util.function.LongSupplier;
  * retained bytes are what the payloads cost on the heap ({@link HeldPayload}: small chunks, never
  * the humongous objects a 1 MiB array is under G1, which take twice its size). Every
  * refusal is a failed {@link RoundState} naming the limit, which the asking rank raises.
+ *
+ * <p>Before any of that, {@link #serve} verifies the message's {@link GroupCredential}: a message
+ * that fails it (unsealed, unknown credential, wrong MAC, or sealed for another group or round)
+ * is dropped and counted ({@link #credentialFailures}) without touching any round. Rounds are
+ * keyed by credential id as well, so a holder of one job's credential cannot reach another's.
  */
 final class RendezvousService {
   /** Largest group the driver serves. */
@@ -46,29 +54,74 @@ final class RendezvousService {
   /** Failed or abandoned rounds linger this long past their timeout so late ranks learn why. */
   private static final long LINGER_NANOS = 60_000_000_000L;
 
+  private static final Logger LOG = LoggerFactory.getLogger(GpuCollectivesPlugin.class);
+
   private final Map<String, Round> rounds = new ConcurrentHashMap<>();
+  private final GroupCredential.Issuer credentials;
+  private final AtomicLong credentialFailures = new AtomicLong();
   private final AtomicLong retainedBytes = new AtomicLong();
   private final LongSupplier clock;
   private final long maxRetainedBytes;
   private volatile long lastSweep;
 
-  RendezvousService() {
-    this(System::nanoTime, MAX_RETAINED_BYTES);
+  RendezvousService(GroupCredential.Issuer credentials) {
+    this(credentials, System::nanoTime, MAX_RETAINED_BYTES);
   }
 
-  RendezvousService(LongSupplier clock, long maxRetainedBytes) {
+  RendezvousService(GroupCredential.Issuer credentials, LongSupplier clock, long maxRetainedBytes) {
+    this.credentials = credentials;
     this.clock = clock;
     this.maxRetainedBytes = maxRetainedBytes;
     this.lastSweep = clock.getAsLong();
   }
 
-  RoundState arrive(Arrive m) {
+  /**
+   * Answers one decoded rendezvous message from the plugin endpoint: a {@link Sealed} request
+   * whose credential verifies is served and its answer sealed; anything else is dropped, counted
+   * and answered with an unsealed failure, which only the sender sees.
+   */
+  byte[] serve(Object message) {
+    GroupCredential credential = message instanceof Sealed s ? credentials.forId(s.credentialId()) : null;
+    Object request = credential == null ? null : RpcMessages.open((Sealed) message, credential);
+    RoundState answer;
+    if (request instanceof Arrive a) {
+      answer = arrive(credential.id(), a);
+    } else if (request instanceof Poll p) {
+      answer = poll(credential.id(), p);
+    } else if (request instanceof GiveUp g) {
+      answer = giveUp(credential.id(), g);
+    } else {
+      return RpcMessages.encode(failed(drop(message)));
+    }
+    return RpcMessages.sealReply(answer, credential, ((Sealed) message).mac());
+  }
+
+  /** Messages dropped so far because they failed the group credential. */
+  long credentialFailures() {
+    return credentialFailures.get();
+  }
+
+  private String drop(Object message) {
+    long n = credentialFailures.incrementAndGet();
+    String what = message instanceof Sealed s
+        ? "a message sealed with credential '" + s.credentialId() + "' that does not verify"
+        : "an unsealed " + message.getClass().getSimpleName();
+    // The first, then at each power of two: a flood must not flood the log.
+    if (Long.bitCount(n) == 1) {
+      LOG.warn("gpucoll: dropped {} rendezvous message(s) that failed the group credential (latest: {});"
+          + " some process that is no task of this application reaches the driver's plugin endpoint", n, what);
+    }
+    return "dropped " + what + ": it failed the group credential (are the driver and all"
+        + " executors on the same gpucoll jar and in the same application?)";
+  }
+
+  RoundState arrive(String credentialId, Arrive m) {
     sweep(false);
     String invalid = invalidArrival(m);
     if (invalid != null) {
       return failed(invalid);
     }
-    String key = key(m.groupId(), m.round());
+    String key = key(credentialId, m.groupId(), m.round());
     Round round = rounds.get(key);
     if (round == null) {
       long charge = ROUND_OVERHEAD_BYTES + SLOT_OVERHEAD_BYTES * m.size();
@@ -77,7 +130,7 @@ final class RendezvousService {
         return failed("rank " + m.rank() + " cannot open round " + m.round() + " of group "
             + m.groupId() + ": " + full);
       }
-      Round fresh = new Round(m.groupId(), m.round(), m.size(), m.timeoutMillis(), charge,
+      Round fresh = new Round(key, m.groupId(), m.round(), m.size(), m.timeoutMillis(), charge,
           clock.getAsLong());
       round = rounds.putIfAbsent(key, fresh);
       if (round == null) {
@@ -137,8 +190,8 @@ final class RendezvousService {
     }
   }
 
-  RoundState poll(Poll m) {
-    Round round = m.groupId() == null ? null : rounds.get(key(m.groupId(), m.round()));
+  RoundState poll(String credentialId, Poll m) {
+    Round round = m.groupId() == null ? null : rounds.get(key(credentialId, m.groupId(), m.round()));
     if (round == null) {
       return failed("round " + m.round() + " of group " + m.groupId()
           + " is unknown to the driver (never started, timed out and evicted, or already cleaned up)");
@@ -153,8 +206,8 @@ final class RendezvousService {
   }
 
   /** The rank gave up waiting: fail the round for everyone, unless it completed meanwhile. */
-  RoundState giveUp(GiveUp m) {
-    Round round = m.groupId() == null ? null : rounds.get(key(m.groupId(), m.round()));
+  RoundState giveUp(String credentialId, GiveUp m) {
+    Round round = m.groupId() == null ? null : rounds.get(key(credentialId, m.groupId(), m.round()));
     if (round == null) {
       return failed("round " + m.round() + " of group " + m.groupId() + " is unknown");
     }
@@ -278,7 +331,7 @@ final class RendezvousService {
   }
 
   private void remove(Round round) {
-    if (rounds.remove(key(round.groupId, round.number), round)) {
+    if (rounds.remove(round.key, round)) {
       retainedBytes.addAndGet(-round.charged);
       round.charged = 0;
       round.removed = true;
@@ -311,14 +364,15 @@ final class RendezvousService {
     return new RoundState(null, List.of(), why);
   }
 
-  private static String key(String groupId, long round) {
-    return groupId + "#" + round;
+  private static String key(String credentialId, String groupId, long round) {
+    return credentialId + ":" + groupId + "#" + round;
   }
 
   private static final class Round {
     /** Stands for a payload freed after the round failed: the rank did arrive. */
     static final byte[][] RELEASED = new byte[0][];
 
+    final String key;
     final String groupId;
     final long number;
     final int size;
@@ -340,7 +394,8 @@ final class RendezvousService {
     List<Integer> failedMissing = List.of();
     long failedAt;
 
-    Round(String groupId, long number, int size, long timeoutMillis, long overhead, long now) {
+    Round(String key, String groupId, long number, int size, long timeoutMillis, long overhead, long now) {
+      this.key = key;
       this.groupId = groupId;
       this.number = number;
       this.size = size;

@@ -25,8 +25,11 @@ import java.util.Map;
 final class RpcMessages {
   /** "GCRP": gpucoll RPC. */
   static final int MAGIC = 0x47435250;
-  /** 3: rank reports carry timings, reuse, failure, predictions at used sizes and latency histograms; executor checks. */
-  static final int VERSION = 3;
+  /**
+   * 4: rendezvous messages sealed with the group credential. 3: rank reports carry timings, reuse,
+   * failure, predictions at used sizes and latency histograms; executor checks.
+   */
+  static final int VERSION = 4;
   /** Latency cells one rank report may hold: 16 collectives of 64 size classes each. */
   static final int MAX_LATENCY_CELLS = 16 * LatencyHistogram.SIZE_CLASSES;
 
@@ -38,6 +41,7 @@ final class RpcMessages {
   private static final byte EXECUTOR_CHECK = 6;
   private static final byte RANK_PROGRESS = 7;
   private static final byte EXECUTOR_TOTALS = 8;
+  private static final byte SEALED = 9;
   /** Most counts one executor's totals carry (its metrics number a few hundred). */
   static final int MAX_TOTALS = 4096;
 
@@ -107,6 +111,43 @@ final class RpcMessages {
    */
   record RankProgressMessage(RankReportMessage report) {}
 
+  /**
+   * A rendezvous message ({@code body}: an encoded Arrive, Poll or GiveUp) or the driver's answer
+   * (a RoundState) with the MAC of the {@link GroupCredential} named {@code credentialId}.
+   */
+  record Sealed(String credentialId, byte[] body, byte[] mac) {}
+
+  /** {@code request} sealed: the MAC covers its encoded bytes. */
+  static Sealed seal(Object request, GroupCredential credential) {
+    byte[] body = encode(request);
+    return new Sealed(credential.id(), body, credential.mac(body));
+  }
+
+  /**
+   * The driver's answer to the sealed request whose MAC is {@code requestMac}: the MAC covers
+   * that MAC too, so an answer counts for its own request only.
+   */
+  static byte[] sealReply(RoundState reply, GroupCredential credential, byte[] requestMac) {
+    byte[] body = encode(reply);
+    return encode(new Sealed(credential.id(), body, credential.mac(requestMac, body)));
+  }
+
+  /** The request inside {@code s}, or null when its MAC does not verify with {@code credential}. */
+  static Object open(Sealed s, GroupCredential credential) {
+    if (!s.credentialId().equals(credential.id()) || !credential.verifies(s.mac(), s.body())) {
+      return null;
+    }
+    return decode(s.body());
+  }
+
+  /** The answer inside {@code s} to the request of {@code requestMac}, or null when it does not verify. */
+  static RoundState openReply(Sealed s, GroupCredential credential, byte[] requestMac) {
+    if (!s.credentialId().equals(credential.id()) || !credential.verifies(s.mac(), requestMac, s.body())) {
+      return null;
+    }
+    return decode(s.body()) instanceof RoundState state ? state : null;
+  }
+
   /** An executor's metric counts so far (ExecutorMetrics#totals), for the driver's sums. */
   record ExecutorTotalsMessage(String executorId, Map<String, Long> totals) {}
 
@@ -147,6 +188,8 @@ final class RpcMessages {
       writeRankReport(w.header(RANK_REPORT), m);
     } else if (message instanceof RankProgressMessage p) {
       writeRankReport(w.header(RANK_PROGRESS), p.report());
+    } else if (message instanceof Sealed m) {
+      w.header(SEALED).string(m.credentialId()).bytes(m.body()).bytes(m.mac());
     } else if (message instanceof ExecutorTotalsMessage m) {
       if (m.totals().size() > MAX_TOTALS) {
         throw new IllegalArgumentException("gpucoll executor totals: " + m.totals().size() + " counts, at most " + MAX_TOTALS);
@@ -218,6 +261,7 @@ final class RpcMessages {
         case RANK_PROGRESS -> new RankProgressMessage(readRankReport(r));
         case EXECUTOR_TOTALS -> readExecutorTotals(r);
         case EXECUTOR_CHECK -> readExecutorCheck(r);
+        case SEALED -> new Sealed(r.string(), r.bytes(), r.bytes());
         default -> throw new IllegalArgumentException("gpucoll RPC message of unknown type " + type);
       };
       if (r.buf.hasRemaining()) {

@@ -22,23 +22,18 @@ import org.junit.jupiter.api.Test;
 
 /** The driver-side service and the executor-side polling, wired directly (no Spark). */
 class PluginRpcRendezvousTest {
-  private final RendezvousService service = new RendezvousService();
+  private final GroupCredential.Issuer issuer = new GroupCredential.Issuer();
+  private final RendezvousService service = new RendezvousService(issuer);
+  /** The credential the job of these tests' ranks carries. */
+  private final GroupCredential job = issuer.nextJob();
 
   /** What the driver plugin does with a message: wire bytes in, wire bytes out. */
   private Object dispatch(byte[] wire) {
-    Object m = RpcMessages.decode(wire);
-    if (m instanceof Arrive a) {
-      return RpcMessages.encode(service.arrive(a));
-    } else if (m instanceof Poll p) {
-      return RpcMessages.encode(service.poll(p));
-    } else if (m instanceof GiveUp g) {
-      return RpcMessages.encode(service.giveUp(g));
-    }
-    throw new IllegalArgumentException(String.valueOf(m));
+    return service.serve(RpcMessages.decode(wire));
   }
 
   private PluginRpcRendezvous rank(String group, int rank, int size) {
-    return new PluginRpcRendezvous(this::dispatch, group, rank, size);
+    return new PluginRpcRendezvous(this::dispatch, job, group, rank, size);
   }
 
   @Test
@@ -118,9 +113,9 @@ class PluginRpcRendezvousTest {
 
   @Test
   void ranksDisagreeingOnTheGroupSizeFail() {
-    assertEquals(null, service.arrive(new Arrive("s", 0, 0, 2, new byte[1], 1000, false))
+    assertEquals(null, service.arrive(job.id(), new Arrive("s", 0, 0, 2, new byte[1], 1000, false))
         .failure());
-    String failure = service.arrive(new Arrive("s", 0, 1, 3, new byte[1], 1000, false))
+    String failure = service.arrive(job.id(), new Arrive("s", 0, 1, 3, new byte[1], 1000, false))
         .failure();
     assertTrue(failure.contains("rank 1 says group s has 3 ranks, rank 0 said 2"), failure);
     CollectiveException e = assertThrows(CollectiveException.class,
@@ -138,7 +133,7 @@ class PluginRpcRendezvousTest {
 
   @Test
   void anAnswerThatIsNotOurWireFormatIsAClearError() {
-    PluginRpcRendezvous rdv = new PluginRpcRendezvous(m -> "hello", "foreign", 0, 1);
+    PluginRpcRendezvous rdv = new PluginRpcRendezvous(m -> "hello", job, "foreign", 0, 1);
     CollectiveException e = assertThrows(CollectiveException.class,
         () -> rdv.allGather(new byte[1], Duration.ofSeconds(1)));
     assertTrue(e.getMessage().contains("java.lang.String"), e.getMessage());
@@ -146,7 +141,7 @@ class PluginRpcRendezvousTest {
       byte[] reply = RpcMessages.encode(new RpcMessages.RoundState(List.of(), List.of(), null));
       reply[7] = 1; // version 1
       return reply;
-    }, "old", 0, 1);
+    }, job, "old", 0, 1);
     e = assertThrows(CollectiveException.class, () -> old.allGather(new byte[1], Duration.ofSeconds(1)));
     assertTrue(e.getMessage().contains("same gpucoll jar"), e.getMessage());
   }

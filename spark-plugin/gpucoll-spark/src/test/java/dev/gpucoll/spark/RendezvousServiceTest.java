@@ -16,8 +16,10 @@ import org.junit.jupiter.api.Test;
 
 /** The driver's rendezvous fed hostile requests: every one refused clearly, memory stays bounded. */
 class RendezvousServiceTest {
+  /** The credential id the rounds of these tests are kept under. */
+  private static final String C = "job1";
   private final AtomicLong now = new AtomicLong();
-  private final RendezvousService service = new RendezvousService(now::get, 8L << 20);
+  private final RendezvousService service = new RendezvousService(new GroupCredential.Issuer(), now::get, 8L << 20);
 
   private static Arrive arrive(String group, long round, int rank, int size, int payloadBytes) {
     return new Arrive(group, round, rank, size, new byte[payloadBytes], 10_000, false);
@@ -29,37 +31,37 @@ class RendezvousServiceTest {
 
   @Test
   void hostileGroupSizesAreRefusedBeforeAnyAllocation() {
-    assertFailure(service.arrive(arrive("g", 0, 0, Integer.MAX_VALUE, 1)),
+    assertFailure(service.arrive(C, arrive("g", 0, 0, Integer.MAX_VALUE, 1)),
         "claims group size 2147483647; the driver serves groups of 1 to 4096 ranks");
-    assertFailure(service.arrive(arrive("g", 0, 0, 10_000_000, 1)), "claims group size 10000000");
-    assertFailure(service.arrive(arrive("g", 0, 0, 0, 1)), "claims group size 0");
-    assertFailure(service.arrive(arrive("g", 0, 4, 4, 1)), "outside the group's ranks 0..3");
-    assertFailure(service.arrive(arrive("g", 0, -1, 4, 1)), "outside the group's ranks 0..3");
-    assertFailure(service.arrive(arrive("g", -5, 0, 4, 1)), "rounds count up from 0");
-    assertFailure(service.arrive(arrive("x".repeat(513), 0, 0, 4, 1)), "1 to 512 characters");
-    assertFailure(service.arrive(new Arrive("g", 0, 0, 2, new byte[1], -1, false)), "timeout of -1 ms");
+    assertFailure(service.arrive(C, arrive("g", 0, 0, 10_000_000, 1)), "claims group size 10000000");
+    assertFailure(service.arrive(C, arrive("g", 0, 0, 0, 1)), "claims group size 0");
+    assertFailure(service.arrive(C, arrive("g", 0, 4, 4, 1)), "outside the group's ranks 0..3");
+    assertFailure(service.arrive(C, arrive("g", 0, -1, 4, 1)), "outside the group's ranks 0..3");
+    assertFailure(service.arrive(C, arrive("g", -5, 0, 4, 1)), "rounds count up from 0");
+    assertFailure(service.arrive(C, arrive("x".repeat(513), 0, 0, 4, 1)), "1 to 512 characters");
+    assertFailure(service.arrive(C, new Arrive("g", 0, 0, 2, new byte[1], -1, false)), "timeout of -1 ms");
     assertEquals(0, service.openRounds());
     assertEquals(0, service.retainedBytes());
   }
 
   @Test
   void payloadsAboveTheCoreLimitAreRefused() {
-    assertFailure(service.arrive(arrive("g", 0, 0, 2, 16 << 20)),
+    assertFailure(service.arrive(C, arrive("g", 0, 0, 2, 16 << 20)),
         "payload of 16777216 bytes; limit 1048576 bytes");
-    assertFailure(service.arrive(new Arrive("g", 0, 0, 2, null, 1000, false)), "payload of null");
+    assertFailure(service.arrive(C, new Arrive("g", 0, 0, 2, null, 1000, false)), "payload of null");
     assertEquals(0, service.openRounds());
   }
 
   @Test
   void aRoundCarryingMoreThanItsLimitFailsForEveryRank() {
-    RendezvousService big = new RendezvousService(now::get, 1L << 30);
+    RendezvousService big = new RendezvousService(new GroupCredential.Issuer(), now::get, 1L << 30);
     int per = RendezvousService.MAX_PAYLOAD_BYTES;
     int fit = (int) (RendezvousService.MAX_ROUND_BYTES / per);
     for (int r = 0; r < fit; r++) {
-      assertNull(big.arrive(arrive("wide", 0, r, 100, per)).failure());
+      assertNull(big.arrive(C, arrive("wide", 0, r, 100, per)).failure());
     }
-    assertFailure(big.arrive(arrive("wide", 0, fit, 100, per)), "limit 67108864 bytes per round");
-    assertFailure(big.poll(new Poll("wide", 0, 0)), "bytes per round");
+    assertFailure(big.arrive(C, arrive("wide", 0, fit, 100, per)), "limit 67108864 bytes per round");
+    assertFailure(big.poll(C, new Poll("wide", 0, 0)), "bytes per round");
     assertTrue(big.retainedBytes() < 1 << 20, "a failed round frees its payloads: " + big.retainedBytes());
   }
 
@@ -69,7 +71,7 @@ class RendezvousServiceTest {
     int accepted = 0;
     RoundState refused = null;
     for (int g = 0; g < 200 && refused == null; g++) {
-      RoundState s = service.arrive(arrive("abandoned-" + g, 0, 0, 2, mib));
+      RoundState s = service.arrive(C, arrive("abandoned-" + g, 0, 0, 2, mib));
       if (s.failure() == null) {
         accepted++;
       } else {
@@ -83,12 +85,12 @@ class RendezvousServiceTest {
     assertTrue(service.retainedBytes() <= 8L << 20, "retained " + service.retainedBytes());
     // Past their timeout (10 s) the abandoned rounds make room for new ones.
     now.addAndGet(11_000_000_000L);
-    assertNull(service.arrive(arrive("fresh", 0, 0, 2, mib)).failure());
+    assertNull(service.arrive(C, arrive("fresh", 0, 0, 2, mib)).failure());
     assertTrue(service.openRounds() <= 2, "open rounds " + service.openRounds());
-    assertFailure(service.poll(new Poll("abandoned-0", 0, 0)), "unknown to the driver");
+    assertFailure(service.poll(C, new Poll("abandoned-0", 0, 0)), "unknown to the driver");
     // Without memory pressure, the periodic sweep drops them too.
     now.addAndGet(120_000_000_000L);
-    service.arrive(arrive("other", 0, 0, 1, 1));
+    service.arrive(C, arrive("other", 0, 0, 1, 1));
     assertEquals(0, service.openRounds());
     assertEquals(0, service.retainedBytes());
   }
@@ -122,21 +124,21 @@ class RendezvousServiceTest {
 
   @Test
   void completedRoundsReturnEveryChargedByte() {
-    assertNull(service.arrive(arrive("ok", 0, 0, 2, 1000)).failure());
-    assertTrue(service.arrive(arrive("ok", 0, 1, 2, 1000)).complete());
-    assertTrue(service.poll(new Poll("ok", 0, 0)).complete());
+    assertNull(service.arrive(C, arrive("ok", 0, 0, 2, 1000)).failure());
+    assertTrue(service.arrive(C, arrive("ok", 0, 1, 2, 1000)).complete());
+    assertTrue(service.poll(C, new Poll("ok", 0, 0)).complete());
     assertEquals(0, service.openRounds());
     assertEquals(0, service.retainedBytes());
   }
 
   @Test
   void pollsAndGiveUpsFromOutsideTheGroupAreRefused() {
-    assertNull(service.arrive(arrive("g", 0, 0, 2, 1)).failure());
-    assertFailure(service.poll(new Poll("g", 0, 7)), "rank 7 polls round 0 of group g without having arrived");
-    assertFailure(service.poll(new Poll("g", 0, -1)), "without having arrived");
-    assertFailure(service.giveUp(new GiveUp("g", 0, 9, 5)), "which has 2 ranks");
-    assertFailure(service.poll(new Poll(null, 0, 0)), "unknown to the driver");
-    assertNull(service.poll(new Poll("g", 0, 0)).failure(), "the round itself is unharmed");
+    assertNull(service.arrive(C, arrive("g", 0, 0, 2, 1)).failure());
+    assertFailure(service.poll(C, new Poll("g", 0, 7)), "rank 7 polls round 0 of group g without having arrived");
+    assertFailure(service.poll(C, new Poll("g", 0, -1)), "without having arrived");
+    assertFailure(service.giveUp(C, new GiveUp("g", 0, 9, 5)), "which has 2 ranks");
+    assertFailure(service.poll(C, new Poll(null, 0, 0)), "unknown to the driver");
+    assertNull(service.poll(C, new Poll("g", 0, 0)).failure(), "the round itself is unharmed");
   }
 
   @Test
@@ -149,6 +151,6 @@ class RendezvousServiceTest {
     assertTrue(e.getMessage().contains("truncated"), e.getMessage());
     Object reply = driver.receive(RpcMessages.encode(arrive("g", 0, 0, 5_000, 1)));
     assertTrue(reply instanceof byte[], "replies are wire bytes too");
-    assertFailure((RoundState) RpcMessages.decode((byte[]) reply), "claims group size 5000");
+    assertFailure((RoundState) RpcMessages.decode((byte[]) reply), "failed the group credential");
   }
 }

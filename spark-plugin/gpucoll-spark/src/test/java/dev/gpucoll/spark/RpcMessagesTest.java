@@ -38,6 +38,11 @@ class RpcMessagesTest {
     assertTrue(a.noResult());
     assertEquals(new Poll("gé", Long.MAX_VALUE, 0), roundTrip(new Poll("gé", Long.MAX_VALUE, 0)));
     assertEquals(new GiveUp("g", 1, 5, 999), roundTrip(new GiveUp("g", 1, 5, 999)));
+    GroupCredential job = new GroupCredential.Issuer().nextJob();
+    RpcMessages.Sealed sealed = (RpcMessages.Sealed) roundTrip(RpcMessages.seal(new Poll("g", 2, 1), job));
+    assertEquals(job.id(), sealed.credentialId());
+    assertEquals(GroupCredential.MAC_BYTES, sealed.mac().length);
+    assertEquals(new Poll("g", 2, 1), RpcMessages.open(sealed, job));
   }
 
   @Test
@@ -107,7 +112,7 @@ class RpcMessagesTest {
         List.of(), List.of(), "", false, 0, 0, "", List.of(), List.of()));
     ByteBuffer.wrap(wire).putInt(4, 2);
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RpcMessages.decode(wire));
-    assertTrue(e.getMessage().contains("version 2, this side speaks 3"), e.getMessage());
+    assertTrue(e.getMessage().contains("version 2, this side speaks " + RpcMessages.VERSION), e.getMessage());
   }
 
   @Test

@@ -1,0 +1,152 @@
+package dev.gpucoll.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gpucoll.api.Communicator;
+import dev.gpucoll.api.ReduceOp;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.spark.SecurityManager;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkException;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.internal.plugin.PluginMessage;
+import org.apache.spark.rpc.RpcEndpointRef;
+import org.apache.spark.rpc.RpcEnv;
+import org.junit.jupiter.api.Test;
+import scala.reflect.ClassTag$;
+
+/**
+ * A process that knows the driver's address (spark.authenticate off) floods the plugin endpoint
+ * with the arrivals that used to break groups, over its own RPC connection, while real barrier
+ * jobs form groups: they form and compute right, and the driver counts what it dropped.
+ */
+class IntruderTest {
+  private static final String ENDPOINT = "org.apache.spark.internal.plugin.PluginEndpoint";
+
+  @Test
+  void forgedArrivalsOverTheEndpointNeverBreakRealGroups(@org.junit.jupiter.api.io.TempDir java.nio.file.Path logs)
+      throws Exception {
+    JavaSparkContext sc = new JavaSparkContext(LocalSpark.withPlugin("intruder", "local[3]")
+        .set("spark.eventLog.enabled", "true").set("spark.eventLog.dir", logs.toUri().toString())
+        .set("spark.eventLog.compress", "false").set("spark.eventLog.rolling.enabled", "false"));
+    String appCredential = sc.getLocalProperty(GroupCredential.PROPERTY);
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicLong sent = new AtomicLong();
+    java.util.concurrent.CountDownLatch firstSweep = new java.util.concurrent.CountDownLatch(1);
+    AtomicReference<Throwable> intruderError = new AtomicReference<>();
+    SparkConf alone = new SparkConf();
+    RpcEnv outside = RpcEnv.create("intruder", "127.0.0.1", 0, alone,
+        new SecurityManager(alone, scala.Option.empty(), org.apache.spark.SecurityManager$.MODULE$.$lessinit$greater$default$3()), true);
+    Thread intruder = new Thread(() -> {
+      try {
+        RpcEndpointRef driver = outside.setupEndpointRef(sc.sc().env().rpcEnv().address(), ENDPOINT);
+        String app = sc.sc().applicationId().replaceAll("[^A-Za-z0-9._-]", "_");
+        GroupCredential guessed = new GroupCredential.Issuer().forId(GroupCredential.Issuer.APPLICATION_ID);
+        while (!stop.get()) {
+          for (int stage = 0; stage < 8; stage++) {
+            String group = app + "-stage" + stage + ".0";
+            for (long round = 0; round < 3; round++) {
+              byte[] unsealed = RpcMessages.encode(new RpcMessages.Arrive(group, round, 0, 1, new byte[] {9}, 60_000, false));
+              byte[] forged = RpcMessages.encode(RpcMessages.seal(
+                  new RpcMessages.Arrive(group, round, 1, 5, new byte[] {9}, 60_000, false), guessed));
+              for (byte[] m : List.of(unsealed, forged)) {
+                driver.askSync(new PluginMessage(GpuCollectivesPlugin.class.getName(), m), ClassTag$.MODULE$.Any());
+                sent.incrementAndGet();
+              }
+            }
+          }
+          firstSweep.countDown();
+        }
+      } catch (Throwable t) {
+        firstSweep.countDown();
+        intruderError.set(t);
+      }
+    }, "intruder");
+    try {
+      intruder.start();
+      // Every group's first rounds are already claimed, by forgeries, before any real rank arrives.
+      assertTrue(firstSweep.await(60, java.util.concurrent.TimeUnit.SECONDS));
+      JavaRDD<Integer> rows = sc.parallelize(List.of(1, 2, 3, 4, 5, 6), 3);
+      for (int job = 0; job < 2; job++) {
+        // Through our API (a credential of its own) and on rdd.barrier() directly (the application's).
+        List<Double> viaApi = GpuCollectives.barrierMapPartitions(rows, IntruderTest::sum).collect();
+        List<Double> direct = direct(rows);
+        assertEquals(List.of(21.0, 21.0, 21.0), viaApi);
+        assertEquals(List.of(21.0, 21.0, 21.0), direct);
+      }
+      stop.set(true);
+      intruder.join(30_000);
+      assertEquals(null, intruderError.get());
+      assertTrue(sent.get() > 0);
+      assertEquals(sent.get(), GpuCollDriverPlugin.active.credentialFailures(), "every forged message dropped");
+
+      // A job from a thread that never had the credential: its ranks say how to give it one.
+      AtomicReference<Throwable> bare = new AtomicReference<>();
+      Thread other = new Thread(() -> {
+        sc.setLocalProperty(GroupCredential.PROPERTY, null);
+        try {
+          direct(rows);
+        } catch (Throwable t) {
+          bare.set(t);
+        }
+      });
+      other.start();
+      other.join(120_000);
+      assertTrue(bare.get() instanceof SparkException, String.valueOf(bare.get()));
+      assertTrue(bare.get().getMessage().contains("carries no group credential"), bare.get().getMessage());
+    } finally {
+      stop.set(true);
+      intruder.join(30_000);
+      outside.shutdown();
+      sc.stop();
+    }
+    // The event log holds every job's properties: the credentials' keys only as redacted.
+    String key = appCredential.substring(appCredential.indexOf(':') + 1);
+    StringBuilder log = new StringBuilder();
+    try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.walk(logs)) {
+      for (java.nio.file.Path f : files.filter(java.nio.file.Files::isRegularFile).toList()) {
+        log.append(java.nio.file.Files.readString(f));
+      }
+    }
+    assertTrue(log.indexOf("SparkListenerJobStart") >= 0 && log.indexOf(GroupCredential.PROPERTY) >= 0, "jobs were logged");
+    assertEquals(-1, log.indexOf(key), "the application's credential is in the event log");
+    assertEquals(-1, log.indexOf(GroupCredential.PROPERTY + "\":\"job"), "a job's credential is in the event log");
+  }
+
+  /** The sum as a stage on rdd.barrier() directly, as a user without our API writes it. */
+  private static List<Double> direct(JavaRDD<Integer> rows) {
+    scala.reflect.ClassTag<Double> tag = ClassTag$.MODULE$.apply(Double.class);
+    return new JavaRDD<>(rows.rdd().barrier().mapPartitions(new DirectSum(), false, tag), tag).collect();
+  }
+
+  private static final class DirectSum
+      extends scala.runtime.AbstractFunction1<scala.collection.Iterator<Integer>, scala.collection.Iterator<Double>>
+      implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public scala.collection.Iterator<Double> apply(scala.collection.Iterator<Integer> rows) {
+      return scala.collection.JavaConverters.asScalaIterator(
+          sum(GpuCollectives.communicator(), scala.collection.JavaConverters.asJavaIterator(rows)));
+    }
+  }
+
+  private static Iterator<Double> sum(Communicator comm, Iterator<Integer> rows) {
+    double local = 0;
+    while (rows.hasNext()) {
+      local += rows.next();
+    }
+    double[] total = {local};
+    comm.allReduce(total, ReduceOp.SUM);
+    List<Double> out = new ArrayList<>();
+    out.add(total[0]);
+    return out.iterator();
+  }
+}
