@@ -46,6 +46,8 @@ final class PythonSession implements Runnable {
   static final int LOC_ALL_REDUCE = Collective.values().length;
   static final int FLAG_REFUSED = 1;
   static final int FLAG_GROUP = 1;
+  /** Threads that wait per Python rank: its process, and this session running the call. */
+  static final int WAITERS_PER_RANK = 2;
   /** Data area of a new session's mailbox; a larger call grows it. */
   static final long INITIAL_DATA_BYTES = 1 << 20;
   /** Spin on the request word before yielding: a Python loop's next call comes within microseconds. */
@@ -143,9 +145,8 @@ final class PythonSession implements Runnable {
     int commId = box.requestInt(1);
     switch (op) {
       case OP_FORM -> {
-        // Two waiters per rank: the Python process waits while this thread runs the call.
-        Communicator c = GpuCollectives.communicatorOf(task,
-            Map.of(dev.gpucoll.core.config.GpuCollConf.INTERNAL_WAITERS_PER_RANK.key(), "2"));
+        Communicator c = GpuCollectives.communicatorOf(task, Map.of(
+            dev.gpucoll.core.config.GpuCollConf.INTERNAL_WAITERS_PER_RANK.key(), String.valueOf(WAITERS_PER_RANK)));
         comms.put(0, c);
         spin = spins(task);
         box.respond(0, c.rank(), c.size(), spin ? 1 : 0, c.backend());
@@ -226,7 +227,8 @@ final class PythonSession implements Runnable {
         here += GpuCollectives.hostOf(info.address()).equals(host) ? 1 : 0;
       }
     }
-    return Runtime.getRuntime().availableProcessors() >= 2 * Math.max(1, here);
+    return !dev.gpucoll.core.wait.HostCores.oversubscribed(WAITERS_PER_RANK * Math.max(1, here),
+        dev.gpucoll.core.wait.HostCores.online());
   }
 
   private Communicator comm(int id) {

@@ -1,5 +1,6 @@
 package dev.gpucoll.core.host;
 
+import dev.gpucoll.core.wait.HostCores;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -83,28 +84,15 @@ final class Backoff {
    * @param cores the host's cores ({@link #hostCores})
    */
   Backoff(int ranksOnHost, int cores) {
-    this.oversubscribed = ranksOnHost > cores;
+    this.oversubscribed = HostCores.oversubscribed(ranksOnHost, cores);
     this.spinNanos = oversubscribed ? 0 : SPIN_NANOS;
   }
 
-  /**
-   * The host's online CPUs (/sys/devices/system/cpu/online), not this process's share of them:
-   * ranks bound one per core each see one available processor, yet they do not share a core.
-   * Runtime.availableProcessors where the file is missing.
-   */
+  /** The host's online CPUs ({@link HostCores#online}). */
   static int hostCores() {
-    try {
-      int n = 0;
-      for (String range : java.nio.file.Files.readString(java.nio.file.Path.of("/sys/devices/system/cpu/online"))
-          .trim().split(",")) {
-        String[] ends = range.split("-");
-        n += ends.length == 1 ? 1 : Integer.parseInt(ends[1]) - Integer.parseInt(ends[0]) + 1;
-      }
-      return Math.max(1, n);
-    } catch (java.io.IOException | RuntimeException e) {
-      return Runtime.getRuntime().availableProcessors();
-    }
+    return HostCores.online();
   }
+
 
   /** Sets the spin budget for the next waits from the bytes a step moves (about 2 bytes / ns). */
   void expectBytes(long bytes) {
