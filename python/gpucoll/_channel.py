@@ -20,7 +20,7 @@ _REQUEST = struct.Struct("@iiii")
 _RECORD = struct.Struct("@12q")
 _RESPONSE = struct.Struct("@iiqq")
 # One call in place: its record, then its buffer at the first aligned offset after it.
-_IN_PLACE_OFF = 128
+_IN_PLACE_OFF = -(-w.RECORD_BYTES // w.BUFFER_ALIGN) * w.BUFFER_ALIGN
 _FENCE_LOCK = threading.Lock()
 
 # Spark's setting and message for a job without the plugin (``MissingPlugin`` on the JVM side says the same).

@@ -14,6 +14,7 @@ OFF_SLEEPING = 192
 OFF_REQUEST = 256   # i32 op, i32 comm, i32 records, i32 flags, i64 a0, a1, a2
 OFF_RESPONSE = 512  # i32 status, i32 message bytes, i64 r0, r1, r2
 OFF_MESSAGE = 1024
+BUFFER_ALIGN = 64   # every record list and buffer in the data area starts at a multiple of it
 RECORD_BYTES = 96   # twelve i64: collective, type, op, flags, count, root, send off, send bytes,
                     # recv off, recv bytes, allToAllv counts off, unused
 

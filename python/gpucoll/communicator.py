@@ -12,7 +12,7 @@ from . import _wire as w
 from ._arrays import _CODES, adapt, new_result
 from .errors import CollectiveError, CommunicatorStateError, InvalidArgumentError
 
-_ALIGN = 64
+_ALIGN = w.BUFFER_ALIGN
 _OPS = {name.lower(): i for i, name in enumerate(w.REDUCE_OPS)}
 _PAIR_VALUES = {np.dtype(np.float32): "FLOAT32", np.dtype(np.float64): "FLOAT64",
                 np.dtype(np.int32): "INT32", np.dtype(np.int64): "INT64"}

@@ -122,19 +122,17 @@ final class PythonMailbox implements AutoCloseable {
   /** Removes the file once the Python side has mapped it: nothing is left behind if either side dies. */
   void unlink() {
     if (!unlinked) {
-      unlinked = true;
       try {
         Files.deleteIfExists(path);
+        unlinked = true;
       } catch (IOException e) {
-        // the close() of the session tries again
-        unlinked = false;
+        // the next unlink() or close() tries again
       }
     }
   }
 
   @Override
   public void close() {
-    unlinked = false;
     unlink();
   }
 }

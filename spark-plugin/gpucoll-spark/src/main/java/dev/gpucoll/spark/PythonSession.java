@@ -55,7 +55,16 @@ final class PythonSession implements Runnable {
   /** Yield before blocking on the socket: a Python training step between calls takes milliseconds. */
   private static final long YIELD_NANOS = 5_000_000;
 
+  // The enums' values() clone an array at every call: once here, for the per-call decoding.
+  private static final Collective[] COLLECTIVES = Collective.values();
+  private static final DataType[] DATA_TYPES = DataType.values();
+  private static final ReduceOp[] REDUCE_OPS = ReduceOp.values();
+  private static final PairType[] PAIR_TYPES = PairType.values();
+  private static final LocOp[] LOC_OPS = LocOp.values();
+
   private final SocketChannel socket;
+  /** Where wake bytes land; their content does not matter. */
+  private final ByteBuffer wake = ByteBuffer.allocate(64);
   private final TaskContext task;
   private final Path shmDir;
   private final String name;
@@ -113,7 +122,6 @@ final class PythonSession implements Runnable {
   /** Waits for the next request after {@code seen}: spin, yield, then sleep on the socket; -1 at its end. */
   private long await(long seen) throws IOException {
     long start = System.nanoTime();
-    ByteBuffer wake = ByteBuffer.allocate(64);
     while (true) {
       long seq = box.reqSeq();
       if (seq != seen) {
@@ -179,7 +187,7 @@ final class PythonSession implements Runnable {
         }
       }
       case OP_EXPLAIN -> {
-        PathChoice p = comm(commId).explain(Collective.values()[(int) box.requestLong(0)], box.requestLong(1));
+        PathChoice p = comm(commId).explain(COLLECTIVES[(int) box.requestLong(0)], box.requestLong(1));
         box.respond(0, p.bytes(), 0, 0, p.algorithm() + "\n" + String.join("\n", p.reasons()));
       }
       case OP_REPORT -> {
@@ -252,12 +260,12 @@ final class PythonSession implements Runnable {
     long sendOff = box.recordLong(i, 6);
     CommBuffer send = sendOff < 0 ? recv : buffer(i, 6, "send");
     if (coll == LOC_ALL_REDUCE) {
-      c.allReduce(send, recv, count, PairType.values()[type], LocOp.values()[op]);
+      c.allReduce(send, recv, count, PAIR_TYPES[type], LOC_OPS[op]);
       return;
     }
-    Collective collective = Collective.values()[coll];
-    DataType dt = DataType.values()[type];
-    ReduceOp rop = ReduceOp.values()[op];
+    Collective collective = COLLECTIVES[coll];
+    DataType dt = DATA_TYPES[type];
+    ReduceOp rop = REDUCE_OPS[op];
     if (batch != null) {
       switch (collective) {
         case ALL_REDUCE -> batch.allReduce(send, recv, count, dt, rop);
