@@ -290,8 +290,14 @@ final class ShmSteps extends Steps {
             // The mark ends the wait whichever rank it waits for: a rank that left on seeing it
             // publishes nothing more while its state stays alive. Name the first cause.
             int cause = by >= 0 ? by : p;
-            fail(new CollectiveException(rank, c, stopped(cause) + " while this rank waited for "
-                + (cause == p ? "its header" : "the header of rank " + p) + " in " + owner.callLabel()));
+            String why = stopped(cause) + " while this rank waited for "
+                + (cause == p ? "its header" : "the header of rank " + p) + " in " + owner.callLabel();
+            if (cause != p && state == ShmSegment.STATE_ALIVE && seg.state(cause) != ShmSegment.STATE_CLOSED) {
+              // Another rank gave up while p, alive, had not arrived here either (typically its own
+              // timeout on p, reached a moment before this rank's): p is missing for this rank too.
+              fail(new CollectiveTimeoutException(rank, c, List.of(p), why));
+            }
+            fail(new CollectiveException(rank, c, why));
           }
         }
       }
