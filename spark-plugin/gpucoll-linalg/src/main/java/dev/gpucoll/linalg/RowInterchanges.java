@@ -1,0 +1,138 @@
+package dev.gpucoll.linalg;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * LAPACK's row interchanges (dlaswp) on a block-cyclic matrix: for k in [from, to), global row k
+ * changes places with global row {@code pivots[k]}, in order. The net permutation is worked out on
+ * every rank (each knows the pivots), then every row that ends elsewhere is moved once, in one
+ * all-to-all down the grid column when rows cross process rows: the elements travel as they are
+ * (a swap moves bits: −0.0 stays −0.0, nothing is added).
+ */
+final class RowInterchanges {
+  private RowInterchanges() {}
+
+  /** One row's move: global row {@code to} receives what global row {@code from} held. */
+  private record Move(int to, int from) {}
+
+  /**
+   * Applies the interchanges of rows [from, to) to this rank's local columns {@code columns} of
+   * {@code a} (collective over the grid column when rows cross process rows; every rank of the
+   * column passes the same pivots and the same number of columns).
+   */
+  static void apply(GridCalls calls, LocalMatrix a, int[] pivots, int from, int to, List<IndexRange> columns) {
+    int width = 0;
+    for (IndexRange c : columns) {
+      width += c.size();
+    }
+    List<Move> moves = net(pivots, from, to);
+    if (moves.isEmpty() || width == 0) { // the same on every rank of the column: no call is skipped by one alone
+      return;
+    }
+    Descriptor d = a.descriptor();
+    int me = a.prow();
+    int procs = d.gridRows();
+    boolean crosses = false;
+    long[] sendCounts = new long[procs];
+    long[] recvCounts = new long[procs];
+    for (Move m : moves) {
+      int src = d.indxg2pRow(m.from);
+      int dst = d.indxg2pRow(m.to);
+      crosses |= src != dst;
+      if (src == me) {
+        sendCounts[dst] += width;
+      }
+      if (dst == me) {
+        recvCounts[src] += width;
+      }
+    }
+    long[] sendDispls = displacements(sendCounts);
+    long[] recvDispls = displacements(recvCounts);
+    double[] send = new double[(int) total(sendCounts)];
+    long[] at = sendDispls.clone();
+    for (Move m : moves) {
+      if (d.indxg2pRow(m.from) == me) {
+        int dst = d.indxg2pRow(m.to);
+        copyRow(a, d.indxg2lRow(m.from), columns, send, (int) at[dst], true);
+        at[dst] += width;
+      }
+    }
+    double[] recv;
+    if (crosses) {
+      recv = new double[(int) total(recvCounts)];
+      calls.columnAllToAllv(send, sendCounts, sendDispls, recv, recvCounts, recvDispls);
+    } else {
+      recv = send; // every move stays on its process row: what this rank packed is what it receives
+    }
+    at = recvDispls.clone();
+    for (Move m : moves) {
+      if (d.indxg2pRow(m.to) == me) {
+        int src = d.indxg2pRow(m.from);
+        copyRow(a, d.indxg2lRow(m.to), columns, recv, (int) at[src], false);
+        at[src] += width;
+      }
+    }
+  }
+
+  /** The rows that end elsewhere after the interchanges, in the order rows are first touched. */
+  private static List<Move> net(int[] pivots, int from, int to) {
+    Map<Integer, Integer> slot = new HashMap<>();
+    List<Integer> rows = new ArrayList<>(); // the rows touched
+    List<Integer> holds = new ArrayList<>(); // what each now holds (the global row it came from)
+    for (int k = from; k < to; k++) {
+      int x = slotOf(slot, rows, holds, k);
+      int y = slotOf(slot, rows, holds, pivots[k]);
+      Integer t = holds.get(x);
+      holds.set(x, holds.get(y));
+      holds.set(y, t);
+    }
+    List<Move> moves = new ArrayList<>();
+    for (int i = 0; i < rows.size(); i++) {
+      if (!rows.get(i).equals(holds.get(i))) {
+        moves.add(new Move(rows.get(i), holds.get(i)));
+      }
+    }
+    return moves;
+  }
+
+  private static int slotOf(Map<Integer, Integer> slot, List<Integer> rows, List<Integer> holds, int row) {
+    return slot.computeIfAbsent(row, r -> {
+      rows.add(r);
+      holds.add(r);
+      return rows.size() - 1;
+    });
+  }
+
+  private static void copyRow(LocalMatrix a, int li, List<IndexRange> columns, double[] buf, int at, boolean out) {
+    double[] data = a.data();
+    int lld = a.descriptor().lld();
+    for (IndexRange c : columns) {
+      for (int lj = c.from(); lj < c.to(); lj++) {
+        if (out) {
+          buf[at++] = data[li + lj * lld];
+        } else {
+          data[li + lj * lld] = buf[at++];
+        }
+      }
+    }
+  }
+
+  private static long[] displacements(long[] counts) {
+    long[] d = new long[counts.length];
+    for (int i = 1; i < counts.length; i++) {
+      d[i] = d[i - 1] + counts[i - 1];
+    }
+    return d;
+  }
+
+  private static long total(long[] counts) {
+    long s = 0;
+    for (long c : counts) {
+      s += c;
+    }
+    return s;
+  }
+}
