@@ -41,6 +41,7 @@ class DistJarContentsTest {
       "dev/gpucoll/core/host/HostBackend.class",
       "dev/gpucoll/cuda/GpuBackend.class",
       "dev/gpucoll/spark/GpuCollectivesPlugin.class",
+      "dev/gpucoll/linalg/Lu.class",
       "dev/gpucoll/native/gpucoll_kernels.fatbin",
       "dev/gpucoll/native/kernel_abi.h",
       "org/bytedeco/javacpp/Loader.class",
