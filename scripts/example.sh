@@ -7,9 +7,10 @@
 #   lu        LU with partial pivoting (MAXLOC pivot search) on a block-cyclic process grid
 #   cholesky  Cholesky on a block-cyclic process grid
 #   linalg-bench  LU and Cholesky timed against one process (table + JSON under docs/bench/)
+#   solve     A X = B by the product's distributed LU or Cholesky (gpucoll-linalg), any shape
 # Default: a Spark local-cluster with one executor JVM per rank (4); --master local[4] runs the
 # ranks as threads of one JVM. GPU backend when every rank has a usable GPU, host backend otherwise.
-# Usage: scripts/example.sh training|moe|linalg|lu|cholesky|linalg-bench [--ranks N] [--master M] [example options]
+# Usage: scripts/example.sh training|moe|linalg|lu|cholesky|linalg-bench|solve [--ranks N] [--master M] [example options]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +21,8 @@ case "${1:-}" in
   lu) main=dev.gpucoll.examples.linalg.DistributedLu ;;
   cholesky) main=dev.gpucoll.examples.linalg.DistributedCholesky ;;
   linalg-bench) main=dev.gpucoll.examples.linalg.FactorizationBenchmark ;;
-  *) echo "usage: scripts/example.sh training|moe|linalg|lu|cholesky|linalg-bench [--ranks N] [--master M] [options]" >&2; exit 2 ;;
+  solve) main=dev.gpucoll.examples.linalg.SolveSystem ;;
+  *) echo "usage: scripts/example.sh training|moe|linalg|lu|cholesky|linalg-bench|solve [--ranks N] [--master M] [options]" >&2; exit 2 ;;
 esac
 shift
 

@@ -12,6 +12,7 @@ import dev.gpucoll.examples.linalg.DistributedCholesky;
 import dev.gpucoll.examples.linalg.DistributedLu;
 import dev.gpucoll.examples.linalg.Factorizations;
 import dev.gpucoll.examples.linalg.Factorizations.FactorizationException;
+import dev.gpucoll.examples.linalg.SolveSystem;
 import dev.gpucoll.examples.linalg.SummaPowerIteration;
 import java.util.ArrayList;
 import java.util.Map;
@@ -186,6 +187,18 @@ class ExamplesTest {
     // and the same sizes without a defect factor on that grid as in one process
     Factorizations.Config ok = new Factorizations.Config(6, 48, 8, 3);
     assertEquals(java.util.Collections.nCopies(6, null), everyRank(6, DistributedLu::factorRank, ok));
+  }
+
+  @Test
+  void solveSystemRunsTheProductsLuAndCholeskyOnAnyShapeThroughSpark() {
+    // n not a multiple of the block, the first block off process (0, 0), grids 2 x 2 and 1 x 4.
+    for (SolveSystem.Config c : List.of(new SolveSystem.Config(false, 2, 2, 61, 8, 3, 1, 1, 5),
+        new SolveSystem.Config(true, 1, 4, 45, 6, 2, 0, 3, 6))) {
+      List<SolveSystem.Part> parts = SolveSystem.run(jsc, c);
+      assertEquals(c.ranks(), parts.size());
+      double err = SolveSystem.backwardError(c, parts);
+      assertTrue(err < 10, c + ": backward error " + err);
+    }
   }
 
   @Test

@@ -3,7 +3,11 @@ package dev.gpucoll.it.cluster;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.ProcessGrid;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.linalg.Descriptor;
+import dev.gpucoll.linalg.LocalMatrix;
+import dev.gpucoll.linalg.Lu;
 import dev.gpucoll.spark.GpuCollectives;
 import dev.gpucoll.spark.GpuCollectivesPlugin;
 import dev.gpucoll.spark.GroupReport;
@@ -158,7 +162,41 @@ public final class ClusterCollectivesApp {
       reversed.allReduce(v, ReduceOp.SUM);
       out.add(line("split", r, reversed.rank() + "/" + reversed.size() + " sum " + v[0]));
     }
+    out.add(line("getrf-getrs", r, solveOnAGrid(comm)));
     return out;
+  }
+
+  /**
+   * The distributed LU of gpucoll-linalg from the one jar: A X = A·1 on a P × Q grid (ragged blocks,
+   * the first block column off process column 0); "ok" when every element of X is 1 within 1e-12.
+   */
+  static String solveOnAGrid(Communicator comm) {
+    int rows = comm.size() % 2 == 0 ? 2 : 1;
+    int cols = comm.size() / rows;
+    int n = 11;
+    Descriptor da = Descriptor.of(n, n, 2, 2, 0, cols - 1, rows, cols);
+    Descriptor db = Descriptor.of(n, 1, 2, 1, 0, 0, rows, cols);
+    try (ProcessGrid<Communicator> grid = ProcessGrid.of(comm, rows, cols)) {
+      double[] a = new double[n * n];
+      double[] b = new double[n];
+      for (int j = 0; j < n; j++) {
+        for (int i = 0; i < n; i++) {
+          a[i + j * n] = i == j ? 4 + i : 1.0 / (1 + i + 2 * j);
+          b[i] += a[i + j * n];
+        }
+      }
+      LocalMatrix mine = LocalMatrix.scatter(a, n, da, grid.myRow(), grid.myCol());
+      LocalMatrix x = LocalMatrix.scatter(b, n, db, grid.myRow(), grid.myCol());
+      Lu.getrs(grid, mine, Lu.getrf(grid, mine), x);
+      for (int li = 0; li < x.rows(); li++) {
+        for (int lj = 0; lj < x.cols(); lj++) {
+          if (Math.abs(x.get(li, lj) - 1) > 1e-12) {
+            return "x(" + db.indxl2gRow(li, grid.myRow()) + ") = " + x.get(li, lj);
+          }
+        }
+      }
+      return "ok";
+    }
   }
 
   /** What rank {@code r} of {@code n} must have seen, computed on the driver without collectives. */
@@ -191,6 +229,7 @@ public final class ClusterCollectivesApp {
     out.add(line("broadcast-f64", r, Arrays.toString(bc)));
     out.add(line("barrier", r, "passed"));
     out.add(line("split", r, (n - 1 - r) + "/" + n + " sum " + (long) n * (n - 1) / 2));
+    out.add(line("getrf-getrs", r, "ok"));
     return out;
   }
 
