@@ -57,8 +57,8 @@ master_pid=$!
 for i in $(seq 1 "$hosts"); do
   ip=$(mh_ip "$i")
   mkdir -p "$work/work/h$i"
-  # UCX between the simulated hosts over their own interface (real hosts may pick RDMA instead).
-  on_host "$i" "$work/logs/worker-h$i.log" env SPARK_LOCAL_IP="$ip" UCX_NET_DEVICES=eth0 \
+  # No UCX_NET_DEVICES: the plugin limits UCX to the executor address's interface (eth0 here) itself.
+  on_host "$i" "$work/logs/worker-h$i.log" env SPARK_LOCAL_IP="$ip" \
     java "${jflags[@]}" -cp "$sparkcp" -Xmx256m org.apache.spark.deploy.worker.Worker --host "$ip" --cores "$per_host" \
     --memory 2g --webui-port 0 --work-dir "$work/work/h$i" "$master"
 done

@@ -61,12 +61,25 @@ public final class MultiHostCollectivesApp {
       List<String> lines = GpuCollectives.barrierMapPartitions(
           jsc.parallelize(IntStream.range(0, ranks).boxed().toList(), ranks),
           (comm, rows) -> {
+            List<java.net.Socket> junk = junkConnections(listeningSockets());
             List<String> out = new ArrayList<>(ClusterCollectivesApp.runEveryCollective(comm));
+            closeLater(junk); // still connected when the group closes
             out.add("host " + comm.rank() + " " + java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/hostname")).strip()
                 + " " + comm.backend());
+            out.add("listen " + comm.rank() + " " + listeningSockets());
             return out.iterator();
           }).collect();
       wrong.addAll(ClusterCollectivesApp.wrongResults(lines, ranks));
+      // While the group was open, its executor JVM listened on the executor's own address only (UCX's
+      // workers too: not on loopback, not on every interface).
+      lines.stream().filter(l -> l.startsWith("listen ")).forEach(l -> {
+        for (String a : l.split(" ", 3)[2].split(",")) {
+          if (a.startsWith("127.") || a.startsWith("0.0.0.0:") || a.startsWith("[::]") || a.startsWith("[::1]")) {
+            wrong.add("rank " + l.split(" ")[1] + " listened on " + a + " (all: " + l.split(" ", 3)[2] + ")");
+          }
+        }
+      });
+      lines.stream().filter(l -> l.startsWith("listen ")).limit(1).forEach(l -> System.out.println("stage 1 " + l));
       Set<String> hostNames = new TreeSet<>();
       lines.stream().filter(l -> l.startsWith("host ")).forEach(l -> hostNames.add(l.split(" ")[2]));
       if (hostNames.size() != hosts) {
@@ -189,5 +202,92 @@ public final class MultiHostCollectivesApp {
     }
     List<GroupReport> reports = GpuCollectivesPlugin.driverReports();
     return reports.isEmpty() ? null : reports.get(reports.size() - 1);
+  }
+
+  /** This process's listening TCP sockets, "address:port" (IPv6 in brackets), from /proc. */
+  static String listeningSockets() throws java.io.IOException {
+    Set<String> inodes = new TreeSet<>();
+    try (var fds = java.nio.file.Files.list(java.nio.file.Path.of("/proc/self/fd"))) {
+      for (java.nio.file.Path fd : fds.toList()) {
+        try {
+          String target = java.nio.file.Files.readSymbolicLink(fd).toString();
+          if (target.startsWith("socket:[")) {
+            inodes.add(target.substring(8, target.length() - 1));
+          }
+        } catch (java.io.IOException gone) { // closed meanwhile
+        }
+      }
+    }
+    List<String> out = new ArrayList<>();
+    for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+      for (String row : java.nio.file.Files.readAllLines(java.nio.file.Path.of(table))) {
+        String[] f = row.trim().split("\\s+");
+        if (f.length > 9 && f[3].equals("0A") && inodes.contains(f[9])) { // 0A: LISTEN
+          out.add(address(f[1]));
+        }
+      }
+    }
+    return String.join(",", out);
+  }
+
+  /** /proc/net/tcp's hex "address:port" (little-endian 32-bit words) as text. */
+  private static String address(String hex) {
+    String[] ap = hex.split(":");
+    int port = Integer.parseInt(ap[1], 16);
+    byte[] b = new byte[ap[0].length() / 2];
+    for (int w = 0; w < b.length / 4; w++) {
+      for (int i = 0; i < 4; i++) {
+        b[w * 4 + i] = (byte) Integer.parseInt(ap[0].substring(w * 8 + (3 - i) * 2, w * 8 + (3 - i) * 2 + 2), 16);
+      }
+    }
+    try {
+      java.net.InetAddress a = java.net.InetAddress.getByAddress(b);
+      return (b.length == 16 ? "[" + a.getHostAddress() + "]" : a.getHostAddress()) + ":" + port;
+    } catch (java.net.UnknownHostException e) {
+      return hex;
+    }
+  }
+
+  /**
+   * A stranger's connections to every listener of this process, each sent 64 KiB of random bytes
+   * and left open while the collectives run: the group must not notice (listeners are the
+   * executor's, UCX's among them).
+   */
+  static List<java.net.Socket> junkConnections(String listeners) throws java.io.IOException {
+    List<java.net.Socket> out = new ArrayList<>();
+    byte[] noise = new byte[64 * 1024];
+    new java.util.Random(7).nextBytes(noise);
+    for (String a : listeners.split(",")) {
+      if (a.isEmpty()) {
+        continue;
+      }
+      int colon = a.lastIndexOf(':');
+      String host = a.substring(0, colon).replace("[", "").replace("]", "");
+      java.net.Socket s = new java.net.Socket();
+      try {
+        s.connect(new java.net.InetSocketAddress(host, Integer.parseInt(a.substring(colon + 1))), 2000);
+        s.getOutputStream().write(noise);
+        out.add(s);
+      } catch (java.io.IOException refusedOrReset) {
+        s.close();
+      }
+    }
+    return out;
+  }
+
+  /** Closes the sockets 3 s from now, on a thread of their own. */
+  static void closeLater(List<java.net.Socket> sockets) {
+    Thread t = new Thread(() -> {
+      try {
+        Thread.sleep(3000);
+        for (java.net.Socket s : sockets) {
+          s.close();
+        }
+      } catch (InterruptedException | java.io.IOException ignored) {
+        // the executor is going away
+      }
+    }, "junk-connections");
+    t.setDaemon(true);
+    t.start();
   }
 }

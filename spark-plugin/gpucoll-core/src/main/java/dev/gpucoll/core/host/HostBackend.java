@@ -36,7 +36,7 @@ public final class HostBackend implements CommunicatorBackend {
 
   @Override
   public Communicator create(GroupContext group) {
-    return create(group, UcxProbe::open);
+    return create(group, n -> UcxProbe.open(n, group.self().host()));
   }
 
   /**

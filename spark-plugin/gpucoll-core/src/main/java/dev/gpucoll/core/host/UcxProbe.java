@@ -17,14 +17,14 @@ final class UcxProbe {
   private UcxProbe() {}
 
   /**
-   * A UCX transport for a communicator of {@code size} ranks; an IllegalStateException saying why
-   * when this process cannot use UCX.
+   * A UCX transport for a communicator of {@code size} ranks whose rank runs at {@code host}; an
+   * IllegalStateException saying why when this process cannot use UCX.
    */
-  static PeerTransport open(int size) {
+  static PeerTransport open(int size, String host) {
     unavailableReason().ifPresent(why -> {
       throw new IllegalStateException(why);
     });
-    return UcxTransport.open(size);
+    return UcxTransport.open(size, host);
   }
 
   /** Empty when this process can use UCX, else why not (probed once per process, by {@link UcxTransport}). */

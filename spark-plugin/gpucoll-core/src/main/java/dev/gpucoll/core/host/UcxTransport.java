@@ -1,7 +1,15 @@
 package dev.gpucoll.core.host;
 
+import java.io.File;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.logging.Logger;
 import org.openucx.jucx.UcxCallback;
@@ -41,8 +49,8 @@ final class UcxTransport implements PeerTransport {
   /** The addresses of this process's open workers. */
   private static final java.util.Set<ByteBuffer> OPEN_IN_PROCESS = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-  private UcxTransport(int size) {
-    this.worker = context().newWorker(new UcpWorkerParams());
+  private UcxTransport(int size, String host) {
+    this.worker = context(netDevicesFor(host)).newWorker(new UcpWorkerParams());
     this.endpoints = new UcpEndpoint[size];
     this.failures = new String[size];
     ByteBuffer a = worker.getAddress();
@@ -53,12 +61,15 @@ final class UcxTransport implements PeerTransport {
     OPEN_IN_PROCESS.add(self);
   }
 
-  /** A new worker for a communicator of {@code size} ranks; fails when UCX cannot be used here. */
-  static UcxTransport open(int size) {
+  /**
+   * A new worker for a communicator of {@code size} ranks whose rank runs at {@code host} (the
+   * address its peers reach it by, or null); fails when UCX cannot be used here.
+   */
+  static UcxTransport open(int size, String host) {
     unavailableReason().ifPresent(why -> {
       throw new IllegalStateException(why);
     });
-    return new UcxTransport(size);
+    return new UcxTransport(size, host);
   }
 
   /**
@@ -96,9 +107,69 @@ final class UcxTransport implements PeerTransport {
     }
   }
 
-  private static UcpContext context() {
+  /** Contexts limited to the network devices named by their key (see {@link #netDevicesFor}). */
+  private static final Map<String, UcpContext> LIMITED = new HashMap<>();
+
+  /**
+   * The context for workers on {@code netDevices} (UCX's NET_DEVICES; null: UCX's own choice, the
+   * probed context). A context UCX refuses to limit falls back to the probed one, with the reason logged.
+   */
+  private static UcpContext context(String netDevices) {
     synchronized (LOCK) {
-      return context;
+      if (netDevices == null || context == null) {
+        return context;
+      }
+      return LIMITED.computeIfAbsent(netDevices, devices -> {
+        try {
+          UcpContext limited = new UcpContext(new UcpParams().requestTagFeature().setConfig("NET_DEVICES", devices));
+          LOG.info("gpucoll: UCX workers of this process use the network devices " + devices
+              + " (the interface of the executor's address, and RDMA ports), not every interface");
+          return limited;
+        } catch (RuntimeException e) { // UcxException
+          LOG.warning("gpucoll: UCX refused NET_DEVICES=" + devices + " (" + e + "); its workers use every"
+              + " interface UCX picks");
+          return context;
+        }
+      });
+    }
+  }
+
+  /**
+   * What UCX's listeners may bind to for a rank running at {@code host}: the network interface that
+   * holds that address (its peers reach it there) and every RDMA port (UCX names them
+   * {@code device:port}; not TCP listeners), so a group across hosts listens on no other interface
+   * (by default UCX opens a TCP listener on every one, loopback included). Null, for UCX's own choice,
+   * when UCX_NET_DEVICES is set (the user's choice stands) or the address is on no local interface.
+   */
+  static String netDevicesFor(String host) {
+    if (host == null || System.getenv("UCX_NET_DEVICES") != null) {
+      return null;
+    }
+    try {
+      NetworkInterface nic = NetworkInterface.getByInetAddress(InetAddress.getByName(host));
+      if (nic == null) {
+        return null;
+      }
+      while (nic.getParent() != null) { // an alias (eth0:1): UCX names the device
+        nic = nic.getParent();
+      }
+      List<String> devices = new ArrayList<>(List.of(nic.getName()));
+      File[] rdma = new File("/sys/class/infiniband").listFiles();
+      if (rdma != null) {
+        Arrays.sort(rdma);
+        for (File device : rdma) {
+          String[] ports = new File(device, "ports").list();
+          if (ports != null) {
+            Arrays.sort(ports);
+            for (String port : ports) {
+              devices.add(device.getName() + ":" + port);
+            }
+          }
+        }
+      }
+      return String.join(",", devices);
+    } catch (IOException | SecurityException e) { // unknown host, no interface list
+      return null;
     }
   }
 

@@ -95,7 +95,7 @@ class HostUcxTest {
   void overUcxEveryCollectiveEqualsTheOneHostPathBitForBit() {
     NeedsUcx.assume();
     List<List<Object>> shm = Ranks.values(Ranks.run(N, conf(), c -> everything(c, N)));
-    List<List<Object>> ucx = Ranks.values(run(N, conf(), INTERLEAVED, UcxTransport::open, comm -> {
+    List<List<Object>> ucx = Ranks.values(run(N, conf(), INTERLEAVED, n -> UcxTransport.open(n, null), comm -> {
       assertEquals("host-ucx", comm.backend());
       List<Object> out = everything(comm, N);
       RankReport report = ((ReportingCommunicator) comm).report();
@@ -331,7 +331,7 @@ class HostUcxTest {
   void aWorkerWhoseCloseOutlivesCloseIsDestroyedOnceThePeerAnswers() throws Exception {
     NeedsUcx.assume();
     awaitNoClosingWorkers(); // another test's worker may still be with the reaper
-    List<Ranks.Outcome<Integer>> out = run(2, conf("timeout", "200ms"), r -> "node-" + r, n -> UcxTransport.open(n),
+    List<Ranks.Outcome<Integer>> out = run(2, conf("timeout", "200ms"), r -> "node-" + r, n -> UcxTransport.open(n, null),
         comm -> {
           if (comm.rank() == 1) {
             Thread.sleep(1500); // rank 0 times out and closes meanwhile; this rank's worker is not progressed
