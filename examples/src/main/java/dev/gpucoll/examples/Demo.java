@@ -26,7 +26,9 @@ import org.apache.spark.api.java.JavaSparkContext;
  * times them. Prints the executors, the driver's per-group path report and a latency table. The
  * backend is chosen by the factory: GPU when every rank has one, the host backend otherwise.
  *
- * <p>Run with scripts/demo.sh. Arguments: [executors (3)] [timed repetitions (50)].
+ * <p>Run with scripts/demo.sh. Arguments: [executors (3)] [timed repetitions (50)] [--ui]: with
+ * {@code --ui} the Spark UI stays up after the job (its address printed; the "GPU collectives"
+ * tab and /gpucoll/json/) until the process is stopped.
  */
 public final class Demo {
   private Demo() {}
@@ -38,11 +40,14 @@ public final class Demo {
   record RankResult(int rank, long pid, String executorId, String backend, int checked,
       List<Timing> timings) implements Serializable {}
 
-  public static void main(String[] args) {
-    int executors = args.length > 0 ? Integer.parseInt(args[0]) : 3;
-    int reps = args.length > 1 ? Integer.parseInt(args[1]) : 50;
+  public static void main(String[] args) throws InterruptedException {
+    boolean ui = Arrays.asList(args).contains("--ui");
+    String[] positional = Arrays.stream(args).filter(a -> !a.equals("--ui")).toArray(String[]::new);
+    int executors = positional.length > 0 ? Integer.parseInt(positional[0]) : 3;
+    int reps = positional.length > 1 ? Integer.parseInt(positional[1]) : 50;
     SparkConf conf = LocalCluster.conf("gpucoll-demo", executors)
-        .set("spark.gpucoll.report", "summary");
+        .set("spark.gpucoll.report", "summary")
+        .set("spark.ui.enabled", String.valueOf(ui));
     System.out.println("Starting Spark local-cluster[" + executors + ",1,1024]: " + executors
         + " executor JVMs (this takes 20-40 s on a small machine)...");
     try (JavaSparkContext jsc = new JavaSparkContext(conf)) {
@@ -54,6 +59,12 @@ public final class Demo {
       long jobMillis = (System.nanoTime() - start) / 1_000_000;
       ranks.sort((a, b) -> Integer.compare(a.rank(), b.rank()));
       print(ranks, jobMillis, reps);
+      if (ui) {
+        System.out.println();
+        System.out.println("Spark UI: " + jsc.sc().uiWebUrl().getOrElse(() -> "(none)") + "/gpucoll/ (the \"GPU"
+            + " collectives\" tab; the same as JSON under /gpucoll/json/). Stop with Ctrl-C.");
+        Thread.sleep(Long.MAX_VALUE);
+      }
     }
   }
 
@@ -195,6 +206,33 @@ public final class Demo {
       System.out.printf("  %-14s %9d  %-18s %10.1f %10.1f%n", first.collective(), first.bytes(),
           first.algorithm(), median / 1000, p99 / 1000);
     }
+    System.out.println();
+    for (String line : readingNotes(ranks.size(), Runtime.getRuntime().availableProcessors(),
+        java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage())) {
+      System.out.println(line);
+    }
+  }
+
+  /** What the report's path names and the table's numbers mean, for the machine they came from. */
+  static List<String> readingNotes(int ranks, int cores, double load) {
+    List<String> notes = new ArrayList<>();
+    notes.add("Reading it:");
+    notes.add("  paths: <path>x<calls> counts the group's calls per path, e.g. host-oneshotx612: 612 allReduce calls");
+    notes.add("    on the host backend's one-shot path (each rank reduces every rank's input from shared memory);");
+    notes.add("    twoshot: reduce-scatter then all-gather; bulk: the data copied through shared memory; flags: a");
+    notes.add("    barrier of flags in shared memory; a GPU");
+    notes.add("    group names its kernels (ll, ll128) or nccl. The algorithm column is the path of that row's calls.");
+    String machine = String.format("  numbers: this machine has %d cores for %d ranks, the driver and Spark (load average"
+        + " %.1f).", cores, ranks, load);
+    notes.add(machine);
+    if (ranks + 1 > cores || load > cores) {
+      notes.add("    The ranks share cores: a waiting rank gives its core up, and a call then waits for the");
+      notes.add("    scheduler (a tick is 1-4 ms): that, not the collective, is what a millisecond p99 shows");
+      notes.add("    here. The medians of a machine with a core per rank are in docs/bench-host.md.");
+    } else {
+      notes.add("    Every rank has a core of its own; a p99 far above the median is another process taking one.");
+    }
+    return notes;
   }
 
   static double percentile(long[] nanos, double q) {
