@@ -2,7 +2,7 @@
 # Builds what the demo needs and runs it: a Spark local-cluster with 3 executor JVMs, one barrier
 # job doing every collective on generated data (checked), the path report and a latency table.
 # GPU backend when every executor has a usable GPU, host shared-memory backend otherwise.
-# Usage: scripts/demo.sh [executors (3)] [timed repetitions (50)]
+# Usage: scripts/demo.sh [executors (3)] [timed repetitions (50)] [--ui: keep the Spark UI up, print its address]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
