@@ -194,9 +194,10 @@ class ExamplesTest {
     // n not a multiple of the block, the first block off process (0, 0), grids 2 x 2 and 1 x 4.
     for (SolveSystem.Config c : List.of(new SolveSystem.Config(false, 2, 2, 61, 8, 3, 1, 1, 5),
         new SolveSystem.Config(true, 1, 4, 45, 6, 2, 0, 3, 6))) {
-      List<SolveSystem.Part> parts = SolveSystem.run(jsc, c);
-      assertEquals(c.ranks(), parts.size());
-      double err = SolveSystem.backwardError(c, parts);
+      SolveSystem.Solution s = SolveSystem.run(jsc, c);
+      assertEquals(c.ranks(), s.times().size());
+      assertEquals(c.b().blockRows() * c.b().blockCols(), s.x().size());
+      double err = SolveSystem.backwardError(c, s);
       assertTrue(err < 10, c + ": backward error " + err);
     }
   }

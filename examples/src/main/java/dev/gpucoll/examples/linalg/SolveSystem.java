@@ -3,6 +3,7 @@ package dev.gpucoll.examples.linalg;
 import dev.gpucoll.api.ProcessGrid;
 import dev.gpucoll.examples.ExampleSpark;
 import dev.gpucoll.linalg.BackwardError;
+import dev.gpucoll.linalg.Block;
 import dev.gpucoll.linalg.Cholesky;
 import dev.gpucoll.linalg.Descriptor;
 import dev.gpucoll.linalg.LocalMatrix;
@@ -14,15 +15,19 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.stream.IntStream;
+import org.apache.spark.HashPartitioner;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
+import scala.Tuple2;
 
 /**
  * A Spark job that solves A X = B with the product's distributed LU or Cholesky
- * ({@code dev.gpucoll.linalg}): one barrier task per rank of a P × Q grid, each building only its
- * own part of A and B (block-cyclic, ScaLAPACK's descriptor: any n, block and source process),
- * factoring, solving and returning its part of X. The driver puts X together and measures the
- * backward error ‖B − A X‖₁ / (‖A‖₁ ‖X‖₁ n ε) against A and B made again from the seed.
+ * ({@code dev.gpucoll.linalg}) on Spark data: A and B are RDDs of blocks (block-cyclic, ScaLAPACK's
+ * descriptor: any n, block and source process) made in an ordinary stage, keyed by the rank that
+ * holds each block; one barrier task per rank of a P × Q grid makes its local matrices from its
+ * partition, factors, solves and returns its blocks of X. The driver puts X together and measures
+ * the backward error ‖B − A X‖₁ / (‖A‖₁ ‖X‖₁ n ε) against A and B made again from the seed.
  *
  * <p>Run: {@code scripts/example.sh solve [--factor lu|cholesky] [--grid 2x2] [--n 301] [--block 16]}.
  */
@@ -90,65 +95,103 @@ public final class SolveSystem {
     }
   }
 
-  /** One rank's part of X, where it sits and how long the factorization and the solve took. */
-  public record Part(int rank, int prow, int pcol, double[] x, long factorNanos, long solveNanos, String backend)
+  /** How long one rank's factorization and solve took. */
+  public record RankTimes(int rank, int prow, int pcol, long factorNanos, long solveNanos, String backend)
       implements Serializable {}
 
-  /** Fills process (prow, pcol)'s part of the descriptor's matrix with f. */
-  private static LocalMatrix part(Descriptor d, int prow, int pcol, java.util.function.BiFunction<Integer, Integer,
-      Double> f) {
-    LocalMatrix m = LocalMatrix.allocate(d, prow, pcol);
-    for (int lj = 0; lj < m.cols(); lj++) {
-      for (int li = 0; li < m.rows(); li++) {
-        m.set(li, lj, f.apply(d.indxl2gRow(li, prow), d.indxl2gCol(lj, pcol)));
+  /** X as an RDD of blocks, and each rank's times. */
+  public record Solution(List<Block> x, List<RankTimes> times) {}
+
+  /**
+   * A (or B) as Spark data: an RDD of its blocks, made in an ordinary stage and keyed by the rank
+   * that holds each, partitioned so that partition r holds rank r's blocks.
+   */
+  static JavaPairRDD<Integer, Block> blocks(JavaSparkContext jsc, Config c, Descriptor d, boolean ofA) {
+    List<int[]> coords = new ArrayList<>();
+    for (int bj = 0; bj < d.blockCols(); bj++) {
+      for (int bi = 0; bi < d.blockRows(); bi++) {
+        coords.add(new int[] {bi, bj});
       }
     }
-    return m;
+    return jsc.parallelize(coords, c.ranks()).mapToPair(ij -> {
+      int rows = Math.min(d.mb(), d.m() - ij[0] * d.mb());
+      int cols = Math.min(d.nb(), d.n() - ij[1] * d.nb());
+      double[] data = new double[rows * cols];
+      for (int j = 0; j < cols; j++) {
+        for (int i = 0; i < rows; i++) {
+          int gi = ij[0] * d.mb() + i;
+          int gj = ij[1] * d.nb() + j;
+          data[i + j * rows] = ofA ? c.aAt(gi, gj) : c.bAt(gi, gj);
+        }
+      }
+      return new Tuple2<>(d.rankOfBlock(ij[0], ij[1]), new Block(ij[0], ij[1], rows, cols, data));
+    }).partitionBy(new HashPartitioner(c.ranks()));
   }
 
-  public static List<Part> run(JavaSparkContext jsc, Config c) {
-    c.a(); // bad sizes fail here, on the driver, before any task starts
-    c.b();
-    List<Part> parts = new ArrayList<>(GpuCollectives.barrierMapPartitions(
-        jsc.parallelize(IntStream.range(0, c.ranks()).boxed().toList(), c.ranks()), (comm, rows) -> {
-          try (ProcessGrid<?> grid = ProcessGrid.of(comm, c.gridRows(), c.gridCols())) {
-            int p = grid.myRow();
-            int q = grid.myCol();
-            LocalMatrix a = part(c.a(), p, q, c::aAt);
-            LocalMatrix b = part(c.b(), p, q, c::bAt);
-            comm.barrier();
-            long t0 = System.nanoTime();
-            int[] pivots = c.cholesky() ? null : Lu.getrf(grid, a);
-            if (c.cholesky()) {
-              Cholesky.potrf(grid, a);
-            }
-            long t1 = System.nanoTime();
-            if (c.cholesky()) {
-              Cholesky.potrs(grid, a, b);
-            } else {
-              Lu.getrs(grid, a, pivots, b);
-            }
-            long t2 = System.nanoTime();
-            return List.of(new Part(comm.rank(), p, q, b.data(), t1 - t0, t2 - t1, comm.backend())).iterator();
-          }
-        }).collect());
-    parts.sort(Comparator.comparingInt(Part::rank));
-    return parts;
+  /**
+   * A and B go in as RDDs of blocks; the barrier stage's task r gets rank r's blocks of both
+   * (partition r of each), makes its local matrices, factors, solves, and gives back its blocks of
+   * X and its times: host round trips only at the two ends.
+   */
+  public static Solution run(JavaSparkContext jsc, Config c) {
+    Descriptor da = c.a(); // bad sizes fail here, on the driver, before any task starts
+    Descriptor db = c.b();
+    JavaRDD<Tuple2<Iterable<Block>, Iterable<Block>>> inputs = blocks(jsc, c, da, true).values()
+        .zipPartitions(blocks(jsc, c, db, false).values(), (a, b) -> {
+          List<Block> as = new ArrayList<>();
+          a.forEachRemaining(as::add);
+          List<Block> bs = new ArrayList<>();
+          b.forEachRemaining(bs::add);
+          return List.of(new Tuple2<Iterable<Block>, Iterable<Block>>(as, bs)).iterator();
+        });
+    List<Object> out = GpuCollectives.barrierMapPartitions(inputs, (comm, parts) -> {
+      Tuple2<Iterable<Block>, Iterable<Block>> mine = parts.next();
+      try (ProcessGrid<?> grid = ProcessGrid.of(comm, c.gridRows(), c.gridCols())) {
+        int p = grid.myRow();
+        int q = grid.myCol();
+        LocalMatrix a = LocalMatrix.fromBlocks(da, p, q, mine._1());
+        LocalMatrix b = LocalMatrix.fromBlocks(db, p, q, mine._2());
+        comm.barrier();
+        long t0 = System.nanoTime();
+        int[] pivots = c.cholesky() ? null : Lu.getrf(grid, a);
+        if (c.cholesky()) {
+          Cholesky.potrf(grid, a);
+        }
+        long t1 = System.nanoTime();
+        if (c.cholesky()) {
+          Cholesky.potrs(grid, a, b);
+        } else {
+          Lu.getrs(grid, a, pivots, b);
+        }
+        long t2 = System.nanoTime();
+        List<Object> result = new ArrayList<>(b.toBlocks());
+        result.add(new RankTimes(comm.rank(), p, q, t1 - t0, t2 - t1, comm.backend()));
+        return result.iterator();
+      }
+    }).collect();
+    List<Block> x = out.stream().filter(o -> o instanceof Block).map(o -> (Block) o).toList();
+    List<RankTimes> times = new ArrayList<>(out.stream().filter(o -> o instanceof RankTimes)
+        .map(o -> (RankTimes) o).toList());
+    times.sort(Comparator.comparingInt(RankTimes::rank));
+    return new Solution(x, times);
   }
 
-  /** X from every rank's part. */
-  public static double[] gatherX(Config c, List<Part> parts) {
+  /** X, whole, from its blocks. */
+  public static double[] wholeX(Config c, List<Block> blocks) {
     Descriptor d = c.b();
     double[] x = new double[c.n() * c.nrhs()];
-    for (Part p : parts) {
-      LocalMatrix.wrap(d, p.prow(), p.pcol(), p.x()).gather(x, c.n());
+    for (Block b : blocks) {
+      for (int j = 0; j < b.cols(); j++) {
+        System.arraycopy(b.data(), j * b.rows(), x, b.blockRow() * d.mb() + (b.blockCol() * d.nb() + j) * c.n(),
+            b.rows());
+      }
     }
     return x;
   }
 
   /** The solve's backward error (LAPACK's dget02 ratio; below 10 passes). */
-  public static double backwardError(Config c, List<Part> parts) {
-    return BackwardError.solve(c.wholeA(), false, gatherX(c, parts), c.wholeB(), c.n(), c.nrhs());
+  public static double backwardError(Config c, Solution s) {
+    return BackwardError.solve(c.wholeA(), false, wholeX(c, s.x()), c.wholeB(), c.n(), c.nrhs());
   }
 
   static Config parse(Map<String, String> o) {
@@ -187,16 +230,16 @@ public final class SolveSystem {
         + ": A " + c.n() + " x " + c.n() + " in " + c.nb() + " x " + c.nb() + " blocks, first on process ("
         + c.rsrc() + ", " + c.csrc() + "), " + c.nrhs() + " right-hand sides, on a " + d.gridRows() + " x "
         + d.gridCols() + " process grid");
-    List<Part> parts;
+    Solution solution;
     try (JavaSparkContext jsc = ExampleSpark.start("gpucoll-example-solve", o.get("master"), c.ranks())) {
-      parts = run(jsc, c);
+      solution = run(jsc, c);
       System.out.println("Path report: " + ExampleSpark.lastPathReport());
     }
-    for (Part p : parts) {
+    for (RankTimes p : solution.times()) {
       System.out.println("rank " + p.rank() + " = grid (" + p.prow() + "," + p.pcol() + "), " + p.backend()
           + ": factorization " + ExampleSpark.ms(p.factorNanos()) + ", solve " + ExampleSpark.ms(p.solveNanos()));
     }
-    double err = backwardError(c, parts);
+    double err = backwardError(c, solution);
     System.out.printf("backward error ||B - A X||/(||A|| ||X|| n eps) = %.3f (limit 10)%n", err);
     Factorizations.exitOnFailure(err < 10);
   }

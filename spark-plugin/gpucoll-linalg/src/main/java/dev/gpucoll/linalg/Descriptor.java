@@ -183,6 +183,29 @@ public record Descriptor(int m, int n, int mb, int nb, int rsrc, int csrc, int g
     return indxl2g(lj, nb, pcol, csrc, gridCols);
   }
 
+  // ---- blocks ----
+
+  /** How many block rows: ⌈M / MB⌉. */
+  public int blockRows() {
+    return (m + mb - 1) / mb;
+  }
+
+  /** How many block columns: ⌈N / NB⌉. */
+  public int blockCols() {
+    return (n + nb - 1) / nb;
+  }
+
+  /**
+   * The rank holding block (I, J): process ((RSRC + I) mod P, (CSRC + J) mod Q). With an RDD of
+   * blocks keyed by it and a {@code HashPartitioner} of P × Q partitions, partition r (the barrier
+   * task of rank r) holds exactly rank r's blocks.
+   */
+  public int rankOfBlock(int blockRow, int blockCol) {
+    checkIndex("block row", blockRow, blockRows());
+    checkIndex("block column", blockCol, blockCols());
+    return rank(indxg2p(blockRow * mb, mb, rsrc, gridRows), indxg2p(blockCol * nb, nb, csrc, gridCols));
+  }
+
   // ---- ranks: row-major, as ProcessGrid ----
 
   /** The rank of process (prow, pcol): {@code prow * Q + pcol}, as {@link ProcessGrid#rankAt}. */

@@ -98,6 +98,72 @@ public final class LocalMatrix {
     }
   }
 
+  /**
+   * Process (prow, pcol)'s part from its blocks (each block of the matrix this process holds,
+   * once, in any order): a block that belongs elsewhere, has the wrong size, comes twice or is
+   * missing fails naming it.
+   */
+  public static LocalMatrix fromBlocks(Descriptor desc, int prow, int pcol, Iterable<Block> blocks) {
+    LocalMatrix local = allocate(desc, prow, pcol);
+    int mine = 0;
+    java.util.Set<Long> seen = new java.util.HashSet<>();
+    for (Block b : blocks) {
+      int owner = desc.rankOfBlock(b.blockRow(), b.blockCol());
+      if (owner != desc.rank(prow, pcol)) {
+        throw new IllegalArgumentException("block (" + b.blockRow() + ", " + b.blockCol() + ") belongs to process ("
+            + desc.prow(owner) + ", " + desc.pcol(owner) + "), not (" + prow + ", " + pcol + ")");
+      }
+      int i0 = b.blockRow() * desc.mb();
+      int j0 = b.blockCol() * desc.nb();
+      int rows = Math.min(desc.mb(), desc.m() - i0);
+      int cols = Math.min(desc.nb(), desc.n() - j0);
+      if (b.rows() != rows || b.cols() != cols) {
+        throw new IllegalArgumentException("block (" + b.blockRow() + ", " + b.blockCol() + ") is " + b.rows() + " x "
+            + b.cols() + "; the descriptor makes it " + rows + " x " + cols);
+      }
+      if (!seen.add(((long) b.blockRow() << 32) | b.blockCol())) {
+        throw new IllegalArgumentException("block (" + b.blockRow() + ", " + b.blockCol() + ") comes twice");
+      }
+      int li0 = desc.indxg2lRow(i0);
+      int lj0 = desc.indxg2lCol(j0);
+      for (int j = 0; j < cols; j++) {
+        System.arraycopy(b.data(), j * rows, local.data, li0 + (lj0 + j) * desc.lld(), rows);
+      }
+      mine++;
+    }
+    int expected = local.blockCount();
+    if (mine != expected) {
+      throw new IllegalArgumentException("process (" + prow + ", " + pcol + ") holds " + expected + " blocks of the "
+          + desc.m() + " x " + desc.n() + " matrix; " + (expected - mine) + " of them are missing");
+    }
+    return local;
+  }
+
+  /** This part as its blocks (each block this process holds, in block-column then block-row order). */
+  public java.util.List<Block> toBlocks() {
+    java.util.List<Block> out = new java.util.ArrayList<>();
+    int mb = desc.mb();
+    int nb = desc.nb();
+    for (int lj0 = 0; lj0 < cols; lj0 += nb) {
+      int j0 = desc.indxl2gCol(lj0, pcol);
+      int bc = Math.min(nb, cols - lj0);
+      for (int li0 = 0; li0 < rows; li0 += mb) {
+        int i0 = desc.indxl2gRow(li0, prow);
+        int br = Math.min(mb, rows - li0);
+        double[] d = new double[br * bc];
+        for (int j = 0; j < bc; j++) {
+          System.arraycopy(data, li0 + (lj0 + j) * desc.lld(), d, j * br, br);
+        }
+        out.add(new Block(i0 / mb, j0 / nb, br, bc, d));
+      }
+    }
+    return out;
+  }
+
+  private int blockCount() {
+    return ((rows + desc.mb() - 1) / desc.mb()) * ((cols + desc.nb() - 1) / desc.nb());
+  }
+
   public Descriptor descriptor() {
     return desc;
   }
