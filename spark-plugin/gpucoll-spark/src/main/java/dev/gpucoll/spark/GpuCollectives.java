@@ -171,8 +171,7 @@ public final class GpuCollectives {
     BarrierTaskInfo[] infos = task.getTaskInfos();
     int rank = task.partitionId();
     String host = hostOf(infos[rank].address());
-    String groupId = sanitize(SparkEnv.get().conf().getAppId()) + "-stage" + task.stageId() + "."
-        + task.stageAttemptNumber();
+    String groupId = groupId(SparkEnv.get().conf().getAppId(), task.stageId(), task.stageAttemptNumber());
     GpuCollExecutorPlugin.ExecutorState plugin = GpuCollExecutorPlugin.active;
     GpuCollConf conf = confFor(task, plugin, overrides);
     long taskId = task.taskAttemptId();
@@ -198,6 +197,20 @@ public final class GpuCollectives {
 
   private static String stageOf(TaskContext task) {
     return "stage " + task.stageId() + "." + task.stageAttemptNumber();
+  }
+
+  private static final String STAGE_MARK = "-stage";
+
+  /** The group of a barrier stage's attempt: "app-20261204-0001-stage3.0". */
+  static String groupId(String appId, int stageId, int stageAttempt) {
+    return sanitize(appId) + STAGE_MARK + stageId + "." + stageAttempt;
+  }
+
+  /** The stage ("stage 3.0") a {@link #groupId} names, or "" for another id. */
+  static String stageOfGroup(String groupId) {
+    int at = groupId.lastIndexOf(STAGE_MARK);
+    String rest = at < 0 ? "" : groupId.substring(at + STAGE_MARK.length());
+    return rest.matches("[0-9]+\\.[0-9]+") ? "stage " + rest : "";
   }
 
   /** Longest failure reason a rank report carries. */
