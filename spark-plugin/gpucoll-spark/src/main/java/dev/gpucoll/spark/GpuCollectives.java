@@ -251,6 +251,16 @@ public final class GpuCollectives {
     return failureReason(error);
   }
 
+  /** Whether a collective or the group's formation raised {@code error} (a CollectiveException in its causes). */
+  static boolean fromCollective(Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof CollectiveException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   private static void sendReport(GpuCollExecutorPlugin.ExecutorState plugin, RankReportMessage m, String what) {
     try {
       plugin.context().send(RpcMessages.encode(m));
@@ -313,7 +323,11 @@ public final class GpuCollectives {
         sendReport(plugin, reportOf(lent, stage, host, plugin, why), lent.id());
       }
       if (ctx.isFailed()) {
-        cache.evict(lent);
+        if (fromCollective(failure.get())) {
+          cache.evict(lent); // the peers know already: they fail alike
+        } else {
+          cache.evictLater(lent, CommunicatorCache.FAILED_TASK_CLOSE_DELAY); // the task's own error: see there
+        }
         return;
       }
       cache.release(lent);
