@@ -104,8 +104,8 @@ public final class ClusterCollectivesApp {
             return List.of("unreachable").iterator();
           }).collect();
       return "the job whose last rank threw its own exception succeeded";
-    } catch (org.apache.spark.SparkException e) {
-      String why = String.valueOf(e.getMessage());
+    } catch (Exception e) { // a SparkException, thrown from Scala undeclared
+      String why = e.getClass().getName() + ": " + e.getMessage();
       boolean own = why.contains("IllegalStateException: " + OWN_ERROR) && !why.contains("CollectiveException");
       return own ? null : "the job's error is not the task's own exception: " + why.lines().limit(3).toList();
     }
