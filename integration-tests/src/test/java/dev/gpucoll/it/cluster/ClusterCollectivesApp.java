@@ -25,7 +25,9 @@ import org.apache.spark.api.java.JavaSparkContext;
 /**
  * The application the standalone-cluster test submits (in its own small jar, with gpucoll only on
  * {@code --jars}): one barrier stage runs every collective on every rank; the driver checks each
- * rank's results against values it computes itself, then the group report. Prints one line
+ * rank's results against values it computes itself, then the group report; a second barrier stage,
+ * whose last rank throws its own exception while the others wait in a collective, must fail the
+ * job with that exception (not a peer's error about the failed rank). Prints one line
  * starting with {@link #OK} or {@link #FAILED} and exits 0 or 1.
  *
  * <p>Usage: {@code ClusterCollectivesApp <ranks> [--check-ui-tab]}; with {@code --check-ui-tab} the
@@ -67,6 +69,10 @@ public final class ClusterCollectivesApp {
       if (checkUiTab && report != null) {
         wrong.addAll(uiTabProblems(sc, report.groupId()));
       }
+      String ownError = ownErrorProblem(jsc, ranks);
+      if (ownError != null) {
+        wrong.add(ownError);
+      }
       if (wrong.isEmpty()) {
         System.out.println(OK + " ranks=" + ranks + " pids=" + pids + " group=" + report.groupId()
             + " report: " + report.summaryLine());
@@ -83,6 +89,30 @@ public final class ClusterCollectivesApp {
       }
     }
     System.exit(exit);
+  }
+
+  static final String OWN_ERROR = "the last rank's own error";
+
+  /**
+   * Why the job whose last rank throws {@link #OWN_ERROR} (while the others wait for it in an
+   * allReduce) did not fail with that exception, or null when it did.
+   */
+  static String ownErrorProblem(JavaSparkContext jsc, int ranks) {
+    try {
+      GpuCollectives.barrierMapPartitions(jsc.parallelize(IntStream.range(0, ranks).boxed().toList(), ranks),
+          (comm, rows) -> {
+            if (comm.rank() == comm.size() - 1) {
+              throw new IllegalStateException(OWN_ERROR);
+            }
+            comm.allReduce(new float[] {1f}, ReduceOp.SUM);
+            return List.of("unreachable").iterator();
+          }).collect();
+      return "the job whose last rank threw its own exception succeeded";
+    } catch (Exception e) { // a SparkException, thrown from Scala undeclared
+      String why = e.getClass().getName() + ": " + e.getMessage();
+      boolean own = why.contains("IllegalStateException: " + OWN_ERROR) && !why.contains("CollectiveException");
+      return own ? null : "the job's error is not the task's own exception: " + why.lines().limit(3).toList();
+    }
   }
 
   /** Runs on each rank: every collective, each result as one line "collective rank result". */

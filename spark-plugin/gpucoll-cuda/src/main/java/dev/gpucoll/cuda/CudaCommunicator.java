@@ -64,6 +64,12 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
    */
   private final long[][] observed = new long[Collective.values().length][Algorithm.values().length];
   private final List<CollectiveListener> listeners = new CopyOnWriteArrayList<>();
+  /**
+   * The MAXLOC / MINLOC call in progress, or null: its gather is counted as the allGather it is but
+   * tells the listeners nothing (the pair call tells them once it is done), its algorithm kept here.
+   */
+  private LocOp pairCall;
+  private Algorithm pairGather;
   private int splits;
   private boolean closed;
   /** True while {@link #capture} records this communicator's stream. */
@@ -240,8 +246,10 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
         throw new CollectiveException(rank, c, why);
       }
     }
+    long start = System.nanoTime();
     if (count == 0) {
-      observed(c, Algorithm.NOOP_EMPTY, 0, System.nanoTime());
+      count(c, Algorithm.NOOP_EMPTY);
+      tell(c, op, Algorithm.NOOP_EMPTY, 0, start);
       return;
     }
     java.nio.ByteBuffer mine = java.nio.ByteBuffer.allocate(bytes).order(java.nio.ByteOrder.nativeOrder());
@@ -251,7 +259,13 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       throw failure(c, t);
     }
     java.nio.ByteBuffer gathered = java.nio.ByteBuffer.allocate(bytes * size).order(java.nio.ByteOrder.nativeOrder());
-    allGather(CommBuffer.of(mine), CommBuffer.of(gathered), bytes, DataType.UINT8);
+    pairCall = op;
+    try {
+      allGather(CommBuffer.of(mine), CommBuffer.of(gathered), bytes, DataType.UINT8);
+    } finally {
+      pairCall = null;
+    }
+    Algorithm gather = pairGather;
     String nan = PairFold.nanProblem(gathered, size, (int) count, type, op);
     if (nan != null) {
       throw new CollectiveException(rank, c, nan);
@@ -269,6 +283,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     } catch (Throwable t) {
       throw failure(c, t);
     }
+    tell(c, op, gather, (long) bytes * size, start);
   }
 
   @Override
@@ -624,11 +639,28 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   }
 
   private void observed(Collective c, Algorithm algorithm, long bytes, long startNanos) {
+    count(c, algorithm);
+    if (pairCall != null) {
+      pairGather = algorithm; // the pair call tells the listeners
+    } else {
+      tell(c, null, algorithm, bytes, startNanos);
+    }
+  }
+
+  private void count(Collective c, Algorithm algorithm) {
     observed[c.ordinal()][algorithm.ordinal()]++;
+  }
+
+  /** Tells the listeners of a completed call; a MAXLOC / MINLOC one ({@code loc}) as such. */
+  private void tell(Collective c, LocOp loc, Algorithm algorithm, long bytes, long startNanos) {
     if (!listeners.isEmpty()) {
       long nanos = System.nanoTime() - startNanos;
       for (CollectiveListener l : listeners) {
-        l.onCollective(c, algorithm.id(), bytes, nanos);
+        if (loc == null) {
+          l.onCollective(c, algorithm.id(), bytes, nanos);
+        } else {
+          l.onLocCollective(loc, algorithm.id(), bytes, nanos);
+        }
       }
     }
   }
@@ -713,9 +745,9 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     ensureOpen(null);
     refuseWhileCapturing("split");
     int[] members = SplitOrder.members(group.rendezvous().allGather(SplitOrder.payload(color, key), timeout), color);
-    splits++;
+    int split = ++splits;
     SplitRendezvous child = new SplitRendezvous(group.rendezvous(),
-        group.rendezvous().groupId() + "/split" + splits + "(" + color + ")", members);
+        group.rendezvous().groupId() + "/split" + split + "(" + color + ")", members);
     CudaCommunicator out = null;
     try {
       if (color >= 0) {
@@ -726,6 +758,12 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
         }
         CudaNative.setDevice(device);
         out = new CudaCommunicator(new GroupContext(child, childMembers, group.conf()));
+        for (CollectiveListener l : listeners) {
+          CollectiveListener of = l.onSplit(split);
+          if (of != null) {
+            out.addListener(of);
+          }
+        }
       }
     } finally {
       child.finish(timeout); // also when forming failed, so the other colors are not left waiting

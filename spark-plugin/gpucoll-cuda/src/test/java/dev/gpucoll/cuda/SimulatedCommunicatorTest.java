@@ -69,6 +69,44 @@ class SimulatedCommunicatorTest {
     }
   }
 
+  @Test
+  void theListenersHearAMaxlocCallAsSuchAndASplitsCallsThroughTheListenerTheyGaveIt() throws Exception {
+    try (SimulatedDevice.Installed sim = SimulatedDevice.install()) {
+      List<List<String>> heard = onRanks(2, Map.of(), comm -> {
+        List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+        comm.addListener(new dev.gpucoll.api.CollectiveListener() {
+          @Override
+          public void onCollective(dev.gpucoll.api.Collective c, String algorithm, long bytes, long nanos) {
+            events.add(c.apiName());
+          }
+
+          @Override
+          public void onLocCollective(dev.gpucoll.api.LocOp op, String algorithm, long bytes, long nanos) {
+            events.add(op + " " + bytes + " B");
+          }
+
+          @Override
+          public dev.gpucoll.api.CollectiveListener onSplit(int split) {
+            return (c, algorithm, bytes, nanos) -> events.add("split " + split + " " + c.apiName());
+          }
+        });
+        java.nio.ByteBuffer send = java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.nativeOrder());
+        send.putFloat(0, comm.rank()).putInt(4, comm.rank());
+        java.nio.ByteBuffer recv = java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.nativeOrder());
+        comm.allReduce(CommBuffer.of(send), CommBuffer.of(recv), 1, dev.gpucoll.api.PairType.FLOAT32_INT32,
+            dev.gpucoll.api.LocOp.MAXLOC);
+        assertEquals(1, recv.getInt(4));
+        try (GpuCommunicator half = comm.split(0, comm.rank())) {
+          half.allReduce(new float[] {1f}, ReduceOp.SUM);
+        }
+        return events;
+      });
+      for (List<String> events : heard) {
+        assertEquals(List.of("MAXLOC 16 B", "split 1 allReduce"), events);
+      }
+    }
+  }
+
   static float[] read(long device, int floats, GpuCommunicator comm) {
     comm.synchronize();
     float[] out = new float[floats];

@@ -2,6 +2,9 @@ package dev.gpucoll.spark;
 
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveListener;
+import dev.gpucoll.api.LocOp;
+import java.util.Arrays;
+import java.util.List;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.Set;
@@ -11,13 +14,28 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Listens to one communicator: feeds the executor's metrics ({@link ExecutorMetrics}) and keeps,
- * for the driver's report of the current task, the paths taken, the latency per collective and
- * message size, and the message sizes used.
+ * Listens to one communicator and to those split from it ({@link #onSplit}, so a
+ * {@link dev.gpucoll.api.ProcessGrid}'s rows and columns too): feeds the executor's metrics
+ * ({@link ExecutorMetrics}) and keeps, for the driver's report of the current task, the paths
+ * taken, the latency per call and message size, and the message sizes used.
+ *
+ * <p>Calls are counted under their {@linkplain #callName names}: a collective's API name, MAXLOC and
+ * MINLOC under their own; in the report a sub-communicator's calls carry its split
+ * ("split 1: allReduce"), in the executor's metrics they count under the collective's name.
  */
 final class CollectiveMetrics implements CollectiveListener {
   /** Distinct message sizes kept per collective for the report's predictions at used sizes. */
   static final int USED_SIZES_KEPT = 8;
+
+  /** The name of a MAXLOC / MINLOC allReduce in reports and metrics. */
+  static String callName(LocOp op) {
+    return op == LocOp.MAXLOC ? "allReduceMaxloc" : "allReduceMinloc";
+  }
+
+  /** Every name calls are counted under in the metrics: each collective's API name, then MAXLOC's and MINLOC's. */
+  static final List<String> CALL_NAMES = java.util.stream.Stream.concat(
+      Arrays.stream(Collective.values()).map(Collective::apiName),
+      Arrays.stream(LocOp.values()).map(CollectiveMetrics::callName)).toList();
 
   private final ExecutorMetrics executor;
   private final Map<String, LongAdder> taskPaths = new ConcurrentHashMap<>();
@@ -33,17 +51,60 @@ final class CollectiveMetrics implements CollectiveListener {
 
   @Override
   public void onCollective(Collective collective, String algorithm, long bytes, long nanos) {
-    taskPaths.computeIfAbsent(collective.apiName() + "\u0000" + algorithm, k -> new LongAdder())
-        .increment();
-    taskLatency.record(collective.apiName(), bytes, nanos);
-    synchronized (taskSizes) {
+    record(collective.apiName(), collective.apiName(), algorithm, bytes, nanos);
+    synchronized (taskSizes) { // the report predicts at the sizes the group's own calls used
       Set<Long> sizes = taskSizes.computeIfAbsent(collective, c -> new TreeSet<>());
       if (sizes.size() < USED_SIZES_KEPT) {
         sizes.add(bytes);
       }
     }
+  }
+
+  @Override
+  public void onLocCollective(LocOp op, String algorithm, long bytes, long nanos) {
+    record(callName(op), callName(op), algorithm, bytes, nanos);
+  }
+
+  @Override
+  public CollectiveListener onSplit(int split) {
+    return new SubCommunicator("split " + split);
+  }
+
+  /**
+   * A communicator split from this one (or from one of those): its calls count in this one's report
+   * under "split n: " ("split 1.2: " for the second split of the first), in the metrics as any call.
+   */
+  private final class SubCommunicator implements CollectiveListener {
+    private final String label;
+    private final String prefix;
+
+    SubCommunicator(String label) {
+      this.label = label;
+      this.prefix = label + ": ";
+    }
+
+    @Override
+    public void onCollective(Collective collective, String algorithm, long bytes, long nanos) {
+      record(prefix + collective.apiName(), collective.apiName(), algorithm, bytes, nanos);
+    }
+
+    @Override
+    public void onLocCollective(LocOp op, String algorithm, long bytes, long nanos) {
+      record(prefix + callName(op), callName(op), algorithm, bytes, nanos);
+    }
+
+    @Override
+    public CollectiveListener onSplit(int split) {
+      return new SubCommunicator(label + "." + split);
+    }
+  }
+
+  /** One call: under {@code reported} in the task's report, under {@code name} in the executor's metrics. */
+  private void record(String reported, String name, String algorithm, long bytes, long nanos) {
+    taskPaths.computeIfAbsent(reported + "\u0000" + algorithm, k -> new LongAdder()).increment();
+    taskLatency.record(reported, bytes, nanos);
     if (executor != null) {
-      executor.collective(collective, algorithm, bytes, nanos);
+      executor.call(name, algorithm, bytes, nanos);
     }
   }
 

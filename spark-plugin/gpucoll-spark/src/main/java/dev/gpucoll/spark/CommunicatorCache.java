@@ -3,6 +3,7 @@ package dev.gpucoll.spark;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.core.rendezvous.Rendezvous;
 import dev.gpucoll.core.report.ReportingCommunicator;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -147,9 +148,48 @@ final class CommunicatorCache {
     closeQuietly(e);
   }
 
+  /**
+   * How long a task that failed by its own exception keeps its communicator open. Closing it at
+   * once fails the peers waiting in a collective with "rank r closed its communicator", and their
+   * failure can reach the scheduler before the failing task's own (its status is sent after the
+   * task's listeners ran), making a peer's error the job's. Open, the peers wait until Spark kills
+   * them for the failed barrier stage, so the user's exception is the job's error; the close after
+   * this delay still releases peers that no kill reached.
+   */
+  static final Duration FAILED_TASK_CLOSE_DELAY = Duration.ofSeconds(3);
+
+  /** Entries dropped from the cache whose close is deferred ({@link #evictLater}). */
+  private final java.util.Set<Entry> closing = new java.util.HashSet<>();
+  private java.util.concurrent.ScheduledExecutorService closer;
+
+  /** Drops the entry now and closes it after {@code delay}, or at {@link #closeAll}, whichever comes first. */
+  synchronized void evictLater(Entry e, Duration delay) {
+    e.inUse = false;
+    entries.remove(e.key, e);
+    e.cached = false;
+    if (closer == null) {
+      closer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "gpucoll-deferred-close");
+        t.setDaemon(true);
+        return t;
+      });
+    }
+    closing.add(e);
+    closer.schedule(() -> {
+      synchronized (this) {
+        if (!closing.remove(e)) {
+          return; // closeAll closed it
+        }
+      }
+      closeQuietly(e);
+    }, delay.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+  }
+
   synchronized void closeAll() {
     List<Entry> all = new ArrayList<>(entries.values());
     entries.clear();
+    all.addAll(closing);
+    closing.clear();
     all.forEach(CommunicatorCache::closeQuietly);
   }
 

@@ -16,7 +16,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * keeps its last counts in the sums (they count what the application did).
  *
  * <p>Gauges (Spark registers a plugin's metrics once, so every name is fixed here):
- * {@code executors.collective.<name>.{calls,bytes,errors,timeouts,latencyNanos,meanLatencyMicros}},
+ * {@code executors.collective.<name>.{calls,bytes,errors,timeouts,latencyNanos,meanLatencyMicros}} (every
+ * {@link CollectiveMetrics#CALL_NAMES}),
  * {@code executors.path.<algorithm>.{calls,bytes}} for the algorithms the executors can run
  * ({@link ExecutorMetrics#usablePaths}) and {@code other}, {@code executors.rendezvous.count},
  * {@code executors.cache.hits}, {@code executors.cache.misses}, {@code executors.errors},
@@ -44,9 +45,9 @@ final class DriverMetrics {
   /** The names of the gauges, without the prefix, for the given algorithms. */
   static List<String> names(List<String> paths) {
     List<String> out = new ArrayList<>();
-    for (dev.gpucoll.api.Collective c : dev.gpucoll.api.Collective.values()) {
+    for (String c : CollectiveMetrics.CALL_NAMES) {
       for (String what : List.of("calls", "bytes", "errors", "timeouts", "latencyNanos")) {
-        out.add("collective." + c.apiName() + "." + what);
+        out.add("collective." + c + "." + what);
       }
     }
     List<String> all = new ArrayList<>(paths);
@@ -64,8 +65,8 @@ final class DriverMetrics {
     for (String name : names(paths)) {
       registry.register(PREFIX + name, (Gauge<Long>) () -> sum(name));
     }
-    for (dev.gpucoll.api.Collective c : dev.gpucoll.api.Collective.values()) {
-      String base = "collective." + c.apiName() + ".";
+    for (String c : CollectiveMetrics.CALL_NAMES) {
+      String base = "collective." + c + ".";
       registry.register(PREFIX + base + "meanLatencyMicros", (Gauge<Double>) () -> {
         long calls = sum(base + "calls");
         return calls == 0 ? 0.0 : sum(base + "latencyNanos") / 1e3 / calls;

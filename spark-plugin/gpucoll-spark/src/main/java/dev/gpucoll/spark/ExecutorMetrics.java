@@ -9,7 +9,6 @@ import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.core.Algorithm;
 import java.util.Arrays;
-import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +24,9 @@ import org.slf4j.LoggerFactory;
  * copies the plugin's registry into its metrics system only when {@code init} returns, so a metric
  * created later would reach no sink.
  *
- * <p>Names: {@code collective.<allReduce|...>.{calls,bytes,latency,messageBytes,errors,timeouts}},
+ * <p>Names: {@code collective.<allReduce|...>.{calls,bytes,latency,messageBytes,errors,timeouts}} for
+ * every call name ({@link CollectiveMetrics#CALL_NAMES}: the collectives, {@code allReduceMaxloc},
+ * {@code allReduceMinloc}; a sub-communicator's calls count as any),
  * {@code path.<algorithm>.{calls,bytes,latency}} for every algorithm this executor can run
  * ({@link #usablePaths}; {@code path.other} for any other), {@code rendezvous.time},
  * {@code cache.hits}, {@code cache.misses}, {@code errors}, {@code timeouts}. The same counts go to
@@ -47,7 +48,7 @@ final class ExecutorMetrics {
 
   private record PerPath(Counter calls, Counter bytes, Timer latency) {}
 
-  private final Map<Collective, PerCollective> collectives = new EnumMap<>(Collective.class);
+  private final Map<String, PerCollective> collectives = new LinkedHashMap<>();
   private final Map<String, PerPath> paths = new LinkedHashMap<>();
   private final Timer rendezvous;
   private final Counter cacheHits;
@@ -70,8 +71,8 @@ final class ExecutorMetrics {
   }
 
   ExecutorMetrics(MetricRegistry registry, List<String> usablePaths) {
-    for (Collective c : Collective.values()) {
-      String base = MetricRegistry.name("collective", c.apiName());
+    for (String c : CollectiveMetrics.CALL_NAMES) {
+      String base = MetricRegistry.name("collective", c);
       collectives.put(c, new PerCollective(
           registry.counter(MetricRegistry.name(base, "calls")),
           registry.counter(MetricRegistry.name(base, "bytes")),
@@ -98,9 +99,12 @@ final class ExecutorMetrics {
         registry.timer(MetricRegistry.name(base, "latency")));
   }
 
-  /** A collective completed on {@code algorithm}. */
-  void collective(Collective collective, String algorithm, long bytes, long nanos) {
-    PerCollective c = collectives.get(collective);
+  /** A call of {@code name} (one of {@link CollectiveMetrics#CALL_NAMES}) completed on {@code algorithm}. */
+  void call(String name, String algorithm, long bytes, long nanos) {
+    PerCollective c = collectives.get(name);
+    if (c == null) {
+      throw new IllegalArgumentException("no metrics for call '" + name + "'; known: " + collectives.keySet());
+    }
     c.calls.inc();
     c.bytes.inc(bytes);
     c.latency.update(nanos, TimeUnit.NANOSECONDS);
@@ -127,7 +131,7 @@ final class ExecutorMetrics {
   Map<String, Long> totals() {
     Map<String, Long> out = new LinkedHashMap<>();
     collectives.forEach((coll, c) -> {
-      String base = "collective." + coll.apiName() + ".";
+      String base = "collective." + coll + ".";
       out.put(base + "calls", c.calls.getCount());
       out.put(base + "bytes", c.bytes.getCount());
       out.put(base + "errors", c.errors.getCount());
@@ -164,7 +168,7 @@ final class ExecutorMetrics {
         if (timeout) {
           timeouts.inc();
         }
-        PerCollective c = ce.collective() == null ? null : collectives.get(ce.collective());
+        PerCollective c = ce.collective() == null ? null : collectives.get(ce.collective().apiName());
         if (c != null) {
           c.errors.inc();
           if (timeout) {

@@ -215,6 +215,15 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     return r == null ? List.of() : r.running(System.nanoTime());
   }
 
+  /**
+   * The groups whose ranks are meeting at the rendezvous, some arrived and others not, for a stage
+   * no rank has formed a group of yet (a formed group's later rounds, e.g. the relay's, are its calls).
+   */
+  List<FormingGroup> forming() {
+    ReportCollector r = reports;
+    return rendezvous.waitingGroups().stream().filter(g -> r == null || !r.hasFormed(g.stage())).toList();
+  }
+
   List<GroupReport> reports() {
     ReportCollector r = reports;
     return r == null ? List.of() : r.reports();

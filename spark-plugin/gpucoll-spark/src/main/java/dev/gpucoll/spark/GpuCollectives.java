@@ -171,8 +171,7 @@ public final class GpuCollectives {
     BarrierTaskInfo[] infos = task.getTaskInfos();
     int rank = task.partitionId();
     String host = hostOf(infos[rank].address());
-    String groupId = sanitize(SparkEnv.get().conf().getAppId()) + "-stage" + task.stageId() + "."
-        + task.stageAttemptNumber();
+    String groupId = groupId(SparkEnv.get().conf().getAppId(), task.stageId(), task.stageAttemptNumber());
     GpuCollExecutorPlugin.ExecutorState plugin = GpuCollExecutorPlugin.active;
     GpuCollConf conf = confFor(task, plugin, overrides);
     long taskId = task.taskAttemptId();
@@ -198,6 +197,20 @@ public final class GpuCollectives {
 
   private static String stageOf(TaskContext task) {
     return "stage " + task.stageId() + "." + task.stageAttemptNumber();
+  }
+
+  private static final String STAGE_MARK = "-stage";
+
+  /** The group of a barrier stage's attempt: "app-20261204-0001-stage3.0". */
+  static String groupId(String appId, int stageId, int stageAttempt) {
+    return sanitize(appId) + STAGE_MARK + stageId + "." + stageAttempt;
+  }
+
+  /** The stage ("stage 3.0") a {@link #groupId} names, or "" for another id. */
+  static String stageOfGroup(String groupId) {
+    int at = groupId.lastIndexOf(STAGE_MARK);
+    String rest = at < 0 ? "" : groupId.substring(at + STAGE_MARK.length());
+    return rest.matches("[0-9]+\\.[0-9]+") ? "stage " + rest : "";
   }
 
   /** Longest failure reason a rank report carries. */
@@ -236,6 +249,16 @@ public final class GpuCollectives {
       }
     }
     return failureReason(error);
+  }
+
+  /** Whether a collective or the group's formation raised {@code error} (a CollectiveException in its causes). */
+  static boolean fromCollective(Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof CollectiveException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static void sendReport(GpuCollExecutorPlugin.ExecutorState plugin, RankReportMessage m, String what) {
@@ -300,7 +323,11 @@ public final class GpuCollectives {
         sendReport(plugin, reportOf(lent, stage, host, plugin, why), lent.id());
       }
       if (ctx.isFailed()) {
-        cache.evict(lent);
+        if (fromCollective(failure.get())) {
+          cache.evict(lent); // the peers know already: they fail alike
+        } else {
+          cache.evictLater(lent, CommunicatorCache.FAILED_TASK_CLOSE_DELAY); // the task's own error: see there
+        }
         return;
       }
       cache.release(lent);

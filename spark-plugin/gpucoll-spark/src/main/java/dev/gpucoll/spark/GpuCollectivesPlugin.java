@@ -48,6 +48,15 @@ public final class GpuCollectivesPlugin implements SparkPlugin {
   }
 
   /**
+   * The groups forming now: some ranks have reached the driver's rendezvous, others not yet (which,
+   * and for how long). Empty when the plugin's driver part is not running in this JVM.
+   */
+  public static List<FormingGroup> driverFormingGroups() {
+    GpuCollDriverPlugin driver = GpuCollDriverPlugin.active;
+    return driver == null ? List.of() : driver.forming();
+  }
+
+  /**
    * The executors' checks of the backend {@code spark.gpucoll.backend} requires (made at executor
    * start when it is not {@code auto}), by executor id; empty when the driver part is not running
    * in this JVM.

@@ -191,6 +191,27 @@ public record GroupReport(
     }
   }
 
+  /**
+   * The report as the page's JSON shows it ({@code /gpucoll/json/}): {@code "status"} (RUNNING,
+   * FAILED or OK), {@code "endedAtMillis"} when its tasks had ended (0 while running or when not
+   * recorded), then the report's own fields.
+   */
+  public String toJson(String status, long endedAtMillis) {
+    return withStatus(status, this, Map.of("endedAtMillis", endedAtMillis));
+  }
+
+  /** {@code value}'s JSON fields after {@code "status"} and {@code extra}: one form for every entry of the page's JSON. */
+  static String withStatus(String status, Object value, Map<String, Long> extra) {
+    try {
+      com.fasterxml.jackson.databind.node.ObjectNode node = JSON.createObjectNode().put("status", status);
+      extra.forEach(node::put);
+      node.setAll((com.fasterxml.jackson.databind.node.ObjectNode) JSON.valueToTree(value));
+      return JSON.writeValueAsString(node);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException | IllegalArgumentException e) {
+      throw new IllegalStateException("cannot render " + value.getClass().getSimpleName() + " as JSON", e);
+    }
+  }
+
   private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
       new com.fasterxml.jackson.databind.ObjectMapper();
 

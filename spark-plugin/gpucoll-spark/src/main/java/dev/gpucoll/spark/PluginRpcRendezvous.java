@@ -2,6 +2,7 @@ package dev.gpucoll.spark;
 
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CollectiveTimeoutException;
+import dev.gpucoll.core.config.Durations;
 import dev.gpucoll.core.rendezvous.Rendezvous;
 import dev.gpucoll.core.rendezvous.RendezvousLimits;
 import dev.gpucoll.core.wait.CallBounds;
@@ -12,6 +13,8 @@ import dev.gpucoll.spark.RpcMessages.RoundState;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Rendezvous through the plugin's own RPC: each rank registers its payload with the driver's
@@ -31,6 +34,14 @@ final class PluginRpcRendezvous implements Rendezvous {
   private static final long SHORT_WAIT_NANOS = 50_000_000L;
   private static final long SHORT_WAIT_MAX_SLEEP_NANOS = 1_000_000L;
   private static final long LONG_WAIT_MAX_SLEEP_NANOS = 10_000_000L;
+  /**
+   * A rank still waiting for others after this long says once which ones (peers usually come in
+   * milliseconds: this tells a slow rank from a hang long before the timeout); half the timeout
+   * when that is shorter.
+   */
+  static final long WAIT_NOTICE_NANOS = 5_000_000_000L;
+
+  private static final Logger LOG = LoggerFactory.getLogger(GpuCollectivesPlugin.class);
 
   private final RpcChannel channel;
   private final GroupCredential credential;
@@ -89,8 +100,16 @@ final class PluginRpcRendezvous implements Rendezvous {
     long sleep = FIRST_SLEEP_NANOS;
     // Spark's task kill and the thread's interrupt end the wait too (bound by the Spark layer).
     CallBounds bounds = CallBounds.current(timeout);
+    long noticeAfter = Math.min(WAIT_NOTICE_NANOS, timeout.toNanos() / 2);
+    boolean noticed = false;
     while (!state.complete() && state.failure() == null) {
       long now = System.nanoTime();
+      if (!noticed && now - start >= noticeAfter) {
+        noticed = true;
+        LOG.info("gpucoll: rank {} of group {} has waited {} at rendezvous round {} for ranks {} of its {};"
+            + " it gives up after {} (spark.gpucoll.timeout)", rank, groupId, Durations.format(now - start), round,
+            state.missingRanks(), size, Durations.format(timeout.toNanos()));
+      }
       if (now >= deadline) {
         state = ask(new GiveUp(groupId, round, rank,
             (now - start) / 1_000_000L), round);

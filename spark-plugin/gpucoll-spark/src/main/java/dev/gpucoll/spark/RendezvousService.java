@@ -232,6 +232,28 @@ final class RendezvousService {
     return rounds.size();
   }
 
+  /**
+   * The groups some of whose ranks wait at a round that others have not reached, none given up:
+   * per group the ranks that arrived at any such round, the others, and how long since the
+   * earliest of those rounds opened (its first arrival). What the tab shows as FORMING.
+   */
+  List<FormingGroup> waitingGroups() {
+    long now = clock.getAsLong();
+    Map<String, FormingGroup.Builder> byGroup = new java.util.TreeMap<>();
+    for (Round r : rounds.values()) {
+      synchronized (r) {
+        if (r.failure != null || r.removed || r.arrived == 0 || r.arrived == r.size) {
+          continue;
+        }
+        FormingGroup.Builder g = byGroup.computeIfAbsent(r.groupId, id -> new FormingGroup.Builder(id, r.size));
+        g.round(now - r.createdAt, r.arrivedRanks());
+      }
+    }
+    List<FormingGroup> out = new ArrayList<>();
+    byGroup.values().forEach(g -> out.add(g.build()));
+    return out;
+  }
+
   /** Bytes charged to the rounds currently held, for tests and diagnostics. */
   long retainedBytes() {
     return retainedBytes.get();
@@ -409,6 +431,16 @@ final class RendezvousService {
 
     boolean hasArrived(int rank) {
       return payloads[rank] != null;
+    }
+
+    List<Integer> arrivedRanks() {
+      List<Integer> out = new ArrayList<>();
+      for (int r = 0; r < size; r++) {
+        if (payloads[r] != null) {
+          out.add(r);
+        }
+      }
+      return out;
     }
 
     List<Integer> missing() {

@@ -154,6 +154,25 @@ final class ReportCollector {
     return out;
   }
 
+  /**
+   * Whether a group of {@code stage} has formed on some rank: it sent progress or a report at its
+   * task's end. (A stage that reuses a cached group reports under that group's id, so the stage decides.)
+   */
+  synchronized boolean hasFormed(String stage) {
+    String suffix = "@" + stage;
+    for (String key : running.keySet()) {
+      if (key.endsWith(suffix)) {
+        return true;
+      }
+    }
+    for (String key : handedOn) {
+      if (key.endsWith(suffix)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Hands on the failed groups whose wait for missing ranks is over (called every second or so). */
   void flush(long now) {
     List<GroupReport> done;

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.codahale.metrics.MetricRegistry;
-import dev.gpucoll.api.Collective;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -19,10 +18,10 @@ class DriverMetricsTest {
     List<String> hostPaths = ExecutorMetrics.usablePaths(false);
     ExecutorMetrics e0 = new ExecutorMetrics(executor0, hostPaths);
     ExecutorMetrics e1 = new ExecutorMetrics(executor1, hostPaths);
-    e0.collective(Collective.ALL_REDUCE, "host-oneshot", 256, 10_000);
-    e0.collective(Collective.ALL_REDUCE, "host-oneshot", 256, 30_000);
-    e1.collective(Collective.ALL_REDUCE, "host-twoshot", 1 << 20, 80_000);
-    e1.collective(Collective.BARRIER, "host-flags", 0, 1_000);
+    e0.call("allReduce", "host-oneshot", 256, 10_000);
+    e0.call("allReduce", "host-oneshot", 256, 30_000);
+    e1.call("allReduce", "host-twoshot", 1 << 20, 80_000);
+    e1.call("barrier", "host-flags", 0, 1_000);
 
     DriverMetrics sums = new DriverMetrics();
     MetricRegistry driver = new MetricRegistry();
@@ -35,7 +34,7 @@ class DriverMetricsTest {
     assertEquals(2L, driver.getGauges().get("executors.path.host-oneshot.calls").getValue());
     assertEquals(1L, driver.getGauges().get("executors.collective.barrier.calls").getValue());
     // An executor's later counts replace its earlier ones; they are not added twice.
-    e0.collective(Collective.ALL_REDUCE, "host-oneshot", 256, 20_000);
+    e0.call("allReduce", "host-oneshot", 256, 20_000);
     sums.update("0", e0.totals());
     assertEquals(4L, driver.getGauges().get("executors.collective.allReduce.calls").getValue());
     // Without a GPU on the executors, no GPU or NCCL path has a metric on either side.

@@ -77,6 +77,8 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   protected volatile String brokenReason;
   /** The caller's calls on this communicator so far, this one included: what errors name (not protocol steps). */
   private long calls;
+  /** The splits of this communicator so far (its listeners number them, {@link CollectiveListener#onSplit}). */
+  private int splits;
   /** True while a group() body records its batch (only the calling thread reads it). */
   private boolean recording;
 
@@ -142,7 +144,17 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   public final Communicator split(int color, int key) {
     begin(null);
     try {
-      return splitGroup(color, key);
+      int split = ++splits;
+      Communicator child = splitGroup(color, key);
+      if (child != null) {
+        for (CollectiveListener l : listeners) {
+          CollectiveListener of = l.onSplit(split);
+          if (of != null) {
+            child.addListener(of);
+          }
+        }
+      }
+      return child;
     } catch (Throwable t) {
       throw failure(null, t);
     } finally {
@@ -192,7 +204,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
       if (nan != null) {
         throw new CollectiveException(rank, c, nan);
       }
-      finish(c, algo.id(), (long) call.gatherBytes() * size, t0);
+      finish(c, algo.id(), (long) call.gatherBytes() * size, t0, op);
     } catch (Throwable t) {
       throw failure(c, t);
     } finally {
@@ -509,6 +521,11 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   }
 
   private void finish(Collective c, String algorithm, long bytes, long t0) {
+    finish(c, algorithm, bytes, t0, null);
+  }
+
+  /** Counts the call's path and tells the listeners; a MAXLOC / MINLOC call ({@code loc}) as such. */
+  private void finish(Collective c, String algorithm, long bytes, long t0, LocOp loc) {
     // Algorithm names are constants: the same call as last time hits the cached counter.
     if (c != lastCollective || algorithm != lastAlgorithm) {
       synchronized (observed) {
@@ -522,7 +539,11 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     if (heard.length > 0) {
       long nanos = System.nanoTime() - t0;
       for (CollectiveListener l : heard) {
-        l.onCollective(c, algorithm, bytes, nanos);
+        if (loc == null) {
+          l.onCollective(c, algorithm, bytes, nanos);
+        } else {
+          l.onLocCollective(loc, algorithm, bytes, nanos);
+        }
       }
     }
   }

@@ -5,7 +5,7 @@ import scala.util.Try
 import scala.xml.{Node, NodeSeq}
 
 import com.fasterxml.jackson.annotation.JsonIgnore
-import dev.gpucoll.spark.{BackendCheckEvent, GpuCollectivesPlugin, GroupReport, GroupReportEvent}
+import dev.gpucoll.spark.{BackendCheckEvent, FormingGroup, GpuCollectivesPlugin, GroupReport, GroupReportEvent}
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.{SparkConf, SparkContext}
@@ -61,12 +61,13 @@ private[spark] class GpuCollStatusListener(store: ElementTrackingStore) extends 
 }
 
 /**
- * The "GPU Collectives" tab: one page listing the groups whose stages run now (live UI only, from
- * {@code running}), then every group whose stage ended, newest first. {@code webPage} turns the page
- * into the WebUIPage of the running Spark line (GpuCollUi.webPage).
+ * The "GPU Collectives" tab: one page listing the groups forming now and those whose stages run now
+ * (live UI only, from {@code forming} and {@code running}), then every group whose stage ended, the
+ * failed ones first, each newest first. {@code webPage} turns the page into the WebUIPage of the
+ * running Spark line (GpuCollUi.webPage).
  */
 private[spark] class GpuCollTab(ui: SparkUI, val store: KVStore, val running: () => Seq[GroupReport],
-    webPage: GpuCollPage => WebUIPage)
+    val forming: () => Seq[FormingGroup], webPage: GpuCollPage => WebUIPage)
     extends SparkUITab(ui, "gpucoll") {
   override val name = "GPU Collectives"
   attachPage(webPage(new GpuCollPage(this)))
@@ -74,39 +75,56 @@ private[spark] class GpuCollTab(ui: SparkUI, val store: KVStore, val running: ()
 }
 
 /**
+ * Every group the page shows, read once per request: those forming, those running (a group whose
+ * report came is no longer running), and those whose stage ended, failed ones first, each newest
+ * first. The tab and its JSON both render this, so they never disagree.
+ */
+private[spark] case class GpuCollView(forming: Seq[FormingGroup], running: Seq[GroupReport], ended: Seq[GpuCollGroupData]) {
+  def isEmpty: Boolean = forming.isEmpty && running.isEmpty && ended.isEmpty
+
+  /** Every group as one JSON array in the page's order, each with its "status" (the page's /json). */
+  def json: String =
+    (forming.map(_.toJson) ++ running.map(_.toJson(GpuCollPage.Running, 0L)) ++
+      ended.map(g => g.report.toJson(GpuCollPage.status(g.report), g.endedAtMillis))).mkString("[", ",", "]")
+}
+
+/**
  * What the tab's page shows, free of the servlet API: the per-line page class (package
  * org.apache.spark.gpucoll.shim) renders {@link #content} in Spark's page frame and serves
- * {@link #json}.
+ * {@link #json}, both from one {@link GpuCollView}.
  */
 private[spark] class GpuCollPage(val tab: GpuCollTab) {
   val title = "GPU Collectives"
 
-  private def reports: Seq[GroupReport] =
-    GpuCollUi.reports(tab.store).reverse
+  def view: GpuCollView = {
+    val stored = GpuCollUi.groups(tab.store).reverse
+    val done = stored.map(_.key).toSet
+    val (failed, ok) = stored.partition(_.report.failed)
+    GpuCollView(tab.forming(), tab.running().filterNot(r => done.contains(GpuCollPage.key(r))), failed ++ ok)
+  }
 
-  private def endedAt: Map[String, Long] =
-    GpuCollUi.groups(tab.store).map(g => g.key -> g.endedAtMillis).toMap
+  def json: String = view.json
 
-  /** Every report as a JSON array, newest first (the page's /json). */
-  def json: String = reports.map(_.toJson).mkString("[", ",", "]")
+  def content: Seq[Node] = render(view)
 
-  def content: Seq[Node] = {
-    val all = reports
-    val ended = endedAt
-    val done = all.map(r => GpuCollPage.key(r)).toSet
-    val running = tab.running().filterNot(r => done.contains(GpuCollPage.key(r)))
+  private def render(v: GpuCollView): Seq[Node] = {
+    val all = v.ended.map(_.report)
+    val ended = v.ended.map(g => g.key -> g.endedAtMillis).toMap
+    val running = v.running
+    val forming = v.forming
     val failed = all.count(_.failed)
     val content =
       <div>
-        {if (running.nonEmpty) <meta http-equiv="refresh" content={GpuCollPage.RefreshSeconds.toString}/> else NodeSeq.Empty}
-        <p>{all.size} group report(s){if (failed > 0) s", $failed failed" else ""}{if (running.nonEmpty) s", ${running.size} running" else ""}:
+        {if (running.nonEmpty || forming.nonEmpty) <meta http-equiv="refresh" content={GpuCollPage.RefreshSeconds.toString}/> else NodeSeq.Empty}
+        {GpuCollPage.formingTable(forming)}
+        <p>{all.size} group report(s){if (failed > 0) s", $failed failed (listed first)" else ""}{if (running.nonEmpty) s", ${running.size} running" else ""}:
           the members of each barrier-stage group, the backend and rendezvous that served them, the latency of
           its calls per message size, and the path every collective took (calls summed over ranks). Paths
           NCCL's own log refuted are marked CONTRADICTION. A group whose stage runs is shown with its calls
           and latency so far (the ranks send them every few seconds; this page then reloads every
           {GpuCollPage.RefreshSeconds} s); its full report, with the predicted paths, comes when its tasks end.</p>
         {GpuCollPage.executorChecks(GpuCollUi.executorChecks(tab.store))}
-        {if (all.isEmpty && running.isEmpty) <p>No barrier stage has used a communicator yet.</p>
+        {if (v.isEmpty) <p>No barrier stage has used a communicator yet.</p>
          else UIUtils.listingTable(GpuCollPage.SummaryHeader, (r: GroupReport) => summaryRow(ended, running = true)(r),
            running, fixedWidth = false).filter(_ => running.nonEmpty) ++
            UIUtils.listingTable(GpuCollPage.SummaryHeader, (r: GroupReport) => summaryRow(ended, running = false)(r),
@@ -121,8 +139,8 @@ private[spark] class GpuCollPage(val tab: GpuCollTab) {
     <tr class={if (running) "gpucoll-running" else if (r.failed) "gpucoll-failed" else ""}>
       <td>{GpuCollPage.stageLabel(r)}</td>
       <td><a href={"#" + GpuCollPage.anchor(r)}>{r.groupId}</a></td>
-      <td>{if (running) <strong style="color: #06c">RUNNING</strong>
-        else if (r.failed) <strong style="color: #b00">FAILED</strong> else "ok"}</td>
+      <td>{if (running) <strong style="color: #06c">{GpuCollPage.Running}</strong>
+        else if (r.failed) <strong style="color: #b00">{GpuCollPage.Failed}</strong> else "ok"}</td>
       <td>{if (running) "-" else GpuCollPage.endedLabel(ended.getOrElse(GpuCollPage.key(r), 0L))}</td>
       <td>{r.size}</td>
       <td>{r.hosts.asScala.mkString(", ")}</td>
@@ -195,8 +213,38 @@ private[spark] object GpuCollPage {
   val SummaryHeader: Seq[String] = Seq("Stage", "Group", "Status", "Ended", "Ranks", "Hosts", "Backend", "Rendezvous",
     "Longest wait", "Paths (collective: algorithm x calls)", "Contradictions")
 
-  /** How often the page reloads while a group runs (the ranks send their progress every 2 s). */
+  /** How often the page reloads while a group forms or runs (the ranks send their progress every 2 s). */
   val RefreshSeconds = 3
+
+  val Running = "RUNNING"
+  val Failed = "FAILED"
+  val Ok = "OK"
+
+  /** An ended group's status in the page's JSON. */
+  def status(r: GroupReport): String = if (r.failed) Failed else Ok
+
+  /**
+   * The groups forming now: which ranks reached the driver's rendezvous, which have not, and how
+   * long the first has waited (a slow rank shows here long before its peers time out).
+   */
+  def formingTable(forming: Seq[FormingGroup]): Seq[Node] =
+    if (forming.isEmpty) NodeSeq.Empty else
+      <h4>Forming: ranks waiting at the rendezvous for the others</h4> ++
+      UIUtils.listingTable(Seq("Stage", "Group", "Status", "Ranks", "Arrived", "Missing", "Waiting for"),
+        (g: FormingGroup) =>
+          <tr class="gpucoll-forming">
+            <td>{g.stage}</td><td>{g.groupId}</td>
+            <td><strong style="color: #c60">{FormingGroup.STATUS}</strong></td>
+            <td>{g.size}</td>
+            <td class="gpucoll-arrived">{GpuCollPage.rankList(g.arrivedRanks)}</td>
+            <td class="gpucoll-missing">{GpuCollPage.rankList(g.missingRanks)}</td>
+            <td>{GpuCollCharts.duration(g.waitingNanos)}</td>
+          </tr>,
+        forming, fixedWidth = false)
+
+  /** Ranks as "0, 1, 2" ("none" for no rank). */
+  def rankList(ranks: java.util.List[Integer]): String =
+    if (ranks.isEmpty) "none" else ranks.asScala.mkString(", ")
 
   def key(r: GroupReport): String = r.groupId + "@" + r.stage
 
@@ -277,7 +325,7 @@ class GpuCollHistoryServerPlugin extends AppHistoryServerPlugin {
 
   override def setupUI(ui: SparkUI): Unit = {
     if (GpuCollUi.showTab(ui.store)) {
-      GpuCollUi.attachTab(ui, ui.store.store, () => Seq.empty) // a replayed application runs nothing
+      GpuCollUi.attachTab(ui, ui.store.store, () => Seq.empty, () => Seq.empty) // a replayed application runs nothing
     }
   }
 }
@@ -294,7 +342,8 @@ object GpuCollUi {
   def attachLive(sc: SparkContext): Unit = {
     val store = sc.statusStore.store.asInstanceOf[ElementTrackingStore]
     sc.listenerBus.addToStatusQueue(new GpuCollStatusListener(store))
-    sc.ui.foreach(ui => attachTab(ui, store, () => GpuCollectivesPlugin.driverRunningGroups().asScala.toSeq))
+    sc.ui.foreach(ui => attachTab(ui, store, () => GpuCollectivesPlugin.driverRunningGroups().asScala.toSeq,
+      () => GpuCollectivesPlugin.driverFormingGroups().asScala.toSeq))
   }
 
   private val log = LoggerFactory.getLogger(classOf[GpuCollectivesPlugin])
@@ -348,8 +397,9 @@ object GpuCollUi {
    * Adds the tab to {@code ui}; on a Spark line no page class serves, logs why once and leaves
    * the UI without it (the collectives, reports and metrics work all the same).
    */
-  private[spark] def attachTab(ui: SparkUI, store: KVStore, running: () => Seq[GroupReport]): Unit = webPage match {
-    case Right(webPage) => new GpuCollTab(ui, store, running, webPage)
+  private[spark] def attachTab(ui: SparkUI, store: KVStore, running: () => Seq[GroupReport],
+      forming: () => Seq[FormingGroup]): Unit = webPage match {
+    case Right(webPage) => new GpuCollTab(ui, store, running, forming, webPage)
     case Left(why) =>
       if (!tabMissingLogged.getAndSet(true)) {
         log.warn(s"gpucoll: the GPU Collectives UI tab is not shown: $why")
