@@ -51,7 +51,7 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     // every credential out of the log. sc.conf is private[spark] in Scala, public in bytecode.
     sc.conf().set(GroupCredential.PROPERTY, "set per job by the gpucoll driver plugin");
     String verbosity = conf.get(GpuCollConf.REPORT);
-    reports = new ReportCollector(report -> {
+    reports = new ReportCollector(this::withDroppedMessages, report -> {
       if (report.failed()) {
         // Each rank's reason, whatever spark.gpucoll.report says; predictions and findings at verbose only.
         LOG.warn(verbosity.equals("verbose") ? report.verboseBlock() : report.failureBlock());
@@ -194,6 +194,22 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     }
     backendGate.require(context, conf, GpuCollConf.of(settings).validate());
     context.setLocalProperty(GroupCredential.PROPERTY, credentials.nextJob().property());
+  }
+
+  /** {@link #credentialFailures} when the previous report was handed on. */
+  private long droppedAtLastReport;
+
+  /**
+   * The report, with a finding when rendezvous messages that failed the group credential were
+   * dropped since the previous report (a dropped message never reaches a round, so none changed a group).
+   */
+  private synchronized GroupReport withDroppedMessages(GroupReport report) {
+    long dropped = credentialFailures();
+    long since = dropped - droppedAtLastReport;
+    droppedAtLastReport = dropped;
+    return since == 0 ? report : report.withFinding("rendezvous: " + since + " message(s) that failed the group"
+        + " credential were dropped since the previous group's report (" + dropped + " in this application, driver"
+        + " metric rendezvous.credentialFailures); a dropped message reaches no group");
   }
 
   /** Rendezvous messages dropped because they failed the group credential. */

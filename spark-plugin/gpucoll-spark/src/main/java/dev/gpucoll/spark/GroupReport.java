@@ -87,6 +87,14 @@ public record GroupReport(
         List.of());
   }
 
+  /** This report with one more finding at the end. */
+  public GroupReport withFinding(String finding) {
+    List<String> more = new java.util.ArrayList<>(findings);
+    more.add(finding);
+    return new GroupReport(groupId, stage, size, members, backend, rendezvous, paths, predicted, more, formedIn,
+        predictedUsed, latency);
+  }
+
   /** True when a rank failed (or never reported): the stage's group did not complete. */
   public boolean failed() {
     return members.stream().anyMatch(Member::failed);

@@ -72,8 +72,15 @@ final class ReportCollector {
     }
   });
   private final Consumer<GroupReport> log;
+  /** What the driver adds to a merged report before it is kept and handed on. */
+  private final java.util.function.UnaryOperator<GroupReport> annotate;
 
   ReportCollector(Consumer<GroupReport> log) {
+    this(r -> r, log);
+  }
+
+  ReportCollector(java.util.function.UnaryOperator<GroupReport> annotate, Consumer<GroupReport> log) {
+    this.annotate = annotate;
     this.log = log;
   }
 
@@ -194,15 +201,16 @@ final class ReportCollector {
     return out;
   }
 
-  private void handOn(GroupReport r) {
+  private void handOn(GroupReport merged) {
+    GroupReport r = annotate.apply(merged);
     synchronized (this) {
       String key = r.groupId() + "@" + r.stage();
       running.remove(key);
       handedOn.add(key);
     }
-    merged.add(r);
-    while (merged.size() > KEEP) {
-      merged.remove(0);
+    this.merged.add(r);
+    while (this.merged.size() > KEEP) {
+      this.merged.remove(0);
     }
     log.accept(r);
   }

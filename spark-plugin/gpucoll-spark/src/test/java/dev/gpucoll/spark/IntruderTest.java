@@ -86,6 +86,18 @@ class IntruderTest {
       assertEquals(null, intruderError.get());
       assertTrue(sent.get() > 0);
       assertEquals(sent.get(), GpuCollDriverPlugin.active.credentialFailures(), "every forged message dropped");
+      // The group reports say so, and together count every one.
+      long reported = 0;
+      for (GroupReport r : GpuCollectivesPlugin.driverReports()) {
+        for (String f : r.findings()) {
+          java.util.regex.Matcher m = java.util.regex.Pattern.compile("^rendezvous: (\\d+) message\\(s\\) that failed"
+              + " the group credential were dropped").matcher(f);
+          if (m.find()) {
+            reported += Long.parseLong(m.group(1));
+          }
+        }
+      }
+      assertTrue(reported > 0 && reported <= sent.get(), "reported " + reported + " of " + sent.get());
 
       // A job from a thread that never had the credential: its ranks say how to give it one.
       AtomicReference<Throwable> bare = new AtomicReference<>();
