@@ -99,13 +99,15 @@ class SparkUiAndMetricsTest {
         // The driver's own endpoints (Spark's JSON servlet, the Prometheus servlet) sum the executors' counts:
         // 2 ranks made one allReduce and one barrier each.
         String name = appId + ".driver" + PLUGIN_METRICS + "executors.collective.allReduce.calls";
-        String metricsJson = awaitPage(ui + "/metrics/json/", body -> body.replace(" ", "").contains("\"" + name + "\":{\"value\":2}"));
+        String metricsJson = awaitPage(ui + "/metrics/json/", body -> body.replace(" ", "").contains("\"" + name + "\":{\"count\":2}"));
         assertTrue(metricsJson.contains(appId + ".driver" + PLUGIN_METRICS + "executors.collective.barrier.meanLatencyMicros"),
             metricsJson);
         String prometheus = awaitPage(ui + "/metrics/prometheus/",
-            body -> body.matches("(?s).*_executors_collective_allReduce_calls_Number\\{[^}]*\\} 2\n.*"));
-        assertTrue(prometheus.contains("_executors_path_host_oneshot_calls_Number")
-            || prometheus.contains("_executors_path_nccl_calls_Number"), prometheus);
+            body -> body.matches("(?s).*_executors_collective_allReduce_calls_Count\\{[^}]*\\} 2\n.*"));
+        assertTrue(prometheus.contains("_executors_path_host_oneshot_calls_Count")
+            || prometheus.contains("_executors_path_nccl_calls_Count"), prometheus);
+        // A running total shows once, as a counter: not as a gauge's _Number and _Value besides.
+        assertFalse(prometheus.contains("_executors_collective_allReduce_calls_Number"), prometheus);
       } finally {
         sc.stop();
       }

@@ -1,5 +1,6 @@
 package dev.gpucoll.spark;
 
+import com.codahale.metrics.Counter;
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
 import java.util.ArrayList;
@@ -15,13 +16,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * ({@link ExecutorMetrics#totals}) every few seconds when they changed; an executor that is gone
  * keeps its last counts in the sums (they count what the application did).
  *
- * <p>Gauges (Spark registers a plugin's metrics once, so every name is fixed here):
- * {@code executors.collective.<name>.{calls,bytes,errors,timeouts,latencyNanos,meanLatencyMicros}} (every
+ * <p>Counters, since each is a running total (Spark's Prometheus servlet shows them once, as
+ * {@code _Count}; Spark registers a plugin's metrics once, so every name is fixed here):
+ * {@code executors.collective.<name>.{calls,bytes,errors,timeouts,latencyNanos}} (every
  * {@link CollectiveMetrics#CALL_NAMES}),
  * {@code executors.path.<algorithm>.{calls,bytes}} for the algorithms the executors can run
  * ({@link ExecutorMetrics#usablePaths}) and {@code other}, {@code executors.rendezvous.count},
  * {@code executors.cache.hits}, {@code executors.cache.misses}, {@code executors.errors},
- * {@code executors.timeouts}.
+ * {@code executors.timeouts}; and a gauge, {@code executors.collective.<name>.meanLatencyMicros}.
  */
 final class DriverMetrics {
   static final String PREFIX = "executors.";
@@ -42,7 +44,7 @@ final class DriverMetrics {
     return n;
   }
 
-  /** The names of the gauges, without the prefix, for the given algorithms. */
+  /** The names of the counters, without the prefix, for the given algorithms. */
   static List<String> names(List<String> paths) {
     List<String> out = new ArrayList<>();
     for (String c : CollectiveMetrics.CALL_NAMES) {
@@ -60,10 +62,10 @@ final class DriverMetrics {
     return out;
   }
 
-  /** Registers every gauge: the sums of {@link #names}, and each collective's mean latency. */
+  /** Registers a counter for each sum of {@link #names} and a gauge of each collective's mean latency. */
   void register(MetricRegistry registry, List<String> paths) {
     for (String name : names(paths)) {
-      registry.register(PREFIX + name, (Gauge<Long>) () -> sum(name));
+      registry.register(PREFIX + name, new Sum(() -> sum(name)));
     }
     for (String c : CollectiveMetrics.CALL_NAMES) {
       String base = "collective." + c + ".";
@@ -71,6 +73,33 @@ final class DriverMetrics {
         long calls = sum(base + "calls");
         return calls == 0 ? 0.0 : sum(base + "latencyNanos") / 1e3 / calls;
       });
+    }
+  }
+
+  /**
+   * A counter whose count is a sum kept elsewhere: a running total reads as a counter in every sink
+   * (a Gauge would show twice in Prometheus, as _Number and _Value, and as a level, not a total).
+   */
+  static final class Sum extends Counter {
+    private final java.util.function.LongSupplier total;
+
+    Sum(java.util.function.LongSupplier total) {
+      this.total = total;
+    }
+
+    @Override
+    public long getCount() {
+      return total.getAsLong();
+    }
+
+    @Override
+    public void inc(long n) {
+      throw new UnsupportedOperationException("a sum of the executors' counts: it changes as they report");
+    }
+
+    @Override
+    public void dec(long n) {
+      throw new UnsupportedOperationException("a sum of the executors' counts: it changes as they report");
     }
   }
 }

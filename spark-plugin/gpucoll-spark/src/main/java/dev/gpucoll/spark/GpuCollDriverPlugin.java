@@ -162,7 +162,7 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   public void registerMetrics(String appId, PluginContext ctx) {
     ctx.metricRegistry().register("groupReports", groupReports);
     ctx.metricRegistry().register("pathContradictions", contradictions);
-    ctx.metricRegistry().register("rendezvous.credentialFailures", (com.codahale.metrics.Gauge<Long>) this::credentialFailures);
+    ctx.metricRegistry().register("rendezvous.credentialFailures", new DriverMetrics.Sum(this::credentialFailures));
     executorSums.register(ctx.metricRegistry(), ExecutorMetrics.usablePaths(executorsMayUseGpus(sc.getConf())));
   }
 

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 class DriverMetricsTest {
 
   @Test
-  void theDriversGaugesSumEveryExecutorsLatestCounts() {
+  void theDriversCountersSumEveryExecutorsLatestCounts() {
     MetricRegistry executor0 = new MetricRegistry();
     MetricRegistry executor1 = new MetricRegistry();
     List<String> hostPaths = ExecutorMetrics.usablePaths(false);
@@ -28,21 +28,24 @@ class DriverMetricsTest {
     sums.register(driver, hostPaths);
     sums.update("0", e0.totals());
     sums.update("1", e1.totals());
-    assertEquals(3L, driver.getGauges().get("executors.collective.allReduce.calls").getValue());
-    assertEquals(256L * 2 + (1 << 20), driver.getGauges().get("executors.collective.allReduce.bytes").getValue());
+    assertEquals(3L, driver.getCounters().get("executors.collective.allReduce.calls").getCount());
+    assertEquals(256L * 2 + (1 << 20), driver.getCounters().get("executors.collective.allReduce.bytes").getCount());
     assertEquals(40.0, driver.getGauges().get("executors.collective.allReduce.meanLatencyMicros").getValue());
-    assertEquals(2L, driver.getGauges().get("executors.path.host-oneshot.calls").getValue());
-    assertEquals(1L, driver.getGauges().get("executors.collective.barrier.calls").getValue());
+    assertEquals(2L, driver.getCounters().get("executors.path.host-oneshot.calls").getCount());
+    assertEquals(1L, driver.getCounters().get("executors.collective.barrier.calls").getCount());
     // An executor's later counts replace its earlier ones; they are not added twice.
     e0.call("allReduce", "host-oneshot", 256, 20_000);
     sums.update("0", e0.totals());
-    assertEquals(4L, driver.getGauges().get("executors.collective.allReduce.calls").getValue());
+    assertEquals(4L, driver.getCounters().get("executors.collective.allReduce.calls").getCount());
     // Without a GPU on the executors, no GPU or NCCL path has a metric on either side.
     assertFalse(driver.getNames().stream().anyMatch(n -> n.contains(".path.gpu-") || n.contains(".path.nccl")),
         driver.getNames().toString());
     assertFalse(executor0.getNames().stream().anyMatch(n -> n.startsWith("path.gpu-") || n.startsWith("path.nccl")));
     assertTrue(ExecutorMetrics.usablePaths(true).contains("nccl-zero-cta"));
     assertTrue(driver.getNames().contains("executors.path.other.calls"));
+    // Running totals are counters (one line each in Prometheus), the mean a gauge.
+    assertTrue(driver.getGauges().keySet().stream().allMatch(n -> n.endsWith(".meanLatencyMicros")),
+        driver.getGauges().keySet().toString());
   }
 
   @Test
