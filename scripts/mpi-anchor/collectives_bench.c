@@ -2,7 +2,7 @@
  * Open MPI anchor for the host backend benchmark: MPI_Allreduce (float sum), MPI_Allgather and
  * MPI_Alltoall (float), with the same sizes, iteration counts and table as
  * dev.gpucoll.examples.bench.HostCollectivesBenchmark. Time is per call on rank 0 (median and p99
- * over back-to-back calls); GB/s = bytes / median. Bytes: the allReduce vector; the whole receive
+ * over back-to-back calls, the slowest call after the algorithm); GB/s = bytes / median. Bytes: the allReduce vector; the whole receive
  * buffer of allGather and the whole send buffer of allToAll (bytes / ranks per peer, at least 4).
  *   collectives_bench [max_bytes | size,size,...] [max_iters]
  */
@@ -52,8 +52,8 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (rank == 0) {
     printf("# Open MPI anchor, %d processes\n", size);
-    printf("%-10s %10s %8s %12s %12s %10s  %s\n", "collective", "bytes", "iters", "median_us", "p99_us", "GB/s",
-           "algorithm");
+    printf("%-10s %10s %8s %12s %12s %10s  %-18s %10s\n", "collective", "bytes", "iters", "median_us", "p99_us", "GB/s",
+           "algorithm", "max_us");
   }
   const char *colls[] = {"allReduce", "allGather", "allToAll"};
   const char *names[] = {"MPI_Allreduce", "MPI_Allgather", "MPI_Alltoall"};
@@ -89,8 +89,8 @@ int main(int argc, char **argv) {
       double p99 = t[p99i] * 1e6;
       if (rank == 0) {
         long shown = c == 0 ? bytes : (long)per_peer * size * 4;
-        printf("%-10s %10ld %8d %12.2f %12.2f %10.3f  %s\n", colls[c], shown, iters, median, p99,
-               shown / (median * 1e3), names[c]);
+        printf("%-10s %10ld %8d %12.2f %12.2f %10.3f  %-18s %10.2f\n", colls[c], shown, iters, median, p99,
+               shown / (median * 1e3), names[c], t[iters - 1] * 1e6);
       }
       MPI_Barrier(MPI_COMM_WORLD);
       free(send);

@@ -4,17 +4,20 @@
 # UCX (host-ucx) and Open MPI over TCP (btl tcp,self, pml ob1; mpirun in the launcher namespace)
 # between the same namespaces, allReduce, allGather and allToAll from 8 B to 16 MiB; RELAY=1 adds
 # the relay (host-relay, data through FileRendezvous files). Prints the tables and writes
-# docs/bench/host-multihost-<host counts>h-<date>-<commit>.json (rows: hosts, ranks per host,
-# collective, bytes, ours and Open MPI's p50/p99). SIZES=8,1024, ITERS=300 (timed calls per size
-# at most) and WARMUP=500 (untimed calls first) shorten a run, e.g. at 3 hosts on a 2-core machine, where every call waits for a core.
+# docs/bench/host-multihost-<host counts>h-<date>-<commit>.json (every round's rows of both sides,
+# and the verdict rows). SIZES=8,1024, ITERS=300 (timed calls per size at most) and WARMUP=500
+# (untimed calls first) shorten a run, e.g. at 3 hosts on a 2-core machine, where every call waits for a core.
 # After the untimed calls the Java ranks run each size untimed, before its timed calls, until 5120 calls
 # (or 3 s) have run and no JIT compiler thread ran for 100 ms (HostCollectivesBenchmark): a JIT compile
-# during the timed calls takes a spinning rank's core for a scheduler tick (4 ms).
+# during the timed calls takes a spinning rank's core for a scheduler tick (4 ms). A timed loop in
+# which the JIT or a GC still ran on a rank is rerun, twice at most, and marked when it still was.
 # Needs root, iproute2, libucx0, openmpi-bin + libopenmpi-dev (mpicc), gpucoll-core compiled
 # (mvn -B -pl spark-plugin/gpucoll-core -am compile; JUCX in ~/.m2, which that fetches):
-#   scripts/multihost/bench.sh ["2 3"] [rounds=2]
-# Each round runs the sides one after the other for every host count; the ratios use each side's
-# best median over the rounds (a loaded machine slows whichever side it hits), with that round's p99.
+#   scripts/multihost/bench.sh ["2 3"] [rounds=3]
+# Rounds alternate the sides (odd rounds host-ucx first, even rounds Open MPI first), so a load that
+# drifts during the run falls on both. The verdict per size is each side's median over the rounds
+# (not its best: a lucky draw of either side decides nothing), the ratio of those medians, with
+# every round's ratio and the spread of each side's medians beside it.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -22,7 +25,7 @@ cd "$root"
 export MH_PREFIX=gcmb-h MH_SWITCH=gcmb-sw
 source scripts/multihost/netns.sh
 host_counts="${1:-2 3}"
-rounds="${2:-2}"
+rounds="${2:-3}"
 sizes=${SIZES:-8,64,512,4096,32768,262144,1048576,4194304,16777216}
 iters=${ITERS:-2000}
 max_hosts=$(echo "$host_counts" | tr ' ' '\n' | sort -n | tail -1)
@@ -79,72 +82,99 @@ mpi_run() { # <name> <hosts>: mpirun in the launcher namespace (host 0), one ran
 echo "## machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "## date $(date -u +%FT%TZ) commit $commit; $(java -version 2>&1 | sed -n 1p); $(mpirun --version | sed -n 1p); UCX $(dpkg-query -W -f='${Version}' libucx0 2>/dev/null)"
 runs=""
+loads=""
+side_run() { # <side> <hosts> <round>
+  case $1 in
+    ucx) java_run "ucx-$2-$3" "$2" host.crossHost=ucx --warmUp=${WARMUP:-2000} --maxIters=$iters --sizes=$sizes \
+           --collectives=allReduce,allGather,allToAll ;;
+    mpi) mpi_run "mpi-$2-$3" "$2" ;;
+    relay) java_run "relay-$2-$3" "$2" host.crossHost=relay --warmUp=20 --maxIters=20 --sizes=8,4096,1048576,16777216 ;;
+  esac
+}
 for round in $(seq 1 "$rounds"); do
   for n in $host_counts; do
-    java_run "ucx-$n-$round" "$n" host.crossHost=ucx --warmUp=${WARMUP:-2000} --maxIters=$iters --sizes=$sizes \
-      --collectives=allReduce,allGather,allToAll
-    mpi_run "mpi-$n-$round" "$n"
     sides="ucx mpi"
-    if [ "${RELAY:-0}" = 1 ]; then
-      java_run "relay-$n-$round" "$n" host.crossHost=relay --warmUp=20 --maxIters=20 --sizes=8,4096,1048576,16777216
-      sides="$sides relay"
-    fi
+    [ $((round % 2)) = 1 ] || sides="mpi ucx"
+    [ "${RELAY:-0}" = 1 ] && sides="$sides relay"
     for r in $sides; do
+      before=$(cut -d' ' -f1 /proc/loadavg)
+      side_run "$r" "$n" "$round"
+      after=$(cut -d' ' -f1 /proc/loadavg)
       runs="$runs $r-$n-$round"
-      echo; echo "### round $round, $r, $n hosts (load $(cut -d' ' -f1-3 /proc/loadavg))"; cat "$work/$r-$n-$round.txt"
+      loads="$loads $before,$after"
+      echo; echo "### round $round, $r, $n hosts (1-minute load $before before, $after after)"; cat "$work/$r-$n-$round.txt"
     done
   done
 done
 
-python3 - "$work" "$out" "$commit" "$day" $runs <<'PY'
-import json, sys, os
-work, out, commit, day, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+python3 - "$work" "$out" "$commit" "$day" "$runs" "$loads" <<'PY'
+import json, sys, os, statistics
+work, out, commit, day = sys.argv[1:5]
+runs, loads = sys.argv[5].split(), sys.argv[6].split()
 rec = {"kind": "host-multihost", "date": day, "commit": commit,
-       "machine": {"nproc": os.cpu_count(), "load": open("/proc/loadavg").read().split()[:3]},
+       "machine": {"nproc": os.cpu_count(), "cpu": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
+                                                        if l.startswith("model name")), "?"),
+                   "kernel": os.uname().release, "load_at_end": open("/proc/loadavg").read().split()[:3]},
        "method": "one rank per simulated host (network+UTS+mount+IPC namespaces, veth + a bridge in its own "
-                 "namespace), float32, median and p99 of timed calls on rank 0; UCX_TLS=tcp,self; Open MPI pml ob1 "
-                 "btl tcp,self; rows: each side's best median over the rounds with that round's p99",
+                 "namespace), float32, median, p99 and max of timed calls on rank 0; UCX_TLS=tcp,self; Open MPI pml ob1 "
+                 "btl tcp,self; rounds alternate the sides; host-ucx timed loops in which the JIT (compiler threads' "
+                 "CPU >= 1 ms or a compile ended) or a GC ran on any rank are rerun up to twice, else marked disturbed; "
+                 "verdict rows: each side's median over the rounds of its medians and their ratio",
        "runs": {}}
-for name in runs:
+for name, load in zip(runs, loads):
     rows = []
     for line in open(os.path.join(work, name + ".txt")):
         f = line.split()
         if len(f) >= 7 and f[0] in ("allReduce", "allGather", "allToAll"):
-            rows.append({"collective": f[0], "bytes": int(f[1]), "iters": int(f[2]), "median_us": float(f[3]),
-                         "p99_us": float(f[4]), "gbps": float(f[5]), "algorithm": f[6]})
-    rec["runs"][name] = rows
-def best(side, n, coll, b):
-    pick = None
-    for name, rows in rec["runs"].items():
+            row = {"collective": f[0], "bytes": int(f[1]), "iters": int(f[2]), "median_us": float(f[3]),
+                   "p99_us": float(f[4]), "gbps": float(f[5]), "algorithm": f[6]}
+            if len(f) >= 8:
+                row["max_us"] = float(f[7])
+            if len(f) >= 11:
+                row.update({"jit_ms": float(f[8]), "gcs": int(float(f[9])), "reruns": int(f[10]),
+                            "disturbed": len(f) > 11 and f[11] == "disturbed"})
+            rows.append(row)
+    rec["runs"][name] = {"load_1min_before_after": [float(x) for x in load.split(",")], "rows": rows}
+def rounds_of(side, n, coll, b):
+    got = []
+    for name in runs:
         if name.startswith(f"{side}-{n}-"):
-            for r in rows:
-                if r["collective"] == coll and r["bytes"] == b and (pick is None or r["median_us"] < pick["median_us"]):
-                    pick = r
-    return pick
+            got += [r for r in rec["runs"][name]["rows"] if r["collective"] == coll and r["bytes"] == b]
+    return got
+def spread(xs):
+    return round((max(xs) - min(xs)) / statistics.median(xs), 2) if xs else None
 rows = []
 for n in sorted({r.split("-")[1] for r in runs}, key=int):
-    keys = []
-    for r in rec["runs"].get(f"ucx-{n}-1", []):
-        keys.append((r["collective"], r["bytes"]))
+    keys = [(r["collective"], r["bytes"]) for r in rec["runs"].get(f"ucx-{n}-1", {"rows": []})["rows"]]
     for coll, b in keys:
-        u, m = best("ucx", n, coll, b), best("mpi", n, coll, b)
+        u, m = rounds_of("ucx", n, coll, b), rounds_of("mpi", n, coll, b)
+        um, mm = [r["median_us"] for r in u], [r["median_us"] for r in m]
         row = {"hosts": int(n), "ranks_per_host": 1, "collective": coll, "bytes": b,
-               "ours_p50_us": u and u["median_us"], "ours_p99_us": u and u["p99_us"],
-               "mpi_p50_us": m and m["median_us"], "mpi_p99_us": m and m["p99_us"],
-               "ours_over_mpi": round(u["median_us"] / m["median_us"], 2) if u and m else None,
-               "ours_p99_over_p50": round(u["p99_us"] / u["median_us"], 1) if u else None,
-               "algorithm": u and u["algorithm"]}
-        rl = best("relay", n, coll, b)
+               "ours_p50_us": statistics.median(um), "ours_p99_us": statistics.median(r["p99_us"] for r in u),
+               "ours_max_us": statistics.median(r.get("max_us", r["p99_us"]) for r in u),
+               "mpi_p50_us": statistics.median(mm) if mm else None,
+               "mpi_p99_us": statistics.median(r["p99_us"] for r in m) if m else None,
+               "ours_rounds_p50_us": um, "mpi_rounds_p50_us": mm,
+               "ours_spread": spread(um), "mpi_spread": spread(mm),
+               "ratio_rounds": [round(a / c, 2) for a, c in zip(um, mm)],
+               "ours_p99_over_p50": round(statistics.median(r["p99_us"] / r["median_us"] for r in u), 1),
+               "disturbed_rounds": sum(1 for r in u if r.get("disturbed")),
+               "algorithm": u[0]["algorithm"]}
+        row["ours_over_mpi"] = round(row["ours_p50_us"] / row["mpi_p50_us"], 2) if mm else None
+        rl = rounds_of("relay", n, coll, b)
         if rl:
-            row["relay_p50_us"] = rl["median_us"]
+            row["relay_p50_us"] = statistics.median(r["median_us"] for r in rl)
         rows.append(row)
 rec["rows"] = rows
 os.makedirs(os.path.dirname(out), exist_ok=True)
 json.dump(rec, open(out, "w"), indent=1)
-print("\n## best median over the rounds (us); ours/mpi (target <= 1.5); ours p99/p50 (target <= 5 up to 1 KB)")
-print(f"{'hosts':>5} {'collective':10} {'bytes':>9} {'ours p50':>10} {'p99':>10} {'mpi p50':>10} {'p99':>10} {'ours/mpi':>9} {'p99/p50':>8}")
+print("\n## median over the rounds (us); ours/mpi (target <= 1.5) with each round's; spread = (max - min) / median"
+      " of a side's round medians; ours p99/p50 (target <= 5 up to 1 KB); dist = host-ucx rounds marked disturbed")
+print(f"{'hosts':>5} {'collective':10} {'bytes':>9} {'ours p50':>10} {'mpi p50':>10} {'ours/mpi':>9} {'per round':>20}"
+      f" {'spread':>12} {'p99/p50':>8} {'dist':>4}")
 for r in rows:
-    print(" ".join(f"{str(r[k]):>{w}}" for k, w in (("hosts", 5), ("collective", 10), ("bytes", 9), ("ours_p50_us", 10),
-          ("ours_p99_us", 10), ("mpi_p50_us", 10), ("mpi_p99_us", 10), ("ours_over_mpi", 9), ("ours_p99_over_p50", 8))))
+    print(f"{r['hosts']:>5} {r['collective']:10} {r['bytes']:>9} {r['ours_p50_us']:>10.2f} {r['mpi_p50_us'] or 0:>10.2f}"
+          f" {r['ours_over_mpi'] or 0:>9.2f} {' '.join(f'{x:.2f}' for x in r['ratio_rounds']):>20}"
+          f" {str(r['ours_spread']) + '/' + str(r['mpi_spread']):>12} {r['ours_p99_over_p50']:>8} {r['disturbed_rounds']:>4}")
 print("wrote", out)
 PY
