@@ -39,6 +39,9 @@ public enum Algorithm {
       "ranks on several hosts: shared memory inside each host, every host's inputs to every leader over UCX"),
   HOST_UCX_TWOSHOT("host-ucx-twoshot", false,
       "ranks on several hosts: each leader reduces its host's slice over UCX, then the slices are exchanged"),
+  HOST_UCX_HALVING("host-ucx-halving", false,
+      "ranks on 2 hosts: the leaders exchange halves, each reduces its own, and the reduced halves go back"
+          + " (recursive halving and doubling), each half one message"),
   HOST_UCX("host-ucx", false, "ranks on several hosts: shared memory inside each host, leaders over UCX"),
   /** A call with count 0: every rank skips it. */
   NOOP_EMPTY("noop-empty", false, "count 0: nothing moves"),

@@ -106,7 +106,8 @@ final class HostRoute {
   Algorithm allReduce(long bytes) {
     return switch (between) {
       case RELAY -> Algorithm.HOST_RELAY;
-      case UCX -> twoShot(bytes) ? Algorithm.HOST_UCX_TWOSHOT : Algorithm.HOST_UCX_ONESHOT;
+      case UCX -> !twoShot(bytes) ? Algorithm.HOST_UCX_ONESHOT
+          : halving(bytes) ? Algorithm.HOST_UCX_HALVING : Algorithm.HOST_UCX_TWOSHOT;
       case NONE -> twoShot(bytes) ? Algorithm.HOST_TWOSHOT
           : bytes <= llBytes ? Algorithm.HOST_LL_ONESHOT : Algorithm.HOST_ONESHOT;
     };
@@ -118,6 +119,25 @@ final class HostRoute {
       return false;
     }
     return forced.isPresent() ? forced.get() == Algorithm.HOST_TWOSHOT : bytes > oneShotMax;
+  }
+
+  /**
+   * Smallest allReduce that halves across 2 hosts instead of pipelining its two-shot (see
+   * {@link #halving}).
+   */
+  static final long HALVING_MIN_BYTES = 256 << 10;
+
+  /**
+   * True when a two-shot allReduce of {@code bytes} between the leaders of 2 hosts moves each half
+   * as one message (Open MPI's recursive halving and doubling, which for 2 ranks is: exchange halves,
+   * reduce, exchange back) rather than in pipelined chunks: over UCX's TCP transport every message
+   * from 32 KiB up is a rendezvous, a round trip that waits for the receiving leader to progress, and
+   * a pipelined half of 1 MiB is 4 of them per phase (measured in docs/bench-host.md). At 3 hosts and
+   * more the pipeline stays: a leader's slice then comes from several leaders at once, and the
+   * chunks overlap the reduction with their transfer. A forced two-shot stays pipelined.
+   */
+  boolean halving(long bytes) {
+    return between == Between.UCX && hostRanks.length == 2 && forced.isEmpty() && bytes >= HALVING_MIN_BYTES;
   }
 
   /**
@@ -175,9 +195,13 @@ final class HostRoute {
             + ": shared memory inside each host, the hosts' leaders (ranks " + leaders() + ") over UCX");
         if (c == Collective.ALL_REDUCE) {
           why.add(sizeRule(bytes));
-          why.add(algo == Algorithm.HOST_UCX_TWOSHOT
-              ? "leader h reduces slice h from every rank's input in rank order, then the slices go to every leader"
-              : "every leader gets every rank's input and reduces in rank order");
+          why.add(switch (algo) {
+            case HOST_UCX_TWOSHOT ->
+                "leader h reduces slice h from every rank's input in rank order, then the slices go to every leader";
+            case HOST_UCX_HALVING -> "2 hosts, " + bytes + " bytes >= " + HALVING_MIN_BYTES + ": each leader sends the"
+                + " other the other's half in one message, reduces its own half in rank order and sends it back";
+            default -> "every leader gets every rank's input and reduces in rank order";
+          });
         } else if (c == Collective.BARRIER) {
           why.add("headers only: local gather, leaders exchange, local release");
         } else {

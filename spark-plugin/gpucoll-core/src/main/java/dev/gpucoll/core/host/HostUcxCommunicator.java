@@ -230,7 +230,7 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
   Algorithm runAllReduce(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type,
       ReduceOp op) {
     Algorithm algo = route.allReduce(problem == null ? (long) count * type.byteSize() : 0);
-    allReduce.run(sig, problem, send, recv, count, type, op, algo == Algorithm.HOST_UCX_TWOSHOT);
+    allReduce.run(sig, problem, send, recv, count, type, op, algo);
     return algo;
   }
 

@@ -3,6 +3,7 @@ package dev.gpucoll.core.host;
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.Algorithm;
 import dev.gpucoll.core.buffers.HostBuffers;
 import dev.gpucoll.core.host.UcxScratch.Slot;
 import java.nio.Buffer;
@@ -23,22 +24,25 @@ final class LeaderAllReduce extends LeaderRecipe {
     super(frame, reducer);
   }
 
-  /** allReduce, one-shot or ({@code two}) two-shot as {@link HostRoute} chose. */
+  /** allReduce by {@code algo}, as {@link HostRoute} chose: one-shot, pipelined two-shot or halving. */
   void run(Signature sig, String problem, Buffer send, Buffer recv, int count, DataType type, ReduceOp op,
-      boolean two) {
+      Algorithm algo) {
     Collective c = Collective.ALL_REDUCE;
     int es = problem == null ? type.byteSize() : 0;
     long bytes = (long) count * es;
     LeaderFrame.Call f = frame.open(c, sig, problem, bytes, send, type);
     ByteBuffer result = scratch.get(Slot.RESULT, bytes);
     if (leader && f.ok()) {
-      if (!two) {
+      if (algo == Algorithm.HOST_UCX_ONESHOT) {
         ByteBuffer[] in = exchangeGathered(c, f, bytes);
         if (f.verdict == null) {
           reduceRanks(type, op, f.gathered, in, bytes, 0, count, result, 0);
         }
       } else {
-        twoShot(c, f, type, op, count, result);
+        // Halving: the two-shot's data in one message per slice and phase, a leader's rendezvous
+        // once per phase instead of once per chunk; the reduction then no longer overlaps the transfer.
+        int chunk = algo == Algorithm.HOST_UCX_HALVING ? Math.max(1, count) : Math.max(1, LeaderFrame.CHUNK_BYTES / es);
+        twoShot(c, f, type, op, count, chunk, result);
       }
     }
     frame.close(f, result, bytes);
@@ -49,16 +53,16 @@ final class LeaderAllReduce extends LeaderRecipe {
 
   /**
    * Two-shot allReduce on a leader, pipelined: leader h reduces slice h of the vector, in chunks of
-   * {@link LeaderFrame#CHUNK_BYTES}; every chunk of every host's inputs is in flight at once, and
+   * {@code chunk} elements; every chunk of every host's inputs is in flight at once, and
    * each reduced chunk goes to the other leaders as soon as it is reduced, while later chunks still
    * arrive (one pass over each link per phase, as a ring would, with the reduction overlapped).
    */
-  private void twoShot(Collective c, LeaderFrame.Call f, DataType type, ReduceOp op, int count, ByteBuffer result) {
+  private void twoShot(Collective c, LeaderFrame.Call f, DataType type, ReduceOp op, int count, int chunk,
+      ByteBuffer result) {
     int hosts = hostRanks.length;
     int mine = hostRanks[myHost].length;
     int es = type.byteSize();
     long bytes = (long) count * es;
-    int chunk = Math.max(1, LeaderFrame.CHUNK_BYTES / es);
     int lo = slice(count, myHost, hosts);
     int len = slice(count, myHost + 1, hosts) - lo;
     int myChunks = (len + chunk - 1) / chunk;

@@ -204,11 +204,80 @@ class HostUcxTest {
     }
   }
 
+  /**
+   * 2 hosts from {@link HostRoute#HALVING_MIN_BYTES} up: the leaders halve (each half one message
+   * per phase). Every type and op, odd counts at and above the limit, in place, with one rank per
+   * host and with hosts of several interleaved ranks: equal to the one-host path bit for bit, and
+   * the calls took the halving path (the report counts them).
+   */
+  @Test
+  void twoHostsHalveEqualToTheOneHostPathBitForBit() {
+    halvingEqualsTheOneHostPath(LoopbackTransport::new);
+  }
+
+  @Test
+  void overUcxTwoHostsHalveEqualToTheOneHostPathBitForBit() {
+    NeedsUcx.assume();
+    halvingEqualsTheOneHostPath(UcxTransport::open);
+  }
+
+  @Test
+  void atTwoHostsTheTwoShotHalvesFromItsLimitUnlessForced() {
+    long limit = HostRoute.HALVING_MIN_BYTES;
+    Ranks.values(run(3, conf(), r -> "node-" + (r % 2), LoopbackTransport::new, comm -> {
+      assertEquals("host-ucx-twoshot", comm.explain(Collective.ALL_REDUCE, limit - 1).algorithm());
+      assertEquals("host-ucx-halving", comm.explain(Collective.ALL_REDUCE, limit).algorithm());
+      assertTrue(comm.explain(Collective.ALL_REDUCE, limit).reasons().toString().contains("2 hosts"));
+      return null;
+    }));
+    Ranks.values(run(2, conf("algorithm", "host-twoshot"), r -> "node-" + r, LoopbackTransport::new, comm -> {
+      assertEquals("host-ucx-twoshot", comm.explain(Collective.ALL_REDUCE, 4 * limit).algorithm());
+      return null;
+    }));
+  }
+
+  private static void halvingEqualsTheOneHostPath(IntFunction<PeerTransport> transports) {
+    for (int n : new int[] {2, 3, 4}) {
+      IntFunction<String> hosts = n == 3 ? r -> r == 0 ? "node-a" : "node-b" : r -> "node-" + (r % 2);
+      List<List<Object>> shm = Ranks.values(Ranks.run(n, conf(), c -> halvingEveryTypeAndOp(c, n)));
+      List<List<Object>> ucx = Ranks.values(run(n, conf(), hosts, transports, c -> {
+        List<Object> out = halvingEveryTypeAndOp(c, n);
+        Long halved = ((ReportingCommunicator) c).report().observed().get("allReduce/host-ucx-halving");
+        assertEquals(2L * DataType.values().length * ReduceOp.values().length, halved, "halving calls at " + n + " ranks");
+        return out;
+      }));
+      for (int r = 0; r < n; r++) {
+        assertTrue(Objects.deepEquals(shm.get(r).toArray(), ucx.get(r).toArray()), n + " ranks, rank " + r);
+      }
+    }
+  }
+
+  /** In-place allReduces of every type and op at two odd counts from the halving limit up, each checked. */
+  private static List<Object> halvingEveryTypeAndOp(Communicator comm, int n) {
+    List<Object> out = new ArrayList<>();
+    int seed = 100;
+    for (DataType t : DataType.values()) {
+      int atLimit = (int) (HostRoute.HALVING_MIN_BYTES / t.byteSize());
+      for (ReduceOp op : ReduceOp.values()) {
+        for (int count : new int[] {atLimit + 1, 2 * atLimit + 7}) {
+          seed++;
+          Object a = TypedData.alloc(t, count);
+          TypedData.fill(t, op, seed, comm.rank(), a, 0, count);
+          comm.allReduce(TypedData.buf(a), TypedData.buf(a), count, t, op);
+          TypedData.checkReduced(t, op, seed, n, a, 0, 0, count, "halving " + t + " " + op + " " + count);
+          out.add(a);
+        }
+      }
+    }
+    return out;
+  }
+
   @Test
   void explainNamesTheHostsAndTheChoiceBySize() {
     Ranks.values(run(N, conf("host.oneShotMaxBytes", "1k"), INTERLEAVED, LoopbackTransport::new, comm -> {
       assertEquals("host-ucx-oneshot", comm.explain(Collective.ALL_REDUCE, 1024).algorithm());
       assertEquals("host-ucx-twoshot", comm.explain(Collective.ALL_REDUCE, 1025).algorithm());
+      assertEquals("host-ucx-twoshot", comm.explain(Collective.ALL_REDUCE, 64 << 20).algorithm()); // 3 hosts: no halving
       assertEquals("host-ucx", comm.explain(Collective.ALL_TO_ALL, 1 << 20).algorithm());
       assertTrue(comm.explain(Collective.ALL_REDUCE, 8).reasons().get(0).contains("5 ranks on 3 hosts"));
       return null;
