@@ -21,8 +21,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
-# Names of its own: a run.sh (gcmh-*) may run at the same time.
-export MH_PREFIX=gcmb-h MH_SWITCH=gcmb-sw
+# Names of its own: a run.sh (gcmh-*) may run at the same time (MH_PREFIX, MH_SWITCH: another bench.sh too).
+export MH_PREFIX=${MH_PREFIX:-gcmb-h} MH_SWITCH=${MH_SWITCH:-gcmb-sw}
 source scripts/multihost/netns.sh
 host_counts="${1:-2 3}"
 rounds="${2:-3}"
