@@ -220,7 +220,9 @@ final class HostUcxCommunicator extends AbstractHostCommunicator {
         + transport.describe());
     out.add("inside host " + host + ": shared memory with " + hostRanks[myHost].length + " ranks ("
         + local.findings().get(0) + ")");
-    out.add("one-shot up to " + oneShotMax + " bytes, two-shot above; timeout " + Durations.format(timeout) + " per wait without progress");
+    out.add("allReduce one-shot up to " + oneShotMax + " bytes, two-shot above" + (hostRanks.length == 2
+        ? " (halving from " + HostRoute.HALVING_MIN_BYTES + " bytes, unless an algorithm is forced)" : "")
+        + "; timeout " + Durations.format(timeout) + " per wait without progress");
     return out;
   }
 
