@@ -9,6 +9,7 @@ import dev.gpucoll.api.ProcessGrid;
 import dev.gpucoll.api.ReduceOp;
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.function.IntUnaryOperator;
 
 /**
  * The collectives a routine makes over a process grid, on host {@code double[]} buffers. An error
@@ -152,7 +153,7 @@ final class GridCalls {
   }
 
   private CollectiveException named(CollectiveException e, String sub,
-      java.util.function.IntUnaryOperator global, int size) {
+      IntUnaryOperator global, int size) {
     StringBuilder map = new StringBuilder();
     for (int r = 0; r < size; r++) {
       map.append(r == 0 ? "" : ", ").append(r).append(" = global ").append(global.applyAsInt(r));

@@ -1,5 +1,10 @@
 package dev.gpucoll.linalg;
 
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
 /**
  * One process's part of a distributed matrix on the host: its {@link Descriptor#numrocRows} ×
  * {@link Descriptor#numrocCols} local elements, column-major with the descriptor's LLD, local
@@ -106,7 +111,7 @@ public final class LocalMatrix {
   public static LocalMatrix fromBlocks(Descriptor desc, int prow, int pcol, Iterable<Block> blocks) {
     LocalMatrix local = allocate(desc, prow, pcol);
     int mine = 0;
-    java.util.Set<Long> seen = new java.util.HashSet<>();
+    Set<Long> seen = new HashSet<>();
     for (Block b : blocks) {
       int owner = desc.rankOfBlock(b.blockRow(), b.blockCol());
       if (owner != desc.rank(prow, pcol)) {
@@ -140,8 +145,8 @@ public final class LocalMatrix {
   }
 
   /** This part as its blocks (each block this process holds, in block-column then block-row order). */
-  public java.util.List<Block> toBlocks() {
-    java.util.List<Block> out = new java.util.ArrayList<>();
+  public List<Block> toBlocks() {
+    List<Block> out = new ArrayList<>();
     int mb = desc.mb();
     int nb = desc.nb();
     for (int lj0 = 0; lj0 < cols; lj0 += nb) {

@@ -3,6 +3,7 @@ package dev.gpucoll.linalg;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.ProcessGrid;
 import dev.gpucoll.linalg.FactorizationException.Reason;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -62,7 +63,7 @@ public final class Lu {
       int r0 = s.panelLocalRows(p).from();
       int rows = a.rows() - r0;
       int trailer = rows * w;
-      java.util.Arrays.fill(panel, trailer, trailer + w + 3, 0);
+      Arrays.fill(panel, trailer, trailer + w + 3, 0);
       IndexRange panelCols = s.panelLocalCols();
       if (q == s.panelCol()) {
         factorPanel(calls, a, s, record, records, panel, trailer);
@@ -129,7 +130,7 @@ public final class Lu {
     for (int jj = 0; jj < w; jj++) {
       int j = s.first() + jj;
       int col = (pc0 + jj) * lld;
-      java.util.Arrays.fill(record, 0, size, 0);
+      Arrays.fill(record, 0, size, 0);
       double best = -1;
       int bestLi = -1;
       for (int li = d.localRowsBefore(j, p); li < a.rows(); li++) {

@@ -1,5 +1,7 @@
 package dev.gpucoll.linalg;
 
+import java.util.Arrays;
+
 /**
  * The block triangular solves of getrs and potrs over the factors' {@link FactorPlan}: for each
  * panel step, the process column that holds the triangle's block column sends its part along each
@@ -83,7 +85,7 @@ final class TriangularSolves {
       int rows = a.rows() - r0;
       double[] column = blockColumn(calls, a, s, r0, a.rows());
       if (s.end() < plan.descriptor().m() && nrhs > 0) {
-        java.util.Arrays.fill(sums, 0, w * nrhs, 0);
+        Arrays.fill(sums, 0, w * nrhs, 0);
         int r1 = s.trailingLocalRows(p).from();
         HostKernels.subtractTransposedProduct(sums, 0, w, w, nrhs, column, r1 - r0, rows, b.data(), r1, ldb,
             a.rows() - r1);

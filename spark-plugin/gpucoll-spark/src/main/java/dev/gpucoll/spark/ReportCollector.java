@@ -201,16 +201,16 @@ final class ReportCollector {
     return out;
   }
 
-  private void handOn(GroupReport merged) {
-    GroupReport r = annotate.apply(merged);
+  private void handOn(GroupReport report) {
+    GroupReport r = annotate.apply(report);
     synchronized (this) {
       String key = r.groupId() + "@" + r.stage();
       running.remove(key);
       handedOn.add(key);
     }
-    this.merged.add(r);
-    while (this.merged.size() > KEEP) {
-      this.merged.remove(0);
+    merged.add(r);
+    while (merged.size() > KEEP) {
+      merged.remove(0);
     }
     log.accept(r);
   }
