@@ -28,7 +28,7 @@ public final class Cholesky {
     GridCalls calls = GridCalls.open(grid, "potrf", List.of(d), () -> {
       plan[0] = FactorPlan.potrf(d);
       GridCalls.requireMine(grid, a, "A");
-    }, List.of(new FiniteInput("the input's lower triangle", a, true)));
+    }, List.of(FiniteInput.of("the input's lower triangle", a, true)));
     int p = calls.prow();
     int q = calls.pcol();
     int lld = d.lld();
@@ -119,7 +119,7 @@ public final class Cholesky {
       TriangularSolves.requireRowsAligned(d, b.descriptor());
       GridCalls.requireMine(grid, l, "the factor");
       GridCalls.requireMine(grid, b, "B");
-    }, List.of(new FiniteInput("B", b, false)));
+    }, List.of(FiniteInput.of("B", b, false)));
     TriangularSolves.lower(calls, plan[0], l, b, false);
     TriangularSolves.lowerTransposed(calls, plan[0], l, b);
   }

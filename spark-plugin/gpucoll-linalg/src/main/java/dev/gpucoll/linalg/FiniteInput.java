@@ -7,13 +7,19 @@ package dev.gpucoll.linalg;
  * ({@link GridCalls#open}).
  *
  * @param name what the part is called in the error ("the input", "B")
- * @param lower whether only the lower triangle is read (Cholesky)
+ * @param desc the part's descriptor
+ * @param scan this rank's smallest j * M + i holding a NaN, and holding an Inf ({@link #NONE}: none),
+ *     by the kernel set that holds the part (host loops here, a device kernel in {@link DeviceKernels})
  */
-record FiniteInput(String name, LocalMatrix part, boolean lower) {
+record FiniteInput(String name, Descriptor desc, java.util.function.Supplier<long[]> scan) {
   static final long NONE = Long.MAX_VALUE;
 
-  /** This rank's smallest j * M + i holding a NaN, and holding an Inf ({@link #NONE}: none). */
-  long[] scan() {
+  /** A host part; lower: only the lower triangle is read (Cholesky). */
+  static FiniteInput of(String name, LocalMatrix part, boolean lower) {
+    return new FiniteInput(name, part.descriptor(), () -> scanHost(part, lower));
+  }
+
+  private static long[] scanHost(LocalMatrix part, boolean lower) {
     Descriptor d = part.descriptor();
     long[] first = {NONE, NONE};
     double[] data = part.data();
@@ -37,7 +43,7 @@ record FiniteInput(String name, LocalMatrix part, boolean lower) {
     if (first[0] == NONE && first[1] == NONE) {
       return;
     }
-    Descriptor d = part.descriptor();
+    Descriptor d = desc;
     boolean nanFirst = first[0] < first[1];
     long at = nanFirst ? first[0] : first[1];
     int row = (int) (at % d.m());

@@ -52,7 +52,7 @@ final class GridCalls {
     long[] v = new long[1 + 2 * inputs.size() + 2 * fields * descriptors.size()];
     v[0] = problem == null ? Long.MAX_VALUE : grid.all().rank();
     for (int i = 0; i < inputs.size(); i++) {
-      long[] first = problem == null ? inputs.get(i).scan() : new long[] {FiniteInput.NONE, FiniteInput.NONE};
+      long[] first = problem == null ? inputs.get(i).scan().get() : new long[] {FiniteInput.NONE, FiniteInput.NONE};
       v[1 + 2 * i] = first[0];
       v[2 + 2 * i] = first[1];
     }
@@ -100,8 +100,12 @@ final class GridCalls {
 
   /** Fails unless {@code a} is this rank's part (for {@link #open}'s checks). */
   static void requireMine(ProcessGrid<? extends Communicator> grid, LocalMatrix a, String name) {
-    if (a.prow() != grid.myRow() || a.pcol() != grid.myCol()) {
-      throw new IllegalArgumentException(name + " is process (" + a.prow() + ", " + a.pcol() + ")'s part, and"
+    requireMine(grid, a.prow(), a.pcol(), name);
+  }
+
+  static void requireMine(ProcessGrid<? extends Communicator> grid, int prow, int pcol, String name) {
+    if (prow != grid.myRow() || pcol != grid.myCol()) {
+      throw new IllegalArgumentException(name + " is process (" + prow + ", " + pcol + ")'s part, and"
           + " this is global rank " + grid.all().rank() + " at grid position (" + grid.myRow() + ", "
           + grid.myCol() + ")");
     }
@@ -132,6 +136,40 @@ final class GridCalls {
       long[] recvDispls) {
     onColumn(c -> c.allToAllv(CommBuffer.of(send), sendCounts, sendDispls, CommBuffer.of(recv), recvCounts,
         recvDispls, DataType.FLOAT64));
+  }
+
+  // The same calls on device buffers (the device kernel set), counted in doubles. Each communicator
+  // enqueues on its stream; DeviceSolver puts the grid's three on one.
+
+  void rowBroadcast(CommBuffer buf, long count, int root) {
+    onRow(c -> c.broadcast(buf, buf, count, DataType.FLOAT64, root));
+  }
+
+  void columnBroadcast(CommBuffer buf, long count, int root) {
+    onColumn(c -> c.broadcast(buf, buf, count, DataType.FLOAT64, root));
+  }
+
+  void columnAllGather(CommBuffer send, CommBuffer recv, long count) {
+    onColumn(c -> c.allGather(send, recv, count, DataType.FLOAT64));
+  }
+
+  void columnSum(CommBuffer buf, long count) {
+    onColumn(c -> c.allReduce(buf, buf, count, DataType.FLOAT64, ReduceOp.SUM));
+  }
+
+  void columnAllToAllv(CommBuffer send, long[] sendCounts, long[] sendDispls, CommBuffer recv, long[] recvCounts,
+      long[] recvDispls) {
+    onColumn(c -> c.allToAllv(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, DataType.FLOAT64));
+  }
+
+  /** recv = the buffer of process (prow, pcol), over the whole grid. */
+  void gridBroadcast(CommBuffer buf, long count, int prow, int pcol) {
+    try {
+      grid.all().broadcast(buf, buf, count, DataType.FLOAT64, prow * grid.cols() + pcol);
+    } catch (CollectiveException e) {
+      throw new CollectiveException(grid.all().rank(), e.collective(), routine + " at grid position (" + p + ", " + q
+          + ") of the " + grid.rows() + " x " + grid.cols() + " grid, over the whole grid: " + e.getMessage(), e);
+    }
   }
 
   private void onRow(Consumer<Communicator> call) {

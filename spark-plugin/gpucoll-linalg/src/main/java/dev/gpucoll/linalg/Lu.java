@@ -47,7 +47,7 @@ public final class Lu {
     GridCalls calls = GridCalls.open(grid, "getrf", List.of(d), () -> {
       plan[0] = FactorPlan.getrf(d);
       GridCalls.requireMine(grid, a, "A");
-    }, List.of(new FiniteInput("the input", a, false)));
+    }, List.of(FiniteInput.of("the input", a, false)));
     int p = calls.prow();
     int q = calls.pcol();
     int lld = d.lld();
@@ -236,21 +236,26 @@ public final class Lu {
       }
       plan[0] = FactorPlan.getrf(d);
       TriangularSolves.requireRowsAligned(d, b.descriptor());
-      if (pivots == null || pivots.length != d.n()) {
-        throw new IllegalArgumentException("pivots must have N = " + d.n() + " entries (getrf's result), not "
-            + (pivots == null ? "null" : pivots.length));
-      }
-      for (int k = 0; k < pivots.length; k++) {
-        if (pivots[k] < k || pivots[k] >= d.n()) {
-          throw new IllegalArgumentException("pivots[" + k + "] = " + pivots[k] + " is outside [" + k + ", "
-              + d.n() + "): not a pivot getrf returns");
-        }
-      }
+      requirePivots(pivots, d.n());
       GridCalls.requireMine(grid, lu, "the factors");
       GridCalls.requireMine(grid, b, "B");
-    }, List.of(new FiniteInput("B", b, false)));
+    }, List.of(FiniteInput.of("B", b, false)));
     RowInterchanges.apply(calls, b, pivots, 0, d.n(), List.of(new IndexRange(0, b.cols())));
     TriangularSolves.lower(calls, plan[0], lu, b, true);
     TriangularSolves.upper(calls, plan[0], lu, b);
+  }
+
+  /** Fails unless {@code pivots} could be getrf's for a square matrix of order n. */
+  static void requirePivots(int[] pivots, int n) {
+    if (pivots == null || pivots.length != n) {
+      throw new IllegalArgumentException("pivots must have N = " + n + " entries (getrf's result), not "
+          + (pivots == null ? "null" : pivots.length));
+    }
+    for (int k = 0; k < pivots.length; k++) {
+      if (pivots[k] < k || pivots[k] >= n) {
+        throw new IllegalArgumentException("pivots[" + k + "] = " + pivots[k] + " is outside [" + k + ", "
+            + n + "): not a pivot getrf returns");
+      }
+    }
   }
 }

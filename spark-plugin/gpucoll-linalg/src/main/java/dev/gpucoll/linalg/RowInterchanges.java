@@ -19,21 +19,25 @@ final class RowInterchanges {
   private record Move(int to, int from) {}
 
   /**
-   * Applies the interchanges of rows [from, to) to this rank's local columns {@code columns} of
-   * {@code a} (collective over the grid column when rows cross process rows; every rank of the
-   * column passes the same pivots and the same number of columns).
+   * What one rank of a grid column does for the interchanges of rows [from, to): the local rows it
+   * packs, row after row, {@code width} elements each (in the order of {@link #sendCounts}' process
+   * rows), and the local rows it unpacks from what it receives (in the order of the process rows it
+   * receives from). Worked out alike on every rank of the column from the pivots, for both kernel
+   * sets: the host copies rows in loops, the device with two kernels around one allToAllv.
+   *
+   * @param crosses whether any row crosses process rows (else nothing is exchanged: what a rank
+   *     packs is what it unpacks)
    */
-  static void apply(GridCalls calls, LocalMatrix a, int[] pivots, int from, int to, List<IndexRange> columns) {
-    int width = 0;
-    for (IndexRange c : columns) {
-      width += c.size();
+  record Plan(int[] sendRows, int[] recvRows, long[] sendCounts, long[] sendDispls, long[] recvCounts,
+      long[] recvDispls, boolean crosses) {
+    /** Nothing moves (the same on every rank of the column: no call is skipped by one alone). */
+    boolean empty() {
+      return sendRows.length == 0 && recvRows.length == 0 && !crosses;
     }
-    List<Move> moves = net(pivots, from, to);
-    if (moves.isEmpty() || width == 0) { // the same on every rank of the column: no call is skipped by one alone
-      return;
-    }
-    Descriptor d = a.descriptor();
-    int me = a.prow();
+  }
+
+  static Plan plan(Descriptor d, int me, int[] pivots, int from, int to, int width) {
+    List<Move> moves = width == 0 ? List.of() : net(pivots, from, to);
     int procs = d.gridRows();
     boolean crosses = false;
     long[] sendCounts = new long[procs];
@@ -49,31 +53,52 @@ final class RowInterchanges {
         recvCounts[src] += width;
       }
     }
+    int[] sendRows = new int[(int) (total(sendCounts) / Math.max(1, width))];
+    int[] recvRows = new int[(int) (total(recvCounts) / Math.max(1, width))];
     long[] sendDispls = displacements(sendCounts);
     long[] recvDispls = displacements(recvCounts);
-    double[] send = new double[(int) total(sendCounts)];
-    long[] at = sendDispls.clone();
+    long[] sendAt = sendDispls.clone();
+    long[] recvAt = recvDispls.clone();
     for (Move m : moves) {
-      if (d.indxg2pRow(m.from) == me) {
-        int dst = d.indxg2pRow(m.to);
-        copyRow(a, d.indxg2lRow(m.from), columns, send, (int) at[dst], true);
-        at[dst] += width;
+      int src = d.indxg2pRow(m.from);
+      int dst = d.indxg2pRow(m.to);
+      if (src == me) {
+        sendRows[(int) (sendAt[dst] / width)] = d.indxg2lRow(m.from);
+        sendAt[dst] += width;
+      }
+      if (dst == me) {
+        recvRows[(int) (recvAt[src] / width)] = d.indxg2lRow(m.to);
+        recvAt[src] += width;
       }
     }
-    double[] recv;
-    if (crosses) {
-      recv = new double[(int) total(recvCounts)];
-      calls.columnAllToAllv(send, sendCounts, sendDispls, recv, recvCounts, recvDispls);
-    } else {
-      recv = send; // every move stays on its process row: what this rank packed is what it receives
+    return new Plan(sendRows, recvRows, sendCounts, sendDispls, recvCounts, recvDispls, crosses);
+  }
+
+  /**
+   * Applies the interchanges of rows [from, to) to this rank's local columns {@code columns} of
+   * {@code a} (collective over the grid column when rows cross process rows; every rank of the
+   * column passes the same pivots and the same number of columns).
+   */
+  static void apply(GridCalls calls, LocalMatrix a, int[] pivots, int from, int to, List<IndexRange> columns) {
+    int width = 0;
+    for (IndexRange c : columns) {
+      width += c.size();
     }
-    at = recvDispls.clone();
-    for (Move m : moves) {
-      if (d.indxg2pRow(m.to) == me) {
-        int src = d.indxg2pRow(m.from);
-        copyRow(a, d.indxg2lRow(m.to), columns, recv, (int) at[src], false);
-        at[src] += width;
-      }
+    Plan plan = plan(a.descriptor(), a.prow(), pivots, from, to, width);
+    if (plan.empty()) {
+      return;
+    }
+    double[] send = new double[plan.sendRows().length * width];
+    for (int i = 0; i < plan.sendRows().length; i++) {
+      copyRow(a, plan.sendRows()[i], columns, send, i * width, true);
+    }
+    double[] recv = send; // no row crosses process rows: what this rank packed is what it receives
+    if (plan.crosses()) {
+      recv = new double[plan.recvRows().length * width];
+      calls.columnAllToAllv(send, plan.sendCounts(), plan.sendDispls(), recv, plan.recvCounts(), plan.recvDispls());
+    }
+    for (int i = 0; i < plan.recvRows().length; i++) {
+      copyRow(a, plan.recvRows()[i], columns, recv, i * width, false);
     }
   }
 

@@ -1,0 +1,275 @@
+package dev.gpucoll.cuda.check;
+
+import dev.gpucoll.api.GpuCommunicator;
+import dev.gpucoll.api.ProcessGrid;
+import dev.gpucoll.cuda.CudaNative;
+import dev.gpucoll.linalg.Descriptor;
+import dev.gpucoll.linalg.DeviceMatrix;
+import dev.gpucoll.linalg.DeviceSolver;
+import dev.gpucoll.linalg.LocalMatrix;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import org.bytedeco.cuda.cublas.cublasContext;
+import org.bytedeco.cuda.cusolver.cusolverDnContext;
+import org.bytedeco.cuda.global.cublas;
+import org.bytedeco.cuda.global.cudart;
+import org.bytedeco.cuda.global.cusolver;
+import org.bytedeco.javacpp.DoublePointer;
+import org.bytedeco.javacpp.IntPointer;
+
+/**
+ * The distributed LU and Cholesky of gpucoll-linalg on the device ({@link DeviceSolver}) beside
+ * cuSOLVER's getrf / potrf of the same matrix in one call, on one GPU: ours on a 1 × 1 grid and on
+ * P × Q grids of ranks that are threads of this process sharing the GPU. fp64; the matrix is
+ * generated on the device from its global positions (the same matrix for every grid); each time is
+ * the median of {@code --repeat} runs after an untimed one, from the routine's call to its stream's
+ * end, the slowest rank's; GFLOP/s count 2n³/3 (LU) and n³/3 (Cholesky). Every factorization is
+ * checked: X of A X = B (B seeded, one column) by the residual ‖B − A X‖₂ / (‖A‖_F ‖X‖₂ n ε),
+ * computed on the device apart from the routines. Prints a table and writes
+ * {@code linalg-gpu-<date>-<commit>.json} into {@code --json-dir}.
+ *
+ * <p>Usage: LinalgBench [--sizes 4096,8192] [--block 1024] [--grids 1x1,2x2] [--factors getrf,potrf]
+ * [--repeat 3] [--json-dir DIR] [--commit SHA] [--machine TEXT]
+ */
+public final class LinalgBench {
+  private static final double EPS = Math.ulp(1.0) / 2;
+
+  private record Row(String factor, int n, int nb, String grid, double oursMs, double anchorMs, double residual) {
+    double gflops(double ms) {
+      double n3 = (double) n * n * n;
+      return (factor.equals("getrf") ? 2 * n3 / 3 : n3 / 3) / (ms * 1e6);
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    List<Integer> sizes = List.of(4096, 8192);
+    List<Integer> blocks = List.of(1024);
+    List<int[]> grids = List.of(new int[] {1, 1}, new int[] {2, 2});
+    List<String> factors = List.of("getrf", "potrf");
+    int repeat = 3;
+    Path jsonDir = Path.of(System.getenv().getOrDefault("OUT", "/tmp/gpucoll-out"), "bench");
+    String commit = "unknown";
+    String machine = "";
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--sizes" -> sizes = ints(args[++i]);
+        case "--block" -> blocks = ints(args[++i]);
+        case "--grids" -> {
+          grids = new ArrayList<>();
+          for (String g : args[++i].split(",")) {
+            String[] pq = g.split("x");
+            grids.add(new int[] {Integer.parseInt(pq[0]), Integer.parseInt(pq[1])});
+          }
+        }
+        case "--factors" -> factors = List.of(args[++i].split(","));
+        case "--repeat" -> repeat = Integer.parseInt(args[++i]);
+        case "--json-dir" -> jsonDir = Path.of(args[++i]);
+        case "--commit" -> commit = args[++i];
+        case "--machine" -> machine = args[++i];
+        default -> throw new IllegalArgumentException("unknown argument " + args[i]);
+      }
+    }
+    System.out.println("CUDA_MODULE_LOADING=" + System.getenv("CUDA_MODULE_LOADING")
+        + " (EAGER: ranks sharing a GPU must not load a kernel lazily while another rank's kernel spins)");
+    List<Row> rows = new ArrayList<>();
+    boolean failed = false;
+    for (String factor : factors) {
+      boolean spd = factor.equals("potrf");
+      for (int n : sizes) {
+        double anchor = anchorMs(factor, n, repeat);
+        for (int[] g : grids) {
+          for (int nb : blocks) {
+            Row row = ours(factor, n, nb, g[0], g[1], repeat, anchor);
+            rows.add(row);
+            System.out.println(format(row));
+            failed |= !(row.residual <= 10);
+          }
+        }
+      }
+    }
+    System.out.println();
+    System.out.println("factor | n | nb | grid | ours ms | GFLOP/s | cuSOLVER ms | GFLOP/s | cuSOLVER time / ours | residual");
+    for (Row r : rows) {
+      System.out.println(format(r));
+    }
+    Files.createDirectories(jsonDir);
+    StringBuilder json = new StringBuilder("{\"kind\":\"linalg-gpu\",\"date\":\"" + LocalDate.now() + "\",\"commit\":\""
+        + commit + "\",\"machine\":\"" + machine + "\",\"repeat\":" + repeat
+        + ",\"timing\":\"median of repeat runs after an untimed one; slowest rank, call to stream end\","
+        + "\"residual\":\"||B - A X||_2 / (||A||_F ||X||_2 n eps), eps = 2^-53\",\"rows\":[");
+    for (int i = 0; i < rows.size(); i++) {
+      Row r = rows.get(i);
+      json.append(i == 0 ? "" : ",").append(String.format(Locale.ROOT, "{\"factor\":\"%s\",\"n\":%d,\"nb\":%d,"
+          + "\"grid\":\"%s\",\"ours_ms\":%.3f,\"ours_gflops\":%.1f,\"cusolver_ms\":%.3f,\"cusolver_gflops\":%.1f,"
+          + "\"cusolver_time_over_ours\":%.3f,\"residual\":%.4f}", r.factor, r.n, r.nb, r.grid, r.oursMs,
+          r.gflops(r.oursMs), r.anchorMs, r.gflops(r.anchorMs), r.anchorMs / r.oursMs, r.residual));
+    }
+    json.append("]}\n");
+    Path file = jsonDir.resolve("linalg-gpu-" + LocalDate.now() + "-" + commit + ".json");
+    Files.writeString(file, json);
+    System.out.println("record: " + file);
+    System.exit(failed ? 1 : 0);
+  }
+
+  private static String format(Row r) {
+    return String.format(Locale.ROOT, "%s | %d | %d | %s | %.2f | %.0f | %.2f | %.0f | %.3f | %.3f", r.factor, r.n,
+        r.nb, r.grid, r.oursMs, r.gflops(r.oursMs), r.anchorMs, r.gflops(r.anchorMs), r.anchorMs / r.oursMs,
+        r.residual);
+  }
+
+  private static List<Integer> ints(String s) {
+    List<Integer> out = new ArrayList<>();
+    for (String x : s.split(",")) {
+      out.add(Integer.parseInt(x.trim()));
+    }
+    return out;
+  }
+
+  /** Ours on a P × Q grid of threads: the median time and the solve's residual. */
+  private static Row ours(String factor, int n, int nb, int np, int nq, int repeat, double anchorMs) {
+    boolean spd = factor.equals("potrf");
+    long seed = 20261206L + n;
+    Descriptor da = Descriptor.of(n, n, nb, nb, np, nq);
+    Descriptor db = Descriptor.of(n, 1, nb, nb, np, nq);
+    double[] times = new double[repeat];
+    double[] x = new double[n];
+    try (RankGroup g = RankGroup.create(np * nq, 0, null, Duration.ofMinutes(2), 8)) {
+      g.onAll(Duration.ofMinutes(10), r -> {
+        try (ProcessGrid<GpuCommunicator> grid = ProcessGrid.of(r.comm, np, nq);
+            DeviceSolver solver = DeviceSolver.open(grid);
+            DeviceMatrix a = DeviceMatrix.allocate(da, grid.myRow(), grid.myCol());
+            DeviceMatrix b = DeviceMatrix.allocate(db, grid.myRow(), grid.myCol())) {
+          int[] pivots = null;
+          for (int k = -1; k < repeat; k++) {
+            a.fillRandom(seed, spd, solver.stream());
+            solver.synchronize();
+            r.awaitPeers();
+            long t0 = System.nanoTime();
+            if (spd) {
+              solver.potrf(a);
+            } else {
+              pivots = solver.getrf(a);
+            }
+            solver.synchronize();
+            double ms = (System.nanoTime() - t0) / 1e6;
+            if (k >= 0) {
+              synchronized (times) {
+                times[k] = Math.max(times[k], ms);
+              }
+            }
+          }
+          b.fillRandom(seed + 1, false, solver.stream());
+          if (spd) {
+            solver.potrs(a, b);
+          } else {
+            solver.getrs(a, pivots, b);
+          }
+          LocalMatrix mine = solver.download(b);
+          synchronized (x) {
+            mine.gather(x, n);
+          }
+          r.awaitPeers(); // nobody frees (cudaFree waits for the device) while a peer may still be in a collective
+        }
+        return null;
+      });
+      double residual = g.onAll(Duration.ofMinutes(5), r -> r.rank == 0 ? residual(n, nb, seed, spd, x) : 0.0).get(0);
+      java.util.Arrays.sort(times);
+      return new Row(factor, n, nb, np + "x" + nq, times[repeat / 2], anchorMs, residual);
+    }
+  }
+
+  /**
+   * ‖B − A X‖₂ / (‖A‖_F ‖X‖₂ n ε) with A and B generated again on this thread's device (1 × 1),
+   * cuBLAS dgemv and dnrm2: apart from the routines that made X.
+   */
+  private static double residual(int n, int nb, long seed, boolean spd, double[] x) {
+    Descriptor da = Descriptor.of(n, n, nb, nb, 1, 1);
+    Descriptor db = Descriptor.of(n, 1, nb, nb, 1, 1);
+    long dx = CudaNative.malloc(8L * n);
+    cublasContext blas = new cublasContext();
+    try (DeviceMatrix a = DeviceMatrix.allocate(da, 0, 0); DeviceMatrix b = DeviceMatrix.allocate(db, 0, 0);
+        DoublePointer hx = new DoublePointer(x); DoublePointer minusOne = new DoublePointer(1).put(-1.0);
+        DoublePointer one = new DoublePointer(1).put(1.0); DoublePointer out = new DoublePointer(3)) {
+      a.fillRandom(seed, spd, 0);
+      b.fillRandom(seed + 1, false, 0);
+      check(cudart.cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      check(cublas.cublasCreate_v2(blas), "cublasCreate");
+      CudaNative.memcpyAsync(dx, hx.address(), 8L * n, 0);
+      check(cudart.cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      check(cublas.cublasDnrm2_v2(blas, (int) Math.min(Integer.MAX_VALUE, (long) n * n), ptr(a.address()), 1,
+          out.position(0)), "cublasDnrm2");
+      if ((long) n * n > Integer.MAX_VALUE) { // dnrm2 takes an int count: the F-norm by columns
+        double s = 0;
+        for (int j = 0; j < n; j++) {
+          check(cublas.cublasDnrm2_v2(blas, n, ptr(a.address() + 8L * j * n), 1, out.position(0)), "cublasDnrm2");
+          s += out.get(0) * out.get(0);
+        }
+        out.put(0, Math.sqrt(s));
+      }
+      double normA = out.position(0).get(0);
+      check(cublas.cublasDnrm2_v2(blas, n, ptr(dx), 1, out), "cublasDnrm2");
+      double normX = out.get(0);
+      check(cublas.cublasDgemv_v2(blas, cublas.CUBLAS_OP_N, n, n, minusOne, ptr(a.address()), n, ptr(dx), 1, one,
+          ptr(b.address()), 1), "cublasDgemv");
+      check(cublas.cublasDnrm2_v2(blas, n, ptr(b.address()), 1, out), "cublasDnrm2");
+      double normR = out.get(0);
+      return normR / (normA * normX * n * EPS);
+    } finally {
+      cublas.cublasDestroy_v2(blas);
+      CudaNative.free(dx);
+    }
+  }
+
+  /** cuSOLVER's getrf / potrf of the whole matrix in one call on this device: the median time. */
+  private static double anchorMs(String factor, int n, int repeat) {
+    boolean spd = factor.equals("potrf");
+    Descriptor da = Descriptor.of(n, n, 1024, 1024, 1, 1);
+    cusolverDnContext solver = new cusolverDnContext();
+    check(cusolver.cusolverDnCreate(solver), "cusolverDnCreate");
+    long work = 0;
+    long ipiv = CudaNative.malloc(4L * n);
+    long info = CudaNative.malloc(8);
+    double[] times = new double[repeat];
+    try (DeviceMatrix a = DeviceMatrix.allocate(da, 0, 0); IntPointer lwork = new IntPointer(1)) {
+      DoublePointer pa = ptr(a.address());
+      check(spd ? cusolver.cusolverDnDpotrf_bufferSize(solver, cublas.CUBLAS_FILL_MODE_LOWER, n, pa, n, lwork)
+          : cusolver.cusolverDnDgetrf_bufferSize(solver, n, n, pa, n, lwork), "bufferSize");
+      work = CudaNative.malloc(8L * lwork.get());
+      for (int k = -1; k < repeat; k++) {
+        a.fillRandom(20261206L + n, spd, 0);
+        check(cudart.cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        long t0 = System.nanoTime();
+        check(spd ? cusolver.cusolverDnDpotrf(solver, cublas.CUBLAS_FILL_MODE_LOWER, n, pa, n, ptr(work), lwork.get(),
+            new IntPointer(CudaNative.ptr(info)))
+            : cusolver.cusolverDnDgetrf(solver, n, n, pa, n, ptr(work), new IntPointer(CudaNative.ptr(ipiv)),
+                new IntPointer(CudaNative.ptr(info))), "cuSOLVER factor");
+        check(cudart.cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        if (k >= 0) {
+          times[k] = (System.nanoTime() - t0) / 1e6;
+        }
+      }
+    } finally {
+      cusolver.cusolverDnDestroy(solver);
+      CudaNative.free(work);
+      CudaNative.free(ipiv);
+      CudaNative.free(info);
+    }
+    java.util.Arrays.sort(times);
+    return times[repeat / 2];
+  }
+
+  private static DoublePointer ptr(long address) {
+    return new DoublePointer(CudaNative.ptr(address));
+  }
+
+  private static void check(int status, String call) {
+    if (status != 0) {
+      throw new IllegalStateException(call + " failed: status " + status);
+    }
+  }
+}
