@@ -43,8 +43,8 @@ import org.bytedeco.javacpp.PointerPointer;
  * descriptors, one per distinct {@link Descriptor}. The current CUDA device of the calling thread is
  * set to the handle's. One thread at a time: a rank's calls come from its task.
  *
- * <p>cuSOLVERMp's own limits (e.g. MB = NB for getrf, B dealt with A's MB) are checked by cuSOLVERMp:
- * an argument it refuses comes back as a {@link CuSolverMpException} naming the call and
+ * <p>cuSOLVERMp's own limits (its block-size and alignment rules) are checked by cuSOLVERMp: an
+ * argument it refuses comes back as a {@link CuSolverMpException} naming the call and
  * {@code CUSOLVER_STATUS_INVALID_VALUE}.
  *
  * <p>Needs libcusolverMp.so.0 (cuSOLVERMp 0.8, the wheel {@code nvidia-cusolvermp-cu13==0.8.0.3126})
