@@ -10,13 +10,16 @@
 # It travels to the GPU machine next to the repository (64 MiB per upload, the repository included):
 # the bundle must stay under 50 MiB.
 # --with-spark: also .spark-bundle/ and .spark-app/ for scripts/spark-gpu/run.sh (see spark-slim.sh).
+# --with-cusolvermp: also cusolvermp/libcusolverMp.so.0.xz (cusolvermp-lib.sh) for CuSolverMpCheck.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 WITH_SPARK=""
+WITH_CUSOLVERMP=""
 for a in "$@"; do
   case "$a" in
     --with-spark) WITH_SPARK=1 ;;
-    *) echo "build.sh: unknown argument $a (known: --with-spark)" >&2; exit 2 ;;
+    --with-cusolvermp) WITH_CUSOLVERMP=1 ;;
+    *) echo "build.sh: unknown argument $a (known: --with-spark, --with-cusolvermp)" >&2; exit 2 ;;
   esac
 done
 BUNDLE="$ROOT/.gpu-bundle"
@@ -75,6 +78,10 @@ chmod +x "$BUNDLE/run.sh"
 git -C "$ROOT" rev-parse HEAD > "$BUNDLE/COMMIT" 2>/dev/null || echo unknown > "$BUNDLE/COMMIT"
 if ! git -C "$ROOT" diff --quiet HEAD -- spark-plugin native-kernels 2>/dev/null; then
   echo "+uncommitted changes" >> "$BUNDLE/COMMIT"
+fi
+
+if [ -n "$WITH_CUSOLVERMP" ]; then
+  "$ROOT/scripts/gpu-bundle/cusolvermp-lib.sh" "$BUNDLE/cusolvermp"
 fi
 
 "$BUNDLE/jre/bin/java" -version 2>&1 | sed -n 1p

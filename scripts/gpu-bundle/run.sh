@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The one command on the GPU machine (no Java there): runs the GPU correctness suite, the NCCL
 # self-check (when present), and the GPU benchmark, from the bundle built by scripts/gpu-bundle/build.sh.
-# Run from the repository root:  bash .gpu-bundle/run.sh [--quick] [--suite-only|--bench-only|--cpp-test]
-# (--cpp-test: only the C++ correctness test gc_test, on the correctness matrix beside it)
+# Run from the repository root:  bash .gpu-bundle/run.sh [--quick] [--suite-only|--bench-only|--cpp-test|--cusolvermp]
+# (--cpp-test: only the C++ correctness test gc_test, on the correctness matrix beside it;
+#  --cusolvermp: only CuSolverMpCheck, with the bundle's cusolvermp/libcusolverMp.so.0.xz (build.sh
+#  --with-cusolvermp) unpacked to /tmp/cusolvermp and on LD_LIBRARY_PATH with /usr/local/cuda/lib64)
 # Logs go to $OUT when set, else /tmp/gpucoll-out; the short tables print last.
 set -uo pipefail
 BUNDLE=$(cd "$(dirname "$0")" && pwd)
@@ -21,6 +23,7 @@ for a in "$@"; do
     --suite-only) WHAT=suite ;;
     --bench-only) WHAT=bench ;;
     --cpp-test) WHAT=cpp-test ;;
+    --cusolvermp) WHAT=cusolvermp ;;
     *) echo "run.sh: unknown argument $a" >&2; exit 2 ;;
   esac
 done
@@ -29,6 +32,16 @@ echo "== bundle commit $(tr '\n' ' ' < "$BUNDLE/COMMIT"); $(date -u +%FT%TZ)"
 nvidia-smi --query-gpu=index,name,driver_version,uuid,pci.bus_id --format=csv,noheader | tee "$LOGS/gpus.txt"
 nvidia-smi topo -m > "$LOGS/topo.txt" 2>&1 || true
 "$JAVA" -version 2>&1 | sed -n 1p
+
+if [ "$WHAT" = cusolvermp ]; then
+  [ -f "$BUNDLE/cusolvermp/libcusolverMp.so.0.xz" ] || { echo "run.sh: the bundle has no cusolvermp/libcusolverMp.so.0.xz (build.sh --with-cusolvermp)" >&2; exit 2; }
+  mkdir -p /tmp/cusolvermp
+  xz -dc "$BUNDLE/cusolvermp/libcusolverMp.so.0.xz" > /tmp/cusolvermp/libcusolverMp.so.0
+  (cd /tmp/cusolvermp && sha256sum -c "$BUNDLE/cusolvermp/libcusolverMp.so.0.sha256") || exit 2
+  LD_LIBRARY_PATH="/tmp/cusolvermp:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.check.CuSolverMpCheck ${CUSOLVERMP_ARGS:-} 2>&1 | tee "$LOGS/cusolvermp.log"
+  exit "${PIPESTATUS[0]}"
+fi
 
 # The C++ programs travel gzip'ed: unpacked beside a copy of the correctness matrix (gc_test reads it
 # from beside its binary).

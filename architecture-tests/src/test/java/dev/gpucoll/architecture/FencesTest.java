@@ -18,8 +18,9 @@ import java.util.Set;
 
 /**
  * The fences between the modules, checked on their compiled classes (ARCHITECTURE.md, "Fences").
- * Layers point down only: api <- core <- cuda and spark; cudf and linalg on api alone; the GPU
- * checks, their reference and the examples sit on top and nothing depends on them. Of
+ * Layers point down only: api <- core <- cuda and spark; cudf and linalg on api alone; cusolvermp
+ * on api and linalg; the GPU checks, their reference and the examples sit on top and nothing
+ * depends on them. Of
  * gpucoll-cuda, other modules use only its published types; of gpucoll-core, nothing of the host
  * backend's implementation. No package cycles (gpucoll-core's and gpucoll-spark's packages
  * counted as one each).
@@ -63,19 +64,21 @@ class FencesTest {
       .layer("spark").definedBy("dev.gpucoll.spark..", "org.apache.spark.gpucoll..")
       .optionalLayer("cudf").definedBy("dev.gpucoll.cudf..") // built with -Pcudf only
       .layer("linalg").definedBy("dev.gpucoll.linalg..")
+      .layer("cusolvermp").definedBy("dev.gpucoll.cusolvermp..")
       .layer("checkSupport").definedBy("dev.gpucoll.check..")
       .layer("gpuChecks").definedBy(CHECKS)
       .layer("examples").definedBy("dev.gpucoll.examples..")
       .whereLayer("examples").mayNotBeAccessedByAnyLayer()
       .whereLayer("gpuChecks").mayNotBeAccessedByAnyLayer()
       .whereLayer("cudf").mayOnlyBeAccessedByLayers("examples") // the cuDF job uses it as a user would
-      .whereLayer("linalg").mayOnlyBeAccessedByLayers("examples")
+      .whereLayer("linalg").mayOnlyBeAccessedByLayers("cusolvermp", "gpuChecks", "examples")
+      .whereLayer("cusolvermp").mayOnlyBeAccessedByLayers("gpuChecks", "examples")
       .whereLayer("checkSupport").mayOnlyBeAccessedByLayers("gpuChecks", "examples")
       .whereLayer("spark").mayOnlyBeAccessedByLayers("examples")
       .whereLayer("cuda").mayOnlyBeAccessedByLayers("gpuChecks", "examples")
       .whereLayer("core").mayOnlyBeAccessedByLayers("cuda", "spark", "checkSupport", "gpuChecks", "examples")
-      .whereLayer("api").mayOnlyBeAccessedByLayers("core", "cuda", "spark", "cudf", "linalg", "checkSupport",
-          "gpuChecks", "examples");
+      .whereLayer("api").mayOnlyBeAccessedByLayers("core", "cuda", "spark", "cudf", "linalg", "cusolvermp",
+          "checkSupport", "gpuChecks", "examples");
 
   @ArchTest
   static final ArchRule othersUseOnlyTheCudaBackendsPublishedTypes = noClasses()

@@ -30,6 +30,15 @@ public final class FactorizationException extends ArithmeticException {
     this.column = column;
   }
 
+  /**
+   * The same failure found by another solver on a matrix of this module's layout (cuSOLVERMp's
+   * getrf and potrf INFO, in gpucoll-cusolvermp), so that callers handle both alike. Positions are
+   * 0-based global indices, as here.
+   */
+  public static FactorizationException of(Reason reason, int row, int column, String message) {
+    return new FactorizationException(reason, row, column, message);
+  }
+
   public Reason reason() {
     return reason;
   }
