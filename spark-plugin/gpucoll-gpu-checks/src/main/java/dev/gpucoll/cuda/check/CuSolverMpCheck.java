@@ -111,7 +111,7 @@ public final class CuSolverMpCheck {
     return failures;
   }
 
-  private static ncclComm plainNcclComm(int device) {
+  static ncclComm plainNcclComm(int device) {
     CudaNative.setDevice(device);
     ncclUniqueId id = new ncclUniqueId();
     ncclCheck(nccl.ncclGetUniqueId(id), "ncclGetUniqueId");

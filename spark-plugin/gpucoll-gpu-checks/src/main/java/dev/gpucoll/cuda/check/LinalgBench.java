@@ -40,6 +40,11 @@ public final class LinalgBench {
   private static final double EPS = Math.ulp(1.0) / 2;
 
   private record Row(String factor, int n, int nb, String grid, double oursMs, double anchorMs, double residual) {
+    /** The same factor by cuSOLVERMp 1 × 1: on our communicator's ncclComm_t, and on a plain one. */
+    static Row cuSolverMp(String factor, int n, int nb, String comm, double ms, double anchorMs) {
+      return new Row(factor, n, nb, "cuSOLVERMp 1x1 (" + comm + ")", ms, anchorMs, Double.NaN);
+    }
+
     double gflops(double ms) {
       double n3 = (double) n * n * n;
       return (factor.equals("getrf") ? 2 * n3 / 3 : n3 / 3) / (ms * 1e6);
@@ -52,6 +57,7 @@ public final class LinalgBench {
     List<int[]> grids = List.of(new int[] {1, 1}, new int[] {2, 2});
     List<String> factors = List.of("getrf", "potrf");
     int repeat = 3;
+    boolean withCuSolverMp = false;
     Path jsonDir = Path.of(System.getenv().getOrDefault("OUT", "/tmp/gpucoll-out"), "bench");
     String commit = "unknown";
     String machine = "";
@@ -71,6 +77,7 @@ public final class LinalgBench {
         case "--json-dir" -> jsonDir = Path.of(args[++i]);
         case "--commit" -> commit = args[++i];
         case "--machine" -> machine = args[++i];
+        case "--cusolvermp" -> withCuSolverMp = true;
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
       }
     }
@@ -88,6 +95,13 @@ public final class LinalgBench {
             rows.add(row);
             System.out.println(format(row));
             failed |= !(row.residual <= 10);
+          }
+        }
+        if (withCuSolverMp) {
+          int nb = blocks.get(blocks.size() - 1);
+          for (Row row : cuSolverMp(factor, n, nb, repeat, anchor)) {
+            rows.add(row);
+            System.out.println(format(row));
           }
         }
       }
@@ -181,6 +195,54 @@ public final class LinalgBench {
       java.util.Arrays.sort(times);
       return new Row(factor, n, nb, np + "x" + nq, times[repeat / 2], anchorMs, residual);
     }
+  }
+
+  /**
+   * cuSOLVERMp's getrf / potrf 1 × 1 on the same matrix, timed as ours: on the ncclComm_t of a
+   * one-rank group of ours, then on a plain NCCL communicator (ncclCommInitRank).
+   */
+  private static List<Row> cuSolverMp(String factor, int n, int nb, int repeat, double anchorMs) {
+    boolean spd = factor.equals("potrf");
+    Descriptor da = Descriptor.of(n, n, nb, nb, 1, 1);
+    List<Row> out = new ArrayList<>();
+    try (RankGroup g = RankGroup.create(1, 0, null, Duration.ofMinutes(2), 8)) {
+      g.onAll(Duration.ofMinutes(10), r -> {
+        org.bytedeco.cuda.nccl.ncclComm plain = CuSolverMpCheck.plainNcclComm(0);
+        long ipiv = CudaNative.malloc(8L * dev.gpucoll.cusolvermp.CuSolverMp.pivotCount(da, 0));
+        try (DeviceMatrix a = DeviceMatrix.allocate(da, 0, 0);
+            dev.gpucoll.cusolvermp.CuSolverMp ours = dev.gpucoll.cusolvermp.CuSolverMp.open(r.comm, 1, 1);
+            dev.gpucoll.cusolvermp.CuSolverMp bare = dev.gpucoll.cusolvermp.CuSolverMp.onNcclComm(plain.address(), 0,
+                r.comm.stream(), 1, 1)) {
+          for (dev.gpucoll.cusolvermp.CuSolverMp mp : List.of(ours, bare)) {
+            double[] times = new double[repeat];
+            for (int k = -1; k < repeat; k++) {
+              a.fillRandom(20261206L + n, spd, r.comm.stream());
+              r.comm.synchronize();
+              long t0 = System.nanoTime();
+              if (spd) {
+                mp.potrf(dev.gpucoll.cusolvermp.CuSolverMp.Fill.LOWER, a.address(), da);
+              } else {
+                mp.getrf(a.address(), da, ipiv);
+              }
+              r.comm.synchronize();
+              if (k >= 0) {
+                times[k] = (System.nanoTime() - t0) / 1e6;
+              }
+            }
+            java.util.Arrays.sort(times);
+            out.add(Row.cuSolverMp(factor, n, nb, mp == ours ? "our ncclComm_t" : "plain NCCL", times[repeat / 2],
+                anchorMs));
+          }
+        } finally {
+          CudaNative.free(ipiv);
+          org.bytedeco.cuda.global.nccl.ncclCommDestroy(plain);
+        }
+        return null;
+      });
+    } catch (RuntimeException | LinkageError e) {
+      System.out.println("cuSOLVERMp " + factor + " n=" + n + ": not run: " + e);
+    }
+    return out;
   }
 
   /**
