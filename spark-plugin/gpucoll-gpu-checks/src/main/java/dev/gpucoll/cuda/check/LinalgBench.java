@@ -154,10 +154,14 @@ public final class LinalgBench {
     double[] x = new double[n];
     try (RankGroup g = RankGroup.create(np * nq, 0, null, Duration.ofMinutes(2), 8)) {
       g.onAll(Duration.ofMinutes(10), r -> {
-        try (ProcessGrid<GpuCommunicator> grid = ProcessGrid.of(r.comm, np, nq);
-            DeviceSolver solver = DeviceSolver.open(grid);
-            DeviceMatrix a = DeviceMatrix.allocate(da, grid.myRow(), grid.myCol());
-            DeviceMatrix b = DeviceMatrix.allocate(db, grid.myRow(), grid.myCol())) {
+        // cudaFree waits for the whole device: nothing is freed until every rank has left its last collective
+        // (the grid's close included), or a rank's free would wait for a peer's spinning kernel, and that peer for it.
+        ProcessGrid<GpuCommunicator> grid = ProcessGrid.of(r.comm, np, nq);
+        DeviceSolver solver = DeviceSolver.open(grid);
+        DeviceMatrix a = DeviceMatrix.allocate(da, grid.myRow(), grid.myCol());
+        DeviceMatrix b = DeviceMatrix.allocate(db, grid.myRow(), grid.myCol());
+        r.awaitPeers();
+        try {
           int[] pivots = null;
           for (int k = -1; k < repeat; k++) {
             a.fillRandom(seed, spd, solver.stream());
@@ -187,7 +191,13 @@ public final class LinalgBench {
           synchronized (x) {
             mine.gather(x, n);
           }
-          r.awaitPeers(); // nobody frees (cudaFree waits for the device) while a peer may still be in a collective
+        } finally {
+          r.awaitPeers();
+          grid.close();
+          r.awaitPeers();
+          b.close();
+          a.close();
+          solver.close();
         }
         return null;
       });
