@@ -33,23 +33,24 @@ struct Dealt {
 
 }  // namespace gc_linalg
 
-// buf[i * ncols + j] = a[rows[i] + (c0 + j) * lda]: the listed rows, packed row after row, so that
-// the rows bound for one peer of an allToAllv lie together.
+// buf[i * ldbuf + j] = a[rows[i] + (c0 + j) * lda] for j < ncols: the listed rows, packed row after
+// row (a row of several column ranges takes one launch per range, ldbuf the whole row), so that the
+// rows bound for one peer of an allToAllv lie together.
 extern "C" __global__ void gc_linalg_gather_rows_f64(const double* __restrict__ a, long long lda,
                                                      const int* __restrict__ rows, int nrows, int c0, int ncols,
-                                                     double* __restrict__ buf) {
+                                                     double* __restrict__ buf, long long ldbuf) {
   for (int j = blockIdx.y * blockDim.y + threadIdx.y; j < ncols; j += gridDim.y * blockDim.y)
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < nrows; i += gridDim.x * blockDim.x)
-      buf[(long long)i * ncols + j] = a[rows[i] + (long long)(c0 + j) * lda];
+      buf[i * ldbuf + j] = a[rows[i] + (long long)(c0 + j) * lda];
 }
 
-// The inverse: a[rows[i] + (c0 + j) * lda] = buf[i * ncols + j].
+// The inverse: a[rows[i] + (c0 + j) * lda] = buf[i * ldbuf + j].
 extern "C" __global__ void gc_linalg_scatter_rows_f64(double* __restrict__ a, long long lda,
                                                       const int* __restrict__ rows, int nrows, int c0, int ncols,
-                                                      const double* __restrict__ buf) {
+                                                      const double* __restrict__ buf, long long ldbuf) {
   for (int j = blockIdx.y * blockDim.y + threadIdx.y; j < ncols; j += gridDim.y * blockDim.y)
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < nrows; i += gridDim.x * blockDim.x)
-      a[rows[i] + (long long)(c0 + j) * lda] = buf[(long long)i * ncols + j];
+      a[rows[i] + (long long)(c0 + j) * lda] = buf[i * ldbuf + j];
 }
 
 // The first NaN and the first Inf of a part in the whole matrix's column-major order (global

@@ -9,6 +9,7 @@ import static org.bytedeco.cuda.global.cublas.CUBLAS_OP_T;
 import static org.bytedeco.cuda.global.cublas.CUBLAS_SIDE_LEFT;
 import static org.bytedeco.cuda.global.cublas.CUBLAS_SIDE_RIGHT;
 
+import dev.gpucoll.api.CommBuffer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -36,7 +37,7 @@ import org.bytedeco.javacpp.PointerPointer;
  * loaded a kernel lazily while another rank's collective kernel spins on the same GPU could wait for
  * a device that never goes idle.
  */
-final class DeviceKernels implements AutoCloseable {
+final class DeviceKernels implements DeviceOps {
   static final String FATBIN = "dev/gpucoll/native/gpucoll_kernels.fatbin";
   private static final int THREADS_X = 32;
   private static final int THREADS_Y = 8;
@@ -60,7 +61,7 @@ final class DeviceKernels implements AutoCloseable {
     this.cuStream = new CUstream_st(at(stream));
     check(cublas.cublasCreate_v2(blas), "cublasCreate");
     check(cublas.cublasSetStream_v2(blas, cuStream), "cublasSetStream");
-    blasWorkspace = malloc(CUBLAS_WORKSPACE);
+    blasWorkspace = cudaMalloc(CUBLAS_WORKSPACE);
     check(cublas.cublasSetWorkspace_v2(blas, at(blasWorkspace), CUBLAS_WORKSPACE), "cublasSetWorkspace");
     check(cusolver.cusolverDnCreate(solver), "cusolverDnCreate");
     check(cusolver.cusolverDnSetStream(solver, cuStream), "cusolverDnSetStream");
@@ -83,7 +84,8 @@ final class DeviceKernels implements AutoCloseable {
     return new DeviceKernels(stream);
   }
 
-  long stream() {
+  @Override
+  public long stream() {
     return stream;
   }
 
@@ -100,20 +102,36 @@ final class DeviceKernels implements AutoCloseable {
 
   // ---- memory ----
 
-  static long malloc(long bytes) {
+  @Override
+  public long malloc(long bytes) {
+    return cudaMalloc(bytes);
+  }
+
+  @Override
+  public void free(long address) {
+    cudaFree(address);
+  }
+
+  @Override
+  public CommBuffer buffer(long address, long bytes) {
+    return CommBuffer.device(address, bytes);
+  }
+
+  static long cudaMalloc(long bytes) {
     Pointer p = new Pointer();
     check(cudart.cudaMalloc(p, Math.max(bytes, 8)), "cudaMalloc(" + bytes + " B)");
     return p.address();
   }
 
-  static void free(long address) {
+  static void cudaFree(long address) {
     if (address != 0) {
       check(cudart.cudaFree(at(address)), "cudaFree");
     }
   }
 
   /** dst[i + j * dld] = src[i + j * sld] for i < rows, j < cols (doubles; either side host or device). */
-  void copy(long dst, long dld, long src, long sld, long rows, long cols) {
+  @Override
+  public void copy(long dst, long dld, long src, long sld, long rows, long cols) {
     if (rows == 0 || cols == 0) {
       return;
     }
@@ -121,58 +139,59 @@ final class DeviceKernels implements AutoCloseable {
         cuStream), "cudaMemcpy2DAsync");
   }
 
-  void copyBytes(long dst, long src, long bytes) {
+  @Override
+  public void copyBytes(long dst, long src, long bytes) {
     if (bytes > 0) {
       check(cudart.cudaMemcpyAsync(at(dst), at(src), bytes, cudart.cudaMemcpyDefault, cuStream), "cudaMemcpyAsync");
     }
   }
 
-  void memset(long dst, int value, long bytes) {
+  @Override
+  public void memset(long dst, int value, long bytes) {
     check(cudart.cudaMemsetAsync(at(dst), value, bytes, cuStream), "cudaMemsetAsync");
   }
 
   /** Waits for this stream (not the device: other ranks' kernels may spin on it). */
-  void sync() {
+  @Override
+  public void sync() {
     check(cudart.cudaStreamSynchronize(cuStream), "cudaStreamSynchronize");
   }
 
   /** The pinned host words (valid after {@link #sync}). */
-  long host() {
+  @Override
+  public long host() {
     return host;
   }
 
-  int hostInt(long byteOffset) {
+  @Override
+  public int hostInt(long byteOffset) {
     return new IntPointer(at(host + byteOffset)).get();
   }
 
-  long hostLong(long byteOffset) {
+  @Override
+  public long hostLong(long byteOffset) {
     return new LongPointer(at(host + byteOffset)).get();
   }
 
-  void putHostInts(long byteOffset, int[] values, int from, int count) {
+  @Override
+  public void putHostInts(long byteOffset, int[] values, int from, int count) {
     new IntPointer(at(host + byteOffset)).put(values, from, count);
   }
 
   // ---- BLAS and LAPACK on the device ----
 
   /** C −= A B: C m × n, A m × k, B k × n (dgemm). */
-  void subtractProduct(long c, int ldc, int m, int n, long a, int lda, long b, int ldb, int k) {
+  @Override
+  public void subtractProduct(long c, int ldc, int m, int n, long a, int lda, long b, int ldb, int k) {
     if (m > 0 && n > 0 && k > 0) {
       check(cublas.cublasDgemm_v2(blas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, minusOne, d(a), lda, d(b), ldb, one,
           d(c), ldc), "cublasDgemm");
     }
   }
 
-  /** C −= A Bᵀ: C m × n, A m × k, B n × k. */
-  void subtractProductTransposedRight(long c, int ldc, int m, int n, long a, int lda, long b, int ldb, int k) {
-    if (m > 0 && n > 0 && k > 0) {
-      check(cublas.cublasDgemm_v2(blas, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, minusOne, d(a), lda, d(b), ldb, one,
-          d(c), ldc), "cublasDgemm");
-    }
-  }
-
   /** C = −Aᵀ B: C k × n, A m × k, B m × n (the partial sums of a transposed solve). */
-  void negatedTransposedProduct(long c, int ldc, int k, int n, long a, int lda, long b, int ldb, int m) {
+  @Override
+  public void negatedTransposedProduct(long c, int ldc, int k, int n, long a, int lda, long b, int ldb, int m) {
     if (k > 0 && n > 0) {
       check(cublas.cublasDgemm_v2(blas, CUBLAS_OP_T, CUBLAS_OP_N, k, n, m, minusOne, d(a), lda, d(b), ldb, zero,
           d(c), ldc), "cublasDgemm");
@@ -180,7 +199,8 @@ final class DeviceKernels implements AutoCloseable {
   }
 
   /** The lower triangle of C −= A Aᵀ: C n × n, A n × k (dsyrk). */
-  void subtractSymmetricProduct(long c, int ldc, int n, long a, int lda, int k) {
+  @Override
+  public void subtractSymmetricProduct(long c, int ldc, int n, long a, int lda, int k) {
     if (n > 0 && k > 0) {
       check(cublas.cublasDsyrk_v2(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, minusOne, d(a), lda, one, d(c),
           ldc), "cublasDsyrk");
@@ -188,7 +208,8 @@ final class DeviceKernels implements AutoCloseable {
   }
 
   /** B += A: both m × n (dgeam in place). */
-  void add(long b, int ldb, long a, int lda, int m, int n) {
+  @Override
+  public void add(long b, int ldb, long a, int lda, int m, int n) {
     if (m > 0 && n > 0) {
       check(cublas.cublasDgeam(blas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, one, d(b), ldb, one, d(a), lda, d(b), ldb),
           "cublasDgeam");
@@ -196,22 +217,26 @@ final class DeviceKernels implements AutoCloseable {
   }
 
   /** B = L⁻¹ B (left, lower, unit or not): L w × w, B w × n. */
-  void solveLower(long l, int ldl, boolean unit, long b, int ldb, int w, int n) {
+  @Override
+  public void solveLower(long l, int ldl, boolean unit, long b, int ldb, int w, int n) {
     trsm(CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, unit, w, n, l, ldl, b, ldb);
   }
 
   /** B = U⁻¹ B: U w × w upper, non-unit. */
-  void solveUpper(long u, int ldu, long b, int ldb, int w, int n) {
+  @Override
+  public void solveUpper(long u, int ldu, long b, int ldb, int w, int n) {
     trsm(CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, false, w, n, u, ldu, b, ldb);
   }
 
   /** B = L⁻ᵀ B: L w × w lower, non-unit. */
-  void solveLowerTransposed(long l, int ldl, long b, int ldb, int w, int n) {
+  @Override
+  public void solveLowerTransposed(long l, int ldl, long b, int ldb, int w, int n) {
     trsm(CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, false, w, n, l, ldl, b, ldb);
   }
 
   /** B = B L⁻ᵀ: L w × w lower, non-unit; B m × w (Cholesky's panel). */
-  void solveRightLowerTransposed(long l, int ldl, long b, int ldb, int m, int w) {
+  @Override
+  public void solveRightLowerTransposed(long l, int ldl, long b, int ldb, int m, int w) {
     trsm(CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, false, m, w, l, ldl, b, ldb);
   }
 
@@ -223,7 +248,8 @@ final class DeviceKernels implements AutoCloseable {
   }
 
   /** Doubles of workspace {@link #getrf} needs for an m × n panel with leading dimension lda. */
-  int getrfWorkspace(int m, int n, int lda) {
+  @Override
+  public int getrfWorkspace(int m, int n, int lda) {
     try (IntPointer lwork = new IntPointer(1)) {
       check(cusolver.cusolverDnDgetrf_bufferSize(solver, m, n, (DoublePointer) null, lda, lwork),
           "cusolverDnDgetrf_bufferSize");
@@ -232,7 +258,8 @@ final class DeviceKernels implements AutoCloseable {
   }
 
   /** Doubles of workspace {@link #potrf} needs for n × n with leading dimension lda. */
-  int potrfWorkspace(int n, int lda) {
+  @Override
+  public int potrfWorkspace(int n, int lda) {
     try (IntPointer lwork = new IntPointer(1)) {
       check(cusolver.cusolverDnDpotrf_bufferSize(solver, CUBLAS_FILL_MODE_LOWER, n, (DoublePointer) null, lda, lwork),
           "cusolverDnDpotrf_bufferSize");
@@ -241,24 +268,28 @@ final class DeviceKernels implements AutoCloseable {
   }
 
   /** LU with partial pivoting of A (m × n) in place: ipiv (1-based, int32) and info on the device. */
-  void getrf(long a, int lda, int m, int n, long work, long ipiv, long info) {
+  @Override
+  public void getrf(long a, int lda, int m, int n, long work, long ipiv, long info) {
     check(cusolver.cusolverDnDgetrf(solver, m, n, d(a), lda, d(work), new IntPointer(at(ipiv)),
         new IntPointer(at(info))), "cusolverDnDgetrf");
   }
 
   /** X = A⁻¹ B with getrf's factors and 1-based pivots. */
-  void getrs(long a, int lda, int n, long ipiv, long b, int ldb, int nrhs, long info) {
+  @Override
+  public void getrs(long a, int lda, int n, long ipiv, long b, int ldb, int nrhs, long info) {
     check(cusolver.cusolverDnDgetrs(solver, CUBLAS_OP_N, n, nrhs, d(a), lda, new IntPointer(at(ipiv)), d(b), ldb,
         new IntPointer(at(info))), "cusolverDnDgetrs");
   }
 
   /** The lower Cholesky factor of A (n × n) in place; info on the device. */
-  void potrf(long a, int lda, int n, long work, int lwork, long info) {
+  @Override
+  public void potrf(long a, int lda, int n, long work, int lwork, long info) {
     check(cusolver.cusolverDnDpotrf(solver, CUBLAS_FILL_MODE_LOWER, n, d(a), lda, d(work), lwork,
         new IntPointer(at(info))), "cusolverDnDpotrf");
   }
 
-  void potrs(long l, int ldl, int n, long b, int ldb, int nrhs, long info) {
+  @Override
+  public void potrs(long l, int ldl, int n, long b, int ldb, int nrhs, long info) {
     check(cusolver.cusolverDnDpotrs(solver, CUBLAS_FILL_MODE_LOWER, n, nrhs, d(l), ldl, d(b), ldb,
         new IntPointer(at(info))), "cusolverDnDpotrs");
   }
@@ -266,12 +297,14 @@ final class DeviceKernels implements AutoCloseable {
   // ---- the fatbin's kernels ----
 
   /** buf[i * ldbuf + j] = a[rows[i] + (c0 + j) * lda], j < ncols; rows: device int32. */
-  void gatherRows(long a, int lda, long rows, int nrows, int c0, int ncols, long buf, int ldbuf) {
+  @Override
+  public void gatherRows(long a, int lda, long rows, int nrows, int c0, int ncols, long buf, int ldbuf) {
     rowsKernel(functions.gatherRows, a, lda, rows, nrows, c0, ncols, buf, ldbuf);
   }
 
   /** a[rows[i] + (c0 + j) * lda] = buf[i * ldbuf + j]. */
-  void scatterRows(long a, int lda, long rows, int nrows, int c0, int ncols, long buf, int ldbuf) {
+  @Override
+  public void scatterRows(long a, int lda, long rows, int nrows, int c0, int ncols, long buf, int ldbuf) {
     rowsKernel(functions.scatterRows, a, lda, rows, nrows, c0, ncols, buf, ldbuf);
   }
 
@@ -289,7 +322,8 @@ final class DeviceKernels implements AutoCloseable {
    * Writes the part's first NaN and first Inf (global j * M + i; ~0 when none) to two device words
    * at {@code out}; lower: the lower triangle only.
    */
-  void firstNonFinite(long a, Descriptor d, int prow, int pcol, boolean lower, long out) {
+  @Override
+  public void firstNonFinite(long a, Descriptor d, int prow, int pcol, boolean lower, long out) {
     memset(out, 0xFF, 16);
     int rows = d.numrocRows(prow);
     int cols = d.numrocCols(pcol);
@@ -304,7 +338,8 @@ final class DeviceKernels implements AutoCloseable {
   }
 
   /** As above for a plain rows × cols matrix: its first NaN and Inf at j * rows + i. */
-  void firstNonFinite(long a, int lda, int rows, int cols, long out) {
+  @Override
+  public void firstNonFinite(long a, int lda, int rows, int cols, long out) {
     memset(out, 0xFF, 16);
     if (rows == 0 || cols == 0) {
       return;

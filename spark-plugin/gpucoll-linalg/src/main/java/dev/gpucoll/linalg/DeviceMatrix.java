@@ -17,10 +17,11 @@ public final class DeviceMatrix implements AutoCloseable {
   private final int prow;
   private final int pcol;
   private final long address;
-  private final boolean owned;
+  /** Frees the memory at close, or null (wrapped memory the caller owns). */
+  private final java.util.function.LongConsumer free;
   private boolean closed;
 
-  private DeviceMatrix(Descriptor desc, int prow, int pcol, long address, boolean owned) {
+  private DeviceMatrix(Descriptor desc, int prow, int pcol, long address, java.util.function.LongConsumer free) {
     if (desc == null) {
       throw new IllegalArgumentException("descriptor is null");
     }
@@ -32,13 +33,13 @@ public final class DeviceMatrix implements AutoCloseable {
     this.prow = prow;
     this.pcol = pcol;
     this.address = address;
-    this.owned = owned;
+    this.free = free;
   }
 
   /** Process (prow, pcol)'s part, allocated on the current device (contents undefined). */
   public static DeviceMatrix allocate(Descriptor desc, int prow, int pcol) {
-    DeviceMatrix shape = new DeviceMatrix(desc, prow, pcol, 0, false);
-    return new DeviceMatrix(desc, prow, pcol, DeviceKernels.malloc(shape.bytes()), true);
+    DeviceMatrix shape = new DeviceMatrix(desc, prow, pcol, 0, null);
+    return new DeviceMatrix(desc, prow, pcol, DeviceKernels.cudaMalloc(shape.bytes()), DeviceKernels::cudaFree);
   }
 
   /**
@@ -49,7 +50,12 @@ public final class DeviceMatrix implements AutoCloseable {
     if (deviceAddress == 0) {
       throw new IllegalArgumentException("device address is 0");
     }
-    return new DeviceMatrix(desc, prow, pcol, deviceAddress, false);
+    return new DeviceMatrix(desc, prow, pcol, deviceAddress, null);
+  }
+
+  /** Over memory that {@code free} releases at close. */
+  static DeviceMatrix wrap(Descriptor desc, int prow, int pcol, long address, java.util.function.LongConsumer free) {
+    return new DeviceMatrix(desc, prow, pcol, address, free);
   }
 
   public Descriptor descriptor() {
@@ -108,8 +114,8 @@ public final class DeviceMatrix implements AutoCloseable {
 
   @Override
   public void close() {
-    if (!closed && owned) {
-      DeviceKernels.free(address);
+    if (!closed && free != null) {
+      free.accept(address);
     }
     closed = true;
   }

@@ -1,6 +1,7 @@
 package dev.gpucoll.linalg;
 
 import dev.gpucoll.api.CommBuffer;
+import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.api.ProcessGrid;
 import dev.gpucoll.linalg.FactorizationException.Reason;
@@ -40,8 +41,8 @@ import java.util.Map;
  * rank); each step reads its status back (one wait on this rank's stream per panel).
  */
 public final class DeviceSolver implements AutoCloseable {
-  private final ProcessGrid<? extends GpuCommunicator> grid;
-  private final DeviceKernels kernels;
+  private final ProcessGrid<? extends Communicator> grid;
+  private final DeviceOps kernels;
   /** Workspace by purpose; grown by allocating anew (never freed before close: cudaFree waits for the device). */
   private final Map<String, long[]> scratch = new HashMap<>();
   private final List<Long> retired = new ArrayList<>();
@@ -49,17 +50,11 @@ public final class DeviceSolver implements AutoCloseable {
   private final long words;
   private static final long HOST_ROWS_AT = 1 << 16;
 
-  private DeviceSolver(ProcessGrid<? extends GpuCommunicator> grid) {
+  /** Over {@code kernels}: CUDA's ({@link DeviceKernels}), or in tests one that emulates a device in host memory. */
+  DeviceSolver(ProcessGrid<? extends Communicator> grid, DeviceOps kernels) {
     this.grid = grid;
-    long stream = grid.all().stream();
-    if (grid.row().stream() != stream) {
-      grid.row().setStream(stream);
-    }
-    if (grid.column().stream() != stream) {
-      grid.column().setStream(stream);
-    }
-    this.kernels = DeviceKernels.open(stream);
-    this.words = DeviceKernels.malloc(64);
+    this.kernels = kernels;
+    this.words = kernels.malloc(64);
   }
 
   /**
@@ -71,7 +66,14 @@ public final class DeviceSolver implements AutoCloseable {
     if (grid == null) {
       throw new IllegalArgumentException("grid is null");
     }
-    return new DeviceSolver(grid);
+    long stream = grid.all().stream();
+    if (grid.row().stream() != stream) {
+      grid.row().setStream(stream);
+    }
+    if (grid.column().stream() != stream) {
+      grid.column().setStream(stream);
+    }
+    return new DeviceSolver(grid, DeviceKernels.open(stream));
   }
 
   /** The cudaStream_t every routine enqueues on (the grid's). */
@@ -88,7 +90,8 @@ public final class DeviceSolver implements AutoCloseable {
 
   /** A device copy of this rank's host part (waits for the copy). */
   public DeviceMatrix upload(LocalMatrix part) {
-    DeviceMatrix a = DeviceMatrix.allocate(part.descriptor(), part.prow(), part.pcol());
+    DeviceMatrix a = DeviceMatrix.wrap(part.descriptor(), part.prow(), part.pcol(), kernels.malloc(8L
+        * part.descriptor().lld() * part.cols()), kernels::free);
     copyIn(part, a);
     return a;
   }
@@ -197,7 +200,7 @@ public final class DeviceSolver implements AutoCloseable {
           kernels.copy(panel, rows, a.at(first[p], pc0), lld, count[p], w);
         } else {
           kernels.copy(send, widest, a.at(first[p], pc0), lld, count[p], w);
-          calls.columnAllGather(device(send, (long) widest * w), device(gathered, (long) np * widest * w),
+          calls.columnAllGather(device(send, 8L * widest * w), device(gathered, 8L * np * widest * w),
               (long) widest * w);
           if (p == s.diagRow()) {
             for (int pr = 0; pr < np; pr++) {
@@ -634,13 +637,13 @@ public final class DeviceSolver implements AutoCloseable {
     if (have != null) {
       retired.add(have[0]);
     }
-    long address = DeviceKernels.malloc(bytes);
+    long address = kernels.malloc(bytes);
     scratch.put(purpose, new long[] {address, bytes});
     return address;
   }
 
-  private static CommBuffer device(long address, long bytes) {
-    return CommBuffer.device(address, Math.max(8, bytes));
+  private CommBuffer device(long address, long bytes) {
+    return kernels.buffer(address, Math.max(8, bytes));
   }
 
   /** Frees the workspace and the handles (cudaFree waits for the device: after the grid's last collective). */
@@ -648,14 +651,14 @@ public final class DeviceSolver implements AutoCloseable {
   public void close() {
     kernels.sync();
     for (long[] s : scratch.values()) {
-      DeviceKernels.free(s[0]);
+      kernels.free(s[0]);
     }
     for (long r : retired) {
-      DeviceKernels.free(r);
+      kernels.free(r);
     }
     scratch.clear();
     retired.clear();
-    DeviceKernels.free(words);
+    kernels.free(words);
     kernels.close();
   }
 }
