@@ -162,7 +162,7 @@ public final class GpuSuite {
    */
   static boolean shippedVariant(String variant) {
     return KernelTable.kernels().stream()
-        .anyMatch(k -> k.collective() == Collective.ALL_REDUCE && k.protocol().abiName().equals(variant));
+        .anyMatch(k -> k.collective() == Collective.ALL_REDUCE && !k.pairs() && k.protocol().abiName().equals(variant));
   }
 
   // ---------------------------------------------------------------- running
