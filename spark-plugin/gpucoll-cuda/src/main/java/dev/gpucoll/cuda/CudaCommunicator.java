@@ -245,16 +245,12 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     stage.checkAliasing(c, send, bytes, recv, bytes);
     GroupRoute.PairRoute r = count == 0 ? null : kernels == null
         ? new GroupRoute.PairRoute(type, count, null, "our kernels are off") : route.pairRoute(type, op, count);
-    boolean capture = capturing || CudaNative.isCapturing(stage.stream());
-    if (capture && (r == null || r.plan() == null)) {
-      throw new CollectiveException(rank, c, CaptureRules.message("MAXLOC/MINLOC fold the gathered pairs on the"
-          + " host here (" + (r == null ? "count 0 runs nothing" : r.throughHost()) + "); call them outside the capture"));
-    }
-    if (capture) {
-      String why = CaptureRules.refusal(c, send, recv, GroupRoute.Kind.KERNEL);
-      if (why != null) {
-        throw new CollectiveException(rank, c, CaptureRules.message(why));
-      }
+    // As refuseUncapturable: CUDA is asked only for a call that would be refused.
+    String uncapturable = r == null ? null : r.plan() == null ? "MAXLOC/MINLOC fold the gathered pairs on the host"
+        + " here (" + r.throughHost() + "); call them outside the capture"
+        : CaptureRules.refusal(c, send, recv, GroupRoute.Kind.KERNEL);
+    if (uncapturable != null && (capturing || CudaNative.isCapturing(stage.stream()))) {
+      throw new CollectiveException(rank, c, CaptureRules.message(uncapturable));
     }
     long start = System.nanoTime();
     if (count == 0) {
