@@ -244,7 +244,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     }
     stage.checkAliasing(c, send, bytes, recv, bytes);
     GroupRoute.PairRoute r = count == 0 ? null : kernels == null
-        ? new GroupRoute.PairRoute(type, count, null, "our kernels are off") : route.pairRoute(type, op, count);
+        ? new GroupRoute.PairRoute(type, op, count, null, "our kernels are off") : route.pairRoute(type, op, count);
     // As refuseUncapturable: CUDA is asked only for a call that would be refused.
     String uncapturable = r == null ? null : r.plan() == null ? "MAXLOC/MINLOC fold the gathered pairs on the host"
         + " here (" + r.throughHost() + "); call them outside the capture"

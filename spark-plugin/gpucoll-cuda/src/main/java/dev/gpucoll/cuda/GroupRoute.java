@@ -401,7 +401,7 @@ final class GroupRoute {
    * null, through the host (the communicator gathers the pairs with its allGather and folds them),
    * {@code throughHost} saying why.
    */
-  record PairRoute(PairType type, long count, LaunchPlan plan, String throughHost) {}
+  record PairRoute(PairType type, LocOp op, long count, LaunchPlan plan, String throughHost) {}
 
   /**
    * MAXLOC / MINLOC on the pair kernel when our kernels spin for this group and the pairs fit its LL
@@ -410,7 +410,7 @@ final class GroupRoute {
    */
   PairRoute pairRoute(PairType t, LocOp op, long count) {
     PairRoute last = pairRoutes[t.ordinal()];
-    if (last != null && last.count() == count) {
+    if (last != null && last.count() == count && last.op() == op) {
       return last;
     }
     KernelTable.Kernel k = KernelTable.kernel(Collective.ALL_REDUCE, Protocol.LL_PAIR);
@@ -422,7 +422,7 @@ final class GroupRoute {
         : !k.supports(op) ? "the pair kernel does not take " + op
         : null;
     long bytes = count * t.byteSize();
-    PairRoute r = new PairRoute(t, count, host != null ? null
+    PairRoute r = new PairRoute(t, op, count, host != null ? null
         : new LaunchPlan(Collective.ALL_REDUCE, k, k.name(t), k.grid(bytes), count, bytes, k.algorithm()), host);
     pairRoutes[t.ordinal()] = r;
     return r;
