@@ -24,16 +24,27 @@ public final class KernelTableGen {
   // bench: declared after the table's "bench" line, so in the benchmark build's header alone.
   record Const(String name, long value, boolean hexBits, String comment, boolean bench) {}
   record Type(String name, String suffix, String cType, int size, int accSize, int code) {}
+  /** A value-index pair of MAXLOC / MINLOC: the C struct {value; index;}, two slots of the wider type. */
+  record Pair(String name, String suffix, Type value, Type index, int code) {
+    int size() {
+      return 2 * Math.max(value.size, index.size);
+    }
+  }
   record Coll(String name, int id, String part, String kind) {}
   record Proto(String name, int id, String part, String comment, boolean bench) {}
   record Field(String name, String type, List<Long> dims, int offset, int size, String comment) {}
   record Struct(String name, List<Field> fields, int size) {}
   record Region(String name, long offset, long bytes, String comment, boolean bench) {}
+  // pairs: one kernel per pair type (types empty; ops are pair reductions)
   record Kernel(Coll coll, Proto proto, String algorithm, boolean bench, List<Type> types, boolean anyType,
-      List<String> ops, String capacity, String grid) {
+      List<String> ops, String capacity, String grid, boolean pairs) {
     String name(Type t) {
       String p = proto.part.equals("-") ? "" : "_" + proto.part;
       return "gc_" + coll.part + p + (t == null ? "" : "_" + t.suffix);
+    }
+
+    String name(Pair t) {
+      return name((Type) null) + "_" + t.suffix;
     }
 
     /** A batch kernel: takes GcBatch beside GcArgs (capacity "packed"). */
@@ -55,6 +66,8 @@ public final class KernelTableGen {
   final Map<String, Const> consts = new LinkedHashMap<>();
   final List<Type> types = new ArrayList<>();
   final List<String> ops = new ArrayList<>();
+  final List<Pair> pairs = new ArrayList<>();
+  final List<String> locOps = new ArrayList<>();
   final Map<String, Coll> colls = new LinkedHashMap<>();
   final Map<String, Proto> protos = new LinkedHashMap<>();
   final List<Kernel> kernels = new ArrayList<>();
@@ -146,6 +159,11 @@ public final class KernelTableGen {
             types.add(new Type(f[1], f[2], f[3], Integer.parseInt(f[4]), Integer.parseInt(f[5]), types.size()));
           }
           case "op" -> ops.add(f[1]);
+          case "pair" -> {
+            need(f, 5);
+            pairs.add(new Pair(f[1], f[2], typeNamed(f[3]), typeNamed(f[4]), pairs.size()));
+          }
+          case "locop" -> locOps.add(f[1]);
           case "collective" -> {
             need(f, 5);
             colls.put(f[1], new Coll(f[1], Integer.parseInt(f[2]), f[3], f[4]));
@@ -225,6 +243,11 @@ public final class KernelTableGen {
     }
   }
 
+  Type typeNamed(String name) {
+    return types.stream().filter(x -> x.name.equals(name)).findFirst()
+        .orElseThrow(() -> new IllegalArgumentException("unknown type " + name));
+  }
+
   Kernel kernel(String[] f) {
     need(f, 8);
     Coll c = colls.get(f[1]);
@@ -239,20 +262,23 @@ public final class KernelTableGen {
     }
     List<Type> ts = new ArrayList<>();
     boolean any = f[4].equals("any");
+    boolean pairKernel = f[4].equals("pairs");
     if (f[4].equals("all")) {
       ts.addAll(types);
-    } else if (!any && !f[4].equals("none")) {
+    } else if (!any && !pairKernel && !f[4].equals("none")) {
       for (String t : f[4].split(",")) {
-        ts.add(types.stream().filter(x -> x.name.equals(t)).findFirst()
-            .orElseThrow(() -> new IllegalArgumentException("unknown type " + t)));
+        ts.add(typeNamed(t));
       }
     }
-    if (c.kind.equals("reduction") == (any || ts.isEmpty())) {
-      throw new IllegalArgumentException(c.name + " is " + c.kind + ": types " + f[4] + " do not fit");
+    if (pairKernel ? !c.kind.equals("reduction") || inBench || !f[6].startsWith("bytes:")
+        : c.kind.equals("reduction") == (any || ts.isEmpty())) {
+      throw new IllegalArgumentException(c.name + " is " + c.kind + ": types " + f[4] + " do not fit"
+          + (pairKernel ? " (a pairs kernel reduces, ships, and has a bytes: capacity)" : ""));
     }
-    List<String> os = f[5].equals("all") ? ops : f[5].equals("none") ? List.of() : List.of(f[5].split(","));
+    List<String> opNames = pairKernel ? locOps : ops;
+    List<String> os = f[5].equals("all") ? opNames : f[5].equals("none") ? List.of() : List.of(f[5].split(","));
     for (String o : os) {
-      if (!ops.contains(o)) {
+      if (!opNames.contains(o)) {
         throw new IllegalArgumentException("unknown op " + o);
       }
     }
@@ -273,7 +299,7 @@ public final class KernelTableGen {
         throw new IllegalArgumentException("two kernels for " + c.name + " " + p.name);
       }
     }
-    return new Kernel(c, p, f[3], inBench, ts, any, os, f[6], f[7]);
+    return new Kernel(c, p, f[3], inBench, ts, any, os, f[6], f[7], pairKernel);
   }
 
   /** A table comment as javadoc text: HTML's special characters escaped, no comment end inside. */
@@ -382,6 +408,16 @@ public final class KernelTableGen {
       h.append("#define GC_OP_").append(ops.get(i)).append(' ').append(i).append('\n');
     }
     h.append("#define GC_OP_COUNT ").append(ops.size()).append("\n\n");
+    h.append("/* ---- value-index pair types (MAXLOC/MINLOC): codes equal dev.gpucoll.api.PairType ordinals ---- */\n");
+    for (Pair t : pairs) {
+      h.append("#define GC_PT_").append(t.name).append(' ').append(t.code).append('\n');
+    }
+    h.append("#define GC_PT_COUNT ").append(pairs.size()).append("\n");
+    h.append("/* ---- pair reductions: codes equal dev.gpucoll.api.LocOp ordinals ---- */\n");
+    for (int i = 0; i < locOps.size(); i++) {
+      h.append("#define GC_LOC_").append(locOps.get(i)).append(' ').append(i).append('\n');
+    }
+    h.append("#define GC_LOC_COUNT ").append(locOps.size()).append("\n\n");
     h.append("/* ---- collectives and protocols; GcErrorRecord.kernel = GC_KERNEL_ID(collective, protocol) ---- */\n");
     for (Coll c : colls.values()) {
       h.append("#define GC_COLL_").append(upper(c.part)).append(' ').append(c.id).append('\n');
@@ -390,13 +426,14 @@ public final class KernelTableGen {
     h.append("#define GC_KERNEL_ID(coll, proto) ((coll) * 16 + (proto))\n\n");
     h.append("/* ---- the kernels; X(name, GC_COLL_*, GC_PROTO_*, cuda_type) per reduction kernel (one per type),\n")
         .append(" *      X(name, GC_COLL_*, GC_PROTO_*) per kernel for every type or none; the batch kernels (capacity\n")
-        .append(" *      \"packed\", parameters GcArgs and GcBatch) X(name, GC_COLL_*, GC_PROTO_*, cuda_type) ---- */\n");
+        .append(" *      \"packed\", parameters GcArgs and GcBatch) X(name, GC_COLL_*, GC_PROTO_*, cuda_type); the pair kernels\n")
+        .append(" *      X(name, GC_COLL_*, GC_PROTO_*, GC_PT_*, value cuda_type, index cuda_type) ---- */\n");
     h.append("/* gpucoll_kernels.fatbin (in the jar) */\n");
     kernelLists(h, false);
     h.append("/* Whether (collective, protocol) supports op (reductions) -- the table's op lists. */\n")
         .append("#define GC_KERNEL_TAKES_OP(coll, proto, op) ( \\\n");
     for (Kernel k : kernels) {
-      if (!k.bench && !k.ops.isEmpty() && k.ops.size() != ops.size()) {
+      if (!k.bench && !k.pairs && !k.ops.isEmpty() && k.ops.size() != ops.size()) {
         h.append("  ((coll) == GC_COLL_").append(upper(k.coll.part)).append(" && (proto) == GC_PROTO_").append(k.proto.name)
             .append(") ? (");
         for (int i = 0; i < k.ops.size(); i++) {
@@ -456,6 +493,22 @@ public final class KernelTableGen {
         .append("  if (gc_dtype_size(dtype) == 0) return 0u;\n  switch (GC_KERNEL_ID(coll, proto)) {\n");
     capacityCases(h, false);
     h.append("    default: return 0u;\n  }\n}\n");
+    h.append("/* Bytes of a value-index pair of a GC_PT_* code (the C struct {value; index;}), 0 for an unknown code. */\n")
+        .append("static inline GC_HOST_DEVICE uint32_t gc_pair_size(uint32_t ptype) {\n  switch (ptype) {\n");
+    for (Pair t : pairs) {
+      h.append("    case GC_PT_").append(t.name).append(": return ").append(t.size()).append("u;\n");
+    }
+    h.append("    default: return 0u;\n  }\n}\n");
+    h.append("/* Pairs that the pair kernel of (collective, protocol) takes for ptype (its capacity column); 0 when none. */\n")
+        .append("static inline GC_HOST_DEVICE uint64_t gc_pair_kernel_max_count(uint32_t coll, uint32_t proto, uint32_t ptype) {\n")
+        .append("  if (gc_pair_size(ptype) == 0) return 0u;\n  switch (GC_KERNEL_ID(coll, proto)) {\n");
+    for (Kernel k : kernels) {
+      if (k.pairs) {
+        h.append("    case GC_KERNEL_ID(GC_COLL_").append(upper(k.coll.part)).append(", GC_PROTO_").append(k.proto.name)
+            .append("): return (uint64_t)GC_").append(k.capacity.substring(6)).append(" / gc_pair_size(ptype);\n");
+      }
+    }
+    h.append("    default: return 0u;\n  }\n}\n");
     h.append("\n#endif /* GPUCOLL_KERNEL_TABLE_H_ */\n");
     return h.toString();
   }
@@ -509,7 +562,8 @@ public final class KernelTableGen {
 
   /**
    * GC_SHIPPED_* (product) or GC_BENCH_* (benchmark) X-macro lists: REDUCTION_KERNELS and BATCH_KERNELS
-   * X(name, GC_COLL_*, GC_PROTO_*, cuda_type), UNTYPED_KERNELS X(name, GC_COLL_*, GC_PROTO_*).
+   * X(name, GC_COLL_*, GC_PROTO_*, cuda_type), PAIR_KERNELS X(name, GC_COLL_*, GC_PROTO_*, GC_PT_*,
+   * value cuda_type, index cuda_type), UNTYPED_KERNELS X(name, GC_COLL_*, GC_PROTO_*).
    */
   void kernelLists(StringBuilder h, boolean bench) {
     String image = bench ? "BENCH" : "SHIPPED";
@@ -527,10 +581,20 @@ public final class KernelTableGen {
         h.append('\n');
       }
     }
+    h.append("\n#define GC_").append(image).append("_PAIR_KERNELS(X)");
+    for (Kernel k : kernels) {
+      if (k.bench == bench && k.pairs) {
+        for (Pair t : pairs) {
+          h.append(" \\\n  X(").append(k.name(t)).append(", GC_COLL_").append(upper(k.coll.part)).append(", GC_PROTO_")
+              .append(k.proto.name).append(", GC_PT_").append(t.name).append(", ").append(t.value.cType).append(", ")
+              .append(t.index.cType).append(')');
+        }
+      }
+    }
     h.append("\n#define GC_").append(image).append("_UNTYPED_KERNELS(X)");
     for (Kernel k : kernels) {
       if (k.bench == bench && !k.coll.kind.equals("reduction")) {
-        h.append(" \\\n  X(").append(k.name(null)).append(", GC_COLL_").append(upper(k.coll.part)).append(", GC_PROTO_")
+        h.append(" \\\n  X(").append(k.name((Type) null)).append(", GC_COLL_").append(upper(k.coll.part)).append(", GC_PROTO_")
             .append(k.proto.name).append(')');
       }
     }
@@ -550,8 +614,8 @@ public final class KernelTableGen {
   /** The capacity column as switch cases of gc_kernel_max_count / gc_bench_kernel_max_count. */
   void capacityCases(StringBuilder h, boolean bench) {
     for (Kernel k : kernels) {
-      if (k.bench != bench) {
-        continue;
+      if (k.bench != bench || k.pairs) {
+        continue; // a pair kernel's capacity: gc_pair_kernel_max_count
       }
       String max = k.capacity.equals("unbounded") ? "UINT64_MAX" : k.capacity.equals("lines") ? "GC_LL128_MAX_COUNT(dtype)"
           : "(uint64_t)GC_" + k.capacity.substring(k.capacity.indexOf(':') + 1) + " / gc_dtype_size(dtype)";
@@ -597,7 +661,8 @@ public final class KernelTableGen {
     StringBuilder j = new StringBuilder();
     j.append("// ").append(GENERATED).append("\n");
     j.append("package dev.gpucoll.cuda;\n\n")
-        .append("import dev.gpucoll.api.Collective;\nimport dev.gpucoll.api.DataType;\nimport dev.gpucoll.api.ReduceOp;\n")
+        .append("import dev.gpucoll.api.Collective;\nimport dev.gpucoll.api.DataType;\nimport dev.gpucoll.api.LocOp;\n")
+        .append("import dev.gpucoll.api.PairType;\nimport dev.gpucoll.api.ReduceOp;\n")
         .append("import dev.gpucoll.core.Algorithm;\nimport java.util.EnumSet;\nimport java.util.List;\nimport java.util.Set;\n\n");
     j.append("/**\n")
         .append(" * The kernel table (native-kernels/kernel-table.txt) in Java: which kernels exist in the shipped fatbin,\n")
@@ -679,18 +744,30 @@ public final class KernelTableGen {
         .append("    private final Collective collective;\n    private final Protocol protocol;\n    private final Algorithm algorithm;\n")
         .append("    private final String[] names;\n    private final long[] capacity;\n")
         .append("    private final boolean[] ops;\n    private final GridRule gridRule;\n    private final int fixedGrid;\n")
-        .append("    private final boolean packed;\n\n")
+        .append("    private final boolean packed;\n")
+        .append("    /** A pair kernel's names, capacities and pair reductions by PairType / LocOp ordinal; null for the others. */\n")
+        .append("    private final String[] pairNames;\n    private final long[] pairCapacity;\n    private final boolean[] locOps;\n\n")
         .append("    Kernel(Collective collective, Protocol protocol, Algorithm algorithm, String[] names,\n")
-        .append("        long[] capacity, boolean[] ops, GridRule gridRule, int fixedGrid, boolean packed) {\n")
+        .append("        long[] capacity, boolean[] ops, GridRule gridRule, int fixedGrid, boolean packed, String[] pairNames,\n")
+        .append("        long[] pairCapacity, boolean[] locOps) {\n")
         .append("      this.collective = collective;\n      this.protocol = protocol;\n      this.algorithm = algorithm;\n")
         .append("      this.names = names;\n      this.capacity = capacity;\n      this.ops = ops;\n")
-        .append("      this.gridRule = gridRule;\n      this.fixedGrid = fixedGrid;\n      this.packed = packed;\n    }\n\n")
+        .append("      this.gridRule = gridRule;\n      this.fixedGrid = fixedGrid;\n      this.packed = packed;\n")
+        .append("      this.pairNames = pairNames;\n      this.pairCapacity = pairCapacity;\n      this.locOps = locOps;\n    }\n\n")
         .append("    public Collective collective() {\n      return collective;\n    }\n\n")
         .append("    public Protocol protocol() {\n      return protocol;\n    }\n\n")
         .append("    /** The path a call on this kernel reports. */\n    public Algorithm algorithm() {\n      return algorithm;\n    }\n\n")
         .append("    /**\n     * A batch kernel: it takes GcBatch (up to {@link #MAX_BATCH_CALLS} calls) beside GcArgs, and\n")
         .append("     * {@link #capacityElements} bounds the calls' slot-aligned payloads together.\n     */\n")
         .append("    public boolean packed() {\n      return packed;\n    }\n\n")
+        .append("    /** A pair kernel: MAXLOC / MINLOC of value-index pairs, one kernel per {@link PairType} (no DataType). */\n")
+        .append("    public boolean pairs() {\n      return pairNames != null;\n    }\n\n")
+        .append("    /** The kernel function for pairs of {@code t}, or {@code null} when this is no pair kernel. */\n")
+        .append("    public String name(PairType t) {\n      return pairNames == null ? null : pairNames[t.ordinal()];\n    }\n\n")
+        .append("    /** The largest count of {@code t} pairs this kernel takes; 0 when this is no pair kernel. */\n")
+        .append("    public long capacityPairs(PairType t) {\n      return pairCapacity == null ? 0 : pairCapacity[t.ordinal()];\n    }\n\n")
+        .append("    /** Whether the kernel reduces pairs with {@code op}. */\n")
+        .append("    public boolean supports(LocOp op) {\n      return locOps != null && locOps[op.ordinal()];\n    }\n\n")
         .append("    /** GcErrorRecord.kernel of this kernel. */\n    public int id() {\n      return kernelId(collective, protocol);\n    }\n\n")
         .append("    /** The kernel function for elements of {@code t}, or {@code null} when this kernel does not take {@code t}. */\n")
         .append("    public String name(DataType t) {\n      return names[t.ordinal()];\n    }\n\n")
@@ -712,6 +789,7 @@ public final class KernelTableGen {
     j.append("  /** How a kernel's capacity is given: bytes per peer (a constant), LL128 lines, or none. */\n")
         .append("  private enum Capacity { BYTES, LINES, UNBOUNDED }\n\n");
     j.append("  private static final Set<DataType> ALL_TYPES = EnumSet.allOf(DataType.class);\n")
+        .append("  private static final Set<LocOp> ALL_LOC_OPS = EnumSet.allOf(LocOp.class);\n")
         .append("  private static final Set<ReduceOp> ALL_OPS = EnumSet.allOf(ReduceOp.class);\n")
         .append("  private static final Set<ReduceOp> NO_OPS = EnumSet.noneOf(ReduceOp.class);\n\n");
     j.append("  // collective, protocol, algorithm, name (the type suffix follows for reductions), types,\n")
@@ -730,8 +808,17 @@ public final class KernelTableGen {
           : "Capacity.BYTES, " + k.capacity.substring(k.capacity.indexOf(':') + 1);
       String rule = k.grid.startsWith("fixed:") ? "FIXED" : upper(k.grid.replace('-', '_'));
       String fixed = k.grid.startsWith("fixed:") ? k.grid.substring(6) : "0";
+      if (k.pairs) {
+        String locList = k.ops.size() == locOps.size() ? "ALL_LOC_OPS"
+            : "EnumSet.of(" + String.join(", ", k.ops.stream().map(o -> "LocOp." + o).toList()) + ")";
+        j.append("      pairKernel(Collective.").append(k.coll.name).append(", Protocol.").append(k.proto.name).append(", Algorithm.")
+            .append(k.algorithm).append(", \"").append(k.name((Type) null)).append("\", ").append(locList).append(", ")
+            .append(k.capacity.substring(6)).append(", GridRule.").append(rule).append(", ").append(fixed).append(')')
+            .append(i + 1 < product.size() ? ",\n" : ");\n\n");
+        continue;
+      }
       j.append("      kernel(Collective.").append(k.coll.name).append(", Protocol.").append(k.proto.name).append(", Algorithm.")
-          .append(k.algorithm).append(", \"").append(k.name(null)).append("\", ")
+          .append(k.algorithm).append(", \"").append(k.name((Type) null)).append("\", ")
           .append(reduction).append(", ").append(typeList).append(", ").append(opList).append(", ").append(cap)
           .append(", GridRule.").append(rule).append(", ").append(fixed).append(", ").append(k.packed()).append(')').append(i + 1 < product.size() ? ",\n" : ");\n\n");
     }
@@ -750,7 +837,19 @@ public final class KernelTableGen {
         .append("      };\n    }\n")
         .append("    boolean[] takes = new boolean[ReduceOp.values().length];\n")
         .append("    ops.forEach(op -> takes[op.ordinal()] = true);\n")
-        .append("    return new Kernel(c, p, a, names, elements, takes, rule, fixedGrid, packed);\n  }\n\n");
+        .append("    return new Kernel(c, p, a, names, elements, takes, rule, fixedGrid, packed, null, null, null);\n  }\n\n");
+    j.append("  /** A pair kernel's row: one kernel per pair type, up to {@code capacityBytes} of pairs. */\n")
+        .append("  private static Kernel pairKernel(Collective c, Protocol p, Algorithm a, String name, Set<LocOp> ops,\n")
+        .append("      long capacityBytes, GridRule rule, int fixedGrid) {\n")
+        .append("    String[] names = new String[PairType.values().length];\n")
+        .append("    long[] pairs = new long[names.length];\n")
+        .append("    for (PairType t : PairType.values()) {\n")
+        .append("      names[t.ordinal()] = name + \"_\" + pairSuffix(t);\n")
+        .append("      pairs[t.ordinal()] = capacityBytes / t.byteSize();\n    }\n")
+        .append("    boolean[] takes = new boolean[LocOp.values().length];\n")
+        .append("    ops.forEach(op -> takes[op.ordinal()] = true);\n")
+        .append("    return new Kernel(c, p, a, new String[DataType.values().length], new long[DataType.values().length],\n")
+        .append("        new boolean[ReduceOp.values().length], rule, fixedGrid, false, names, pairs, takes);\n  }\n\n");
     j.append("  private static final Kernel[][] BY_COLLECTIVE = new Kernel[Collective.values().length][Protocol.values().length];\n\n");
     j.append("  static {\n    for (Kernel k : KERNELS) {\n      BY_COLLECTIVE[k.collective().ordinal()][k.protocol().ordinal()] = k;\n    }\n");
     j.append("    // The C codes are the API ordinals: a reordered enum must fail here, not launch the wrong type.\n");
@@ -760,7 +859,15 @@ public final class KernelTableGen {
     for (int i = 0; i < ops.size(); i++) {
       j.append("    requireCode(ReduceOp.").append(ops.get(i)).append(".ordinal(), ").append(i).append(", \"ReduceOp.").append(ops.get(i)).append("\");\n");
     }
+    for (Pair t : pairs) {
+      j.append("    requireCode(PairType.").append(t.name).append(".ordinal(), ").append(t.code).append(", \"PairType.").append(t.name).append("\");\n");
+    }
+    for (int i = 0; i < locOps.size(); i++) {
+      j.append("    requireCode(LocOp.").append(locOps.get(i)).append(".ordinal(), ").append(i).append(", \"LocOp.").append(locOps.get(i)).append("\");\n");
+    }
     j.append("    requireCode(DataType.values().length, ").append(types.size()).append(", \"DataType count\");\n");
+    j.append("    requireCode(PairType.values().length, ").append(pairs.size()).append(", \"PairType count\");\n");
+    j.append("    requireCode(LocOp.values().length, ").append(locOps.size()).append(", \"LocOp count\");\n");
     j.append("    requireCode(ReduceOp.values().length, ").append(ops.size()).append(", \"ReduceOp count\");\n  }\n\n");
     j.append("  private static void requireCode(int java, int c, String what) {\n    if (java != c) {\n")
         .append("      throw new IllegalStateException(what + \" is \" + java + \" in Java but \" + c + \" in the kernel table\");\n    }\n  }\n\n");
@@ -768,9 +875,9 @@ public final class KernelTableGen {
         .append("  public static List<Kernel> kernels() {\n    return KERNELS;\n  }\n\n");
     j.append("  /** The kernel for {@code c} on {@code p}, or {@code null} when the table has none. */\n")
         .append("  public static Kernel kernel(Collective c, Protocol p) {\n    return BY_COLLECTIVE[c.ordinal()][p.ordinal()];\n  }\n\n");
-    j.append("  /** The kernel for {@code c} that runs {@code a} call by call (no batch kernel), or {@code null} when none does (NCCL, host paths). */\n")
+    j.append("  /** The kernel for {@code c} that runs {@code a} call by call (no batch or pair kernel), or {@code null} when none does (NCCL, host paths). */\n")
         .append("  public static Kernel kernel(Collective c, Algorithm a) {\n    for (Kernel k : BY_COLLECTIVE[c.ordinal()]) {\n")
-        .append("      if (k != null && k.algorithm() == a && !k.packed()) {\n        return k;\n      }\n    }\n    return null;\n  }\n\n");
+        .append("      if (k != null && k.algorithm() == a && !k.packed() && !k.pairs()) {\n        return k;\n      }\n    }\n    return null;\n  }\n\n");
     j.append("  /** GcErrorRecord.kernel of {@code c} on {@code p}. */\n")
         .append("  public static int kernelId(Collective c, Protocol p) {\n    return collectiveId(c) * 16 + p.id();\n  }\n\n");
     j.append("  /** The kernel a GcErrorRecord.kernel value names, or {@code null}. */\n")
@@ -792,6 +899,11 @@ public final class KernelTableGen {
         .append("    return (int) ((bytes + BYTES_PER_BLOCK - 1) / BYTES_PER_BLOCK);\n  }\n\n");
     j.append("  /** The kernel-name suffix of an element type (\"f32\"). */\n  public static String typeSuffix(DataType t) {\n    return switch (t) {\n");
     typeCases(j, "      case %s -> \"%s\";\n", t -> t.suffix);
+    j.append("    };\n  }\n\n");
+    j.append("  /** The kernel-name suffix of a pair type (\"f64_i32\"). */\n  public static String pairSuffix(PairType t) {\n    return switch (t) {\n");
+    for (Pair t : pairs) {
+      j.append("      case ").append(t.name).append(" -> \"").append(t.suffix).append("\";\n");
+    }
     j.append("    };\n  }\n\n");
     j.append("  /** Bytes of the type a reduction of {@code t} accumulates in (16-bit floats: fp32). */\n")
         .append("  public static int accumulationBytes(DataType t) {\n    return switch (t) {\n");

@@ -5,6 +5,7 @@
 GC_SHIPPED_REDUCTION_KERNELS(GC_DEFINE_TYPED_KERNEL)
 GC_SHIPPED_UNTYPED_KERNELS(GC_DEFINE_UNTYPED_KERNEL)
 GC_SHIPPED_BATCH_KERNELS(GC_DEFINE_BATCH_KERNEL)
+GC_SHIPPED_PAIR_KERNELS(GC_DEFINE_PAIR_KERNEL)
 
 // The linear-algebra helpers of gpucoll-linalg's device kernel set (row interchanges, the non-finite
 // scan, the seeded fill): kernels outside the collectives' table, launched by name.

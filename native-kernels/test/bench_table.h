@@ -26,6 +26,7 @@
   X(gc_allreduce_barrier2_i8, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, int8_t) \
   X(gc_allreduce_barrier2_u8, GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER, uint8_t)
 #define GC_BENCH_BATCH_KERNELS(X)
+#define GC_BENCH_PAIR_KERNELS(X)
 #define GC_BENCH_UNTYPED_KERNELS(X)
 
 /* ---- benchmark workspace regions, after the product's GC_WORKSPACE_BYTES ---- */

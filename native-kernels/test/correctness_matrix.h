@@ -181,8 +181,9 @@ inline Block parseBlock(int no, const std::string& line) {
 }
 
 /**
- * Whether a line's ops are MAXLOC/MINLOC (value-index pairs, types like f64:i32): no kernel of
- * gc_test reduces pairs, so those blocks are the Java suite's alone and this parser skips them.
+ * Whether a line's ops are MAXLOC/MINLOC (value-index pairs, types like f64:i32): parse() leaves
+ * them out (their cases are pairGroups', not Block's) and so does list(), as the Java expansion
+ * of the plain cases does.
  */
 inline bool isPairLine(const std::string& line) {
   std::istringstream in(line);
@@ -210,13 +211,18 @@ inline std::vector<Block> parse(const std::string& text) {
   return blocks;
 }
 
-/** The file's text. @throws std::runtime_error when it cannot be read or holds no block */
-inline std::vector<Block> load(const std::string& path) {
+/** The file's text. @throws std::runtime_error when it cannot be read */
+inline std::string readText(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read the correctness matrix " + path);
   std::stringstream text;
   text << in.rdbuf();
-  std::vector<Block> blocks = parse(text.str());
+  return text.str();
+}
+
+/** The file's blocks. @throws std::runtime_error when it cannot be read or holds no block */
+inline std::vector<Block> load(const std::string& path) {
+  std::vector<Block> blocks = parse(readText(path));
   if (blocks.empty()) throw std::runtime_error("the correctness matrix " + path + " holds no block");
   return blocks;
 }
@@ -244,6 +250,71 @@ inline std::vector<Group> expand(const std::vector<Block>& blocks, bool quick) {
   for (Group& g : out)
     if (!g.cases.empty()) nonEmpty.push_back(std::move(g));
   return nonEmpty;
+}
+
+// ---- MAXLOC/MINLOC lines: pair types in dev.gpucoll.api.PairType's order (= GC_PT_*), ops maxloc, minloc
+
+inline const char* const kPairTypeName[] = {"f32:i32", "f32:i64", "f64:i32", "f64:i64", "i32:i32", "i32:i64", "i64:i32", "i64:i64"};
+constexpr int kPairTypes = 8;
+inline const char* const kLocOpName[] = {"maxloc", "minloc"};
+
+struct PairCase {
+  int type, op;  // GC_PT_*, GC_LOC_*
+  uint64_t count;  // pairs per rank
+  bool inPlace;
+};
+
+struct PairGroup {
+  int ranks;
+  std::vector<PairCase> cases;
+};
+
+/**
+ * Every MAXLOC/MINLOC case of the text per group size, groups in order of first appearance, cases in
+ * the order type, count, op (as CorrectnessMatrix.pairCases; the variant field does not matter: one
+ * kernel reduces pairs); quick leaves out '*' items.
+ */
+inline std::vector<PairGroup> pairGroups(const std::string& text, bool quick) {
+  std::vector<PairGroup> out;
+  std::istringstream in(text);
+  int no = 0;
+  for (std::string raw; std::getline(in, raw);) {
+    ++no;
+    const std::string line = raw.substr(0, raw.find('#'));
+    if (!isPairLine(line)) continue;
+    std::vector<std::string> f;
+    std::istringstream words(line);
+    for (std::string w; words >> w;) f.push_back(w);
+    if (f.size() < 6 || f[2] != "allReduce") throw bad(no, "a maxloc/minloc line is an allReduce line of six fields");
+    auto items = [&](const std::string& field, auto parse) {
+      std::vector<std::pair<int64_t, bool>> v;  // value, full matrix only
+      for (std::string s : split(field, ',')) {
+        const bool full = !s.empty() && s.back() == '*';
+        if (full) s.pop_back();
+        const int64_t x = parse(s);
+        if (x < 0) throw bad(no, "item '" + s + "' does not parse");
+        if (!(quick && full)) v.emplace_back(x, full);
+      }
+      return v;
+    };
+    auto named = [&](const char* const* names, int n) {
+      return [=](const std::string& s) { return (int64_t)indexOf(names, n, s); };
+    };
+    auto num = [](const std::string& s) { try { return (int64_t)number(s); } catch (const std::exception&) { return (int64_t)-1; } };
+    const auto ranks = items(f[1], num), types = items(f[3], named(kPairTypeName, kPairTypes)),
+               ops = items(f[4], named(kLocOpName, 2)), counts = items(f[5], num);
+    const bool inPlace = f.size() > 6 && f[6] == "in-place";
+    for (const auto& [n, fullN] : ranks) {
+      PairGroup* g = nullptr;
+      for (PairGroup& x : out)
+        if (x.ranks == (int)n) g = &x;
+      if (!g) g = &out.emplace_back(PairGroup{(int)n, {}});
+      for (const auto& [t, fullT] : types)
+        for (const auto& [count, fullC] : counts)
+          for (const auto& [op, fullO] : ops) g->cases.push_back(PairCase{(int)t, (int)op, (uint64_t)count, inPlace});
+    }
+  }
+  return out;
 }
 
 inline const char* rootName(Root r) { return r == kRootLast ? "last" : r == kRootMiddle ? "middle" : "random"; }

@@ -7,7 +7,9 @@
 // with the other ranks and with a host emulation of the kernel's fixed reduction order, and (floats)
 // with a float64 reference within a rounding bound. And the batch kernels: packed calls bit-identical
 // to the same calls one by one and to the host emulation, mismatched batches failing on every rank, an
-// absent rank timing out.
+// absent rank timing out. And the matrix's MAXLOC/MINLOC lines on the pair kernels (whatever their
+// variant: one kernel reduces pairs), byte-exact against a host fold, with NaN refusals on every rank
+// and the capacity.
 //   usage: gc_test [--quick | --batch] [--matrix FILE] [--list-cases]   (--batch: the batch checks alone)
 //   FILE: default $GC_MATRIX, else correctness-matrix.txt beside this binary; --list-cases prints the
 //   matrix's expansion and exits without touching a GPU.
@@ -797,6 +799,167 @@ std::string matrixBesideBinary() {
   return dir + "/correctness-matrix.txt";
 }
 
+// ---- MAXLOC / MINLOC: the pair kernels (kernel_abi.h section 7), checked against a host fold written here
+#define GC_PAIR_KERNEL_OF(name, coll, proto, PT, V, I) name,
+Kernel kPairKernel[GC_PT_COUNT] = {GC_SHIPPED_PAIR_KERNELS(GC_PAIR_KERNEL_OF)};
+#undef GC_PAIR_KERNEL_OF
+
+// A pair of type pt: the value (f32 f64 i32 i64) at byte 0, the index (i32 i64) at byte indexAt.
+struct PairLayout {
+  bool floating;
+  uint32_t valueBytes, indexBytes, indexAt, bytes;
+  explicit PairLayout(int pt)
+      : floating(pt < GC_PT_INT32_INT32), valueBytes(pt == GC_PT_FLOAT64_INT32 || pt == GC_PT_FLOAT64_INT64 || pt >= GC_PT_INT64_INT32 ? 8 : 4),
+        indexBytes(pt % 2 == 1 ? 8 : 4), indexAt(std::max(valueBytes, indexBytes)), bytes(gc_pair_size(pt)) {}
+  double floatValue(const uint8_t* p) const {
+    if (valueBytes == 4) { float f; std::memcpy(&f, p, 4); return f; }
+    double d; std::memcpy(&d, p, 8); return d;
+  }
+  int64_t intValue(const uint8_t* p) const {
+    if (valueBytes == 4) { int32_t i; std::memcpy(&i, p, 4); return i; }
+    int64_t i; std::memcpy(&i, p, 8); return i;
+  }
+  int64_t index(const uint8_t* p) const {
+    if (indexBytes == 4) { int32_t i; std::memcpy(&i, p + indexAt, 4); return i; }
+    int64_t i; std::memcpy(&i, p + indexAt, 8); return i;
+  }
+  // -1, 0, 1 as numbers (-0.0 == +0.0).
+  int compare(const uint8_t* a, const uint8_t* b) const {
+    if (floating) { const double x = floatValue(a), y = floatValue(b); return x < y ? -1 : x > y ? 1 : 0; }
+    const int64_t x = intValue(a), y = intValue(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  // Values from a small set (ties are common; -0.0 beside +0.0), indices in [-40, 40], random padding.
+  void random(uint8_t* p) const {
+    for (uint32_t i = 0; i < bytes; ++i) p[i] = (uint8_t)rng.next();
+    static const double kFloats[] = {-2.5, -0.0, 0.0, 1.5, 3.0, 3.0, 1e30, -1e-30};
+    const int64_t k = (int64_t)(rng.next() % 8);
+    if (floating && valueBytes == 4) { const float f = (float)kFloats[k]; std::memcpy(p, &f, 4); }
+    else if (floating) std::memcpy(p, &kFloats[k], 8);
+    else if (valueBytes == 4) { const int32_t v = (int32_t)k - 4; std::memcpy(p, &v, 4); }
+    else { const int64_t v = (k - 4) * (int64_t)1e12; std::memcpy(p, &v, 8); }
+    setIndex(p, (int64_t)(rng.next() % 81) - 40);
+  }
+  void setIndex(uint8_t* p, int64_t index) const {
+    if (indexBytes == 4) { const int32_t i = (int32_t)index; std::memcpy(p + indexAt, &i, 4); }
+    else std::memcpy(p + indexAt, &index, 8);
+  }
+  void setNan(uint8_t* p) const {
+    if (valueBytes == 4) { const float f = std::nanf(""); std::memcpy(p, &f, 4); }
+    else { const double d = std::nan(""); std::memcpy(p, &d, 8); }
+  }
+};
+
+// Launches the pair kernel of pt on every rank: count pairs of b.send (in place: into b.send).
+void launchPairs(Comm& c, Buffers& b, int pt, int op, uint64_t count, bool inPlace) {
+  c.launch(kPairKernel[pt], 1, [&](GcArgs& a, int r) {
+    a.send = (uint64_t)b.send[r];
+    a.recv = (uint64_t)(inPlace ? b.send[r] : b.recv[r]);
+    a.count = count;
+    a.dtype = pt;
+    a.op = op;
+  });
+}
+
+std::string describePairs(int n, int pt, int op, uint64_t count, bool inPlace) {
+  return std::string("allReduce/pair_ll n=") + std::to_string(n) + " " + gcm::kPairTypeName[pt] + " " + gcm::kLocOpName[op]
+       + " count=" + std::to_string(count) + (inPlace ? " in-place" : "");
+}
+
+// Every rank's recv pair i equals, byte for byte, the pair with the largest (smallest) value among every
+// rank's pair i, the lowest index among equal values, the lowest rank among equal pairs.
+void testPairs(Comm& c, Buffers& b, int pt, int op, uint64_t count, bool inPlace) {
+  const PairLayout L(pt);
+  const size_t bytes = count * L.bytes;
+  const std::string what = describePairs(c.n, pt, op, count, inPlace);
+  for (int r = 0; r < c.n; ++r) {
+    for (uint64_t i = 0; i < count; ++i) L.random(&b.hin[r][i * L.bytes]);
+    CK(cudaMemcpy(b.send[r], b.hin[r].data(), bytes, cudaMemcpyHostToDevice));
+  }
+  if (!inPlace) b.poison(bytes);
+  CK(cudaDeviceSynchronize());
+  launchPairs(c, b, pt, op, count, inPlace);
+  if (!runAndCheckErrors(c, what)) return;
+  b.fetch(bytes, inPlace);
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint8_t* best = &b.hin[0][i * L.bytes];
+    for (int r = 1; r < c.n; ++r) {
+      const uint8_t* x = &b.hin[r][i * L.bytes];
+      const int cmp = L.compare(x, best);
+      if ((op == GC_LOC_MAXLOC ? cmp > 0 : cmp < 0) || (cmp == 0 && L.index(x) < L.index(best))) best = x;
+    }
+    for (int r = 0; r < c.n; ++r)
+      if (std::memcmp(&b.hout[r][i * L.bytes], best, L.bytes) != 0) {
+        tally.record(false, what + " rank " + std::to_string(r) + " pair " + std::to_string(i) + ": index "
+                                + std::to_string(L.index(&b.hout[r][i * L.bytes])) + ", want " + std::to_string(L.index(best)));
+        return;
+      }
+  }
+  tally.record(true, what);
+}
+
+// A NaN value anywhere: every rank records GC_ERR_NAN naming the lowest rank holding one and its lowest
+// such pair (with that pair's index, the type and the op), writes nothing, and the next call runs.
+void testPairNan(Comm& c, Buffers& b, int pt, int op) {
+  const PairLayout L(pt);
+  const uint64_t count = 700;  // two pairs per thread of the block
+  const uint64_t later = c.n > 2 ? 600 : 650;  // on a later rank (or a later pair of rank 1)
+  const std::string what = describePairs(c.n, pt, op, count, false) + " NaN at rank " + std::to_string(c.n - 1)
+                         + " pair " + std::to_string(later) + " and rank 1 pair 611";
+  for (int r = 0; r < c.n; ++r) {
+    for (uint64_t i = 0; i < count; ++i) L.random(&b.hin[r][i * L.bytes]);
+    if (r == c.n - 1) L.setNan(&b.hin[r][later * L.bytes]);
+    if (r == 1) { L.setNan(&b.hin[r][611 * L.bytes]); L.setIndex(&b.hin[r][611 * L.bytes], -77); }
+    CK(cudaMemcpy(b.send[r], b.hin[r].data(), count * L.bytes, cudaMemcpyHostToDevice));
+  }
+  b.poison(count * L.bytes);
+  const uint64_t epoch = c.epoch;
+  launchPairs(c, b, pt, op, count, false);
+  c.sync();
+  bool ok = true;
+  for (int r = 0; r < c.n; ++r) {
+    const GcErrorRecord& e = c.errHost[r];
+    ok = ok && e.code == GC_ERR_NAN && e.rank == (uint32_t)r && e.peer == 1 && e.detail == 611 && (int64_t)e.observed == -77
+       && e.waited == ((uint64_t)pt << 8 | (uint64_t)op) && e.epoch == epoch;
+  }
+  b.fetch(count * L.bytes);
+  for (int r = 0; r < c.n; ++r)
+    for (uint64_t i = 0; i < count * L.bytes; ++i) ok = ok && b.hout[r][i] == 0xA7;
+  tally.record(ok, what + ": GC_ERR_NAN on every rank, recv untouched" + (ok ? "" : " got: " + c.errors()));
+  c.clearErrors();
+  testPairs(c, b, pt, op, count, false);  // the protocol completed: the group goes on
+}
+
+// MAXLOC/MINLOC blocks of the correctness matrix on the pair kernels, and the pair kernel's own checks.
+void runPairMatrix(const std::vector<gcm::PairGroup>& groups) {
+  for (const gcm::PairGroup& g : groups) {
+    Comm c(g.ranks);
+    Buffers b(g.ranks, 1 << 20);
+    const auto t0 = std::chrono::steady_clock::now();
+    const long before = tally.pass + tally.fail;
+    for (const gcm::PairCase& k : g.cases) testPairs(c, b, k.type, k.op, k.count, k.inPlace);
+    if (g.ranks >= 2) {
+      testPairNan(c, b, GC_PT_FLOAT32_INT32, GC_LOC_MAXLOC);
+      testPairNan(c, b, GC_PT_FLOAT64_INT64, GC_LOC_MINLOC);
+    }
+    for (int pt = 0; pt < GC_PT_COUNT; ++pt)  // the capacity: 64 KB of pairs per rank
+      testPairs(c, b, pt, (int)(rng.next() % 2), gc_pair_kernel_max_count(GC_COLL_ALLREDUCE, GC_PROTO_LL_PAIR, pt), pt % 2 == 0);
+    std::printf("pair_ll n=%d: %ld checks in %.1f s (failures so far: %ld)\n", g.ranks, tally.pass + tally.fail - before,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), tally.fail);
+    std::fflush(stdout);
+  }
+  Comm c(3);
+  Buffers b(3, 1 << 20);
+  c.launch(kPairKernel[GC_PT_FLOAT64_INT32], 1, [&](GcArgs& a, int r) {
+    a.send = (uint64_t)b.send[r]; a.recv = (uint64_t)b.recv[r]; a.dtype = GC_PT_FLOAT64_INT32; a.op = GC_LOC_MAXLOC;
+    a.count = gc_pair_kernel_max_count(GC_COLL_ALLREDUCE, GC_PROTO_LL_PAIR, GC_PT_FLOAT64_INT32) + 1;
+  });
+  c.sync();
+  bool ok = true;
+  for (int r = 0; r < 3; ++r) ok = ok && c.errHost[r].code == GC_ERR_CAPACITY && c.errHost[r].detail == GC_LL_MAX_BYTES + 16;
+  tally.record(ok, "allReduce/pair_ll over capacity -> GC_ERR_CAPACITY on every rank" + (ok ? std::string() : c.errors()));
+}
+
 // ---- batch kernels (kernel_abi.h section 6)
 BatchKernel kAllReduceBatch[8] = GC_TYPED(gc_allreduce_batch_ll);
 constexpr uint64_t kBatchHash = 0x5ba7c4ull;
@@ -1005,8 +1168,10 @@ int main(int argc, char** argv) {
   }
   if (matrixPath.empty()) matrixPath = std::getenv("GC_MATRIX") ? std::getenv("GC_MATRIX") : matrixBesideBinary();
   std::vector<gcm::Group> groups;
+  std::vector<gcm::PairGroup> pairGroups;
   try {
     groups = gcm::expand(gcm::load(matrixPath), quick);
+    pairGroups = gcm::pairGroups(gcm::readText(matrixPath), quick);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gc_test: %s\n", e.what());
     return 2;
@@ -1061,6 +1226,7 @@ int main(int argc, char** argv) {
   std::printf("robustness checks: %ld passed, %ld failed\n", tally.pass, tally.fail);
   std::fflush(stdout);
   runMatrix(groups);
+  runPairMatrix(pairGroups);
   for (const std::string& f : tally.firstFailures) std::printf("  failure: %s\n", f.c_str());
   std::printf("\ngc_test: %ld passed, %ld failed, %.1f s\n", tally.pass, tally.fail,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -286,6 +286,85 @@ template <typename T, uint32_t OP> __device__ void allReduceBatch(const GcArgs& 
   }
 }
 
+// ------------------------------------------------------------------ MAXLOC / MINLOC (kernel_abi.h section 7)
+
+// A value-index pair, the C struct {V value; I index;}: two slots of the wider type's width, so one
+// LL packet (8 bytes) or two (16). The winner's bytes go out as they came in, padding included.
+template <typename V, typename I> struct PairOf {
+  static constexpr uint32_t kIndexAt = sizeof(V) > sizeof(I) ? sizeof(V) : sizeof(I);
+  static constexpr uint32_t kBytes = 2 * kIndexAt, kSlots = kBytes / 8;
+  static __device__ V value(const U16& u) { return fromBits<V>(u.lo); }
+  static __device__ I index(const U16& u) { return fromBits<I>(kIndexAt == 4 ? u.lo >> 32 : u.hi); }
+  static __device__ bool nan(const U16& u) { const V v = value(u); return v != v; }
+  // A larger (MAXLOC) or smaller (MINLOC) value, or an equal one (-0.0 == +0.0) with a lower index.
+  static __device__ bool beats(const U16& x, const U16& best, uint32_t op) {
+    const V a = value(x), b = value(best);
+    return (op == GC_LOC_MAXLOC ? a > b : a < b) || (a == b && index(x) < index(best));
+  }
+};
+
+// Rank r's pair i: the own one from the input, a peer's from its packets (awaited).
+template <class Pr> __device__ __forceinline__ bool loadPair(const ProtoLL& p, uint32_t r, uint64_t i, const char* in, U16& x) {
+  if (r == p.c.rank) {
+    x = loadBytes16(in + i * Pr::kBytes, Pr::kBytes);
+    return true;
+  }
+  x.hi = 0;
+  return p.awaitSlot(r, i * Pr::kSlots, x.lo) && (Pr::kSlots == 1 || p.awaitSlot(r, i * Pr::kSlots + 1, x.hi));
+}
+
+// validate()'s checks (GcArgs.dtype is the pair type), one block, the pair reduction, the capacity.
+template <class Pr> __device__ bool pairArgsOk(const Ctx& c, uint32_t ptype) {
+  if (!validate(c, ptype, false)) return false;
+  const uint32_t bad = gridDim.x != 1 ? kBadGeometry : c.a->op >= GC_LOC_COUNT ? kBadOp : 0;
+  const bool fits = c.a->count <= gc_pair_kernel_max_count(GC_COLL_ALLREDUCE, GC_PROTO_LL_PAIR, ptype);
+  if (__builtin_expect(bad == 0 && fits, 1)) return true;
+  if (threadIdx.x == 0) {
+    if (bad != 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, c.a->op, bad);
+    else c.recordError(GC_ERR_CAPACITY, GC_NO_PEER, 0, c.a->count * Pr::kBytes, c.a->count * Pr::kBytes);
+  }
+  return false;
+}
+
+// MAXLOC / MINLOC: the one-shot LL recipe over pairs, in ONE block. A pivot search moves a few pairs,
+// and one block lets its threads agree through shared memory on the lowest (rank, pair) holding a
+// NaN before anything is written: every rank records the same one and, as the host fold, leaves recv
+// untouched. Pass 1 awaits every packet (so the kernel ends only after every peer started this
+// epoch) and looks for NaN; pass 2 re-reads the packets, present by then, and folds in rank order.
+template <typename V, typename I, uint32_t PT> __device__ void allReducePairs(const GcArgs& a, uint64_t epoch) {
+  using Pr = PairOf<V, I>;
+  Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_LL_PAIR), epoch);
+  if (!pairArgsOk<Pr>(c, PT)) return;
+  const ProtoLL p(c, 0);
+  const char* in = reinterpret_cast<const char*>(a.send);
+  char* out = reinterpret_cast<char*>(a.recv);
+  p.template copySend<uint8_t>(in, a.count * Pr::kBytes, p.first(), kPhaseScatter);
+  announce(c);
+  if (a.count == 0) return finishArrivals(c);
+  __shared__ uint32_t sFirstNan;  // rank << 20 | pair (count <= GC_LL_SLOTS)
+  if (threadIdx.x == 0) sFirstNan = ~0u;
+  __syncthreads();
+  bool ok = true;
+  U16 x;
+  for (uint64_t i = threadIdx.x; ok && i < a.count; i += blockDim.x)
+    for (uint32_t r = 0; ok && r < c.n; ++r)
+      if ((ok = loadPair<Pr>(p, r, i, in, x)) && Pr::nan(x)) atomicMin(&sFirstNan, r << 20 | (uint32_t)i);
+  if (__syncthreads_or(!ok)) return;  // a wait gave up (recorded)
+  if (sFirstNan != ~0u) {
+    const uint32_t r = sFirstNan >> 20, i = sFirstNan & 0xFFFFFu;
+    if (threadIdx.x == 0 && loadPair<Pr>(p, r, i, in, x))
+      c.recordError(GC_ERR_NAN, r, (uint64_t)PT << 8 | a.op, (uint64_t)(int64_t)Pr::index(x), i);
+    return;
+  }
+  for (uint64_t i = threadIdx.x; i < a.count; i += blockDim.x) {
+    U16 best;
+    loadPair<Pr>(p, 0, i, in, best);
+    for (uint32_t r = 1; r < c.n; ++r)
+      if (loadPair<Pr>(p, r, i, in, x) && Pr::beats(x, best, a.op)) best = x;
+    storeBytes16(out + i * Pr::kBytes, best, Pr::kBytes);
+  }
+}
+
 // Two-shot allReduce: reduce-scatter (owner o reduces segment o in rank order), then all-gather of
 // the owners' results. (Protocols sentinel, LL128, pipe.)
 template <class P, typename T, uint32_t OP> __device__ void allReduceTwoShot(const GcArgs& a, uint64_t epoch) {
@@ -467,6 +546,11 @@ template <> struct Body<GC_COLL_BARRIER, GC_PROTO_FLAG_BARRIER> {
     gc::runLaunch(a, [&](uint64_t epoch) { gc::Body<coll, proto>::template run<T>(a, epoch); }); \
   }
 #define GC_DEFINE_UNTYPED_KERNEL(name, coll, proto) GC_DEFINE_TYPED_KERNEL(name, coll, proto, void)
+// The pair kernels (MAXLOC / MINLOC, kernel_abi.h section 7): the pair type's code, value and index types.
+#define GC_DEFINE_PAIR_KERNEL(name, coll, proto, PT, V, I) \
+  GC_KERNEL name(const __grid_constant__ GcArgs a) { \
+    gc::runLaunch(a, [&](uint64_t epoch) { gc::allReducePairs<V, I, PT>(a, epoch); }); \
+  }
 // The batch kernels (capacity "packed"): GcArgs and GcBatch (kernel_abi.h section 6).
 #define GC_DEFINE_BATCH_KERNEL(name, coll, proto, T) \
   GC_KERNEL name(const __grid_constant__ GcArgs a, const __grid_constant__ GcBatch b) { \

@@ -15,6 +15,8 @@
  *   gc_<collective>_<protocol>       data movement (allgather, alltoall, alltoallv, broadcast), one
  *                                    kernel for every type (bytes = count * gc_dtype_size(dtype))
  *   gc_barrier                       every rank enters before any leaves (flag barrier)
+ *   gc_allreduce_pair_ll_<v>_<i>     MAXLOC / MINLOC of value-index pairs, one kernel per pair type
+ *                                    (<v>_<i> = f32_i32 ... i64_i64; section 7)
  * Protocols: ll (one-shot over 16-byte LL slots), sentinel (two-shot over sentinel-prefilled units),
  * ll128 (two-shot over 128-byte lines with atomic adds; SUM/AVG, no 8-bit types), pipe (credit
  * pipeline, any size). The test programs' comparison kernels (the table's "bench" section,
@@ -110,7 +112,7 @@
  *   On expiry/abort/bad arguments a kernel fills *error_record (GcErrorRecord, mapped host memory,
  *   required) -- the first error of the call wins -- and exits; it never spins forever. The host reads
  *   error_record->code after the stream completes; code != GC_OK => raise (timeout: name rank, peer,
- *   epoch). After any error the workspace state is undefined: close the communicator.
+ *   epoch). After any error but GC_ERR_NAN (section 7) the workspace state is undefined: close the communicator.
  *
  * ---------------------------------------------------------------------------------------------------
  * 6. Batch kernels (capacity "packed": gc_allreduce_batch_ll_<t>)
@@ -127,6 +129,20 @@
  *   arrived at this epoch without one (it runs another kernel), records GC_ERR_BATCH_MISMATCH naming
  *   the lowest such peer (detail 0 / 1), on every rank whose batch kernel sees it. The kernel ends only
  *   after every peer's signature came, so no rank completes a mismatched batch.
+ *
+ * ---------------------------------------------------------------------------------------------------
+ * 7. Pair kernels (MAXLOC / MINLOC: gc_allreduce_pair_ll_<v>_<i>)
+ * ---------------------------------------------------------------------------------------------------
+ *   GcArgs.dtype = the pair type (GC_PT_*, = dev.gpucoll.api.PairType), GcArgs.op = GC_LOC_MAXLOC or
+ *   GC_LOC_MINLOC, count = pairs per rank, at most gc_pair_kernel_max_count (GC_LL_MAX_BYTES of pairs);
+ *   gridDim.x = 1. A pair is the C struct {value; index;} (8 or 16 bytes). recv pair i = the pair with
+ *   the largest (smallest) value among every rank's pair i, the lowest index among equal values
+ *   (-0.0 == +0.0), whichever rank holds it; its bytes as sent. send == recv is allowed.
+ *   A NaN value refuses the call on every rank alike: each records GC_ERR_NAN naming the lowest rank
+ *   holding one and that rank's lowest such pair (peer = rank, detail = pair, observed = its index,
+ *   waited = pair type << 8 | op) and writes nothing. The protocol still completes on every rank, so
+ *   unlike the other errors this one leaves the workspace and the epochs in step: the group stays
+ *   usable, and the host raises the record when it next waits for the stream.
  */
 #ifndef GPUCOLL_KERNEL_ABI_H_
 #define GPUCOLL_KERNEL_ABI_H_

@@ -39,6 +39,7 @@
 #define GC_ERR_BAD_ARGS 3 /* rank/nranks/dtype/op/epoch/grid invalid; detail says which */
 #define GC_ERR_CAPACITY 4 /* message larger than this kernel's capacity; detail = bytes */
 #define GC_ERR_BATCH_MISMATCH 5 /* a batch kernel: rank `peer` recorded a different batch (detail says how) */
+#define GC_ERR_NAN 6 /* MAXLOC/MINLOC: rank `peer`'s pair `detail` has a NaN value (the lowest such rank, then pair); nothing written, the group stays usable */
 #define GC_NO_PEER 0xFFFFFFFFu
 #define GC_WORKSPACE_ALIGN 4096
 /* Grid rule "bytes": ceil(bytes / GC_BYTES_PER_BLOCK) clamped to [1, GC_MAX_GRID_RULE]. */
@@ -76,6 +77,21 @@
 #define GC_OP_AVG 4
 #define GC_OP_COUNT 5
 
+/* ---- value-index pair types (MAXLOC/MINLOC): codes equal dev.gpucoll.api.PairType ordinals ---- */
+#define GC_PT_FLOAT32_INT32 0
+#define GC_PT_FLOAT32_INT64 1
+#define GC_PT_FLOAT64_INT32 2
+#define GC_PT_FLOAT64_INT64 3
+#define GC_PT_INT32_INT32 4
+#define GC_PT_INT32_INT64 5
+#define GC_PT_INT64_INT32 6
+#define GC_PT_INT64_INT64 7
+#define GC_PT_COUNT 8
+/* ---- pair reductions: codes equal dev.gpucoll.api.LocOp ordinals ---- */
+#define GC_LOC_MAXLOC 0
+#define GC_LOC_MINLOC 1
+#define GC_LOC_COUNT 2
+
 /* ---- collectives and protocols; GcErrorRecord.kernel = GC_KERNEL_ID(collective, protocol) ---- */
 #define GC_COLL_ALLREDUCE 1
 #define GC_COLL_REDUCESCATTER 2
@@ -90,11 +106,13 @@
 #define GC_PROTO_PIPE 3 /* 16 KB chunks per block with credits: any size */
 #define GC_PROTO_FLAG_BARRIER 5 /* per-block barrier words (the barrier collective) */
 #define GC_PROTO_LL_BATCH 6 /* LL packets of a batch of calls, packed into one message at slot-aligned offsets */
+#define GC_PROTO_LL_PAIR 7 /* LL packets of value-index pairs (MAXLOC/MINLOC), folded in rank order by one block */
 #define GC_KERNEL_ID(coll, proto) ((coll) * 16 + (proto))
 
 /* ---- the kernels; X(name, GC_COLL_*, GC_PROTO_*, cuda_type) per reduction kernel (one per type),
  *      X(name, GC_COLL_*, GC_PROTO_*) per kernel for every type or none; the batch kernels (capacity
- *      "packed", parameters GcArgs and GcBatch) X(name, GC_COLL_*, GC_PROTO_*, cuda_type) ---- */
+ *      "packed", parameters GcArgs and GcBatch) X(name, GC_COLL_*, GC_PROTO_*, cuda_type); the pair kernels
+ *      X(name, GC_COLL_*, GC_PROTO_*, GC_PT_*, value cuda_type, index cuda_type) ---- */
 /* gpucoll_kernels.fatbin (in the jar) */
 #define GC_SHIPPED_REDUCTION_KERNELS(X) \
   X(gc_allreduce_ll_f32, GC_COLL_ALLREDUCE, GC_PROTO_LL, float) \
@@ -152,6 +170,15 @@
   X(gc_allreduce_batch_ll_i64, GC_COLL_ALLREDUCE, GC_PROTO_LL_BATCH, int64_t) \
   X(gc_allreduce_batch_ll_i8, GC_COLL_ALLREDUCE, GC_PROTO_LL_BATCH, int8_t) \
   X(gc_allreduce_batch_ll_u8, GC_COLL_ALLREDUCE, GC_PROTO_LL_BATCH, uint8_t)
+#define GC_SHIPPED_PAIR_KERNELS(X) \
+  X(gc_allreduce_pair_ll_f32_i32, GC_COLL_ALLREDUCE, GC_PROTO_LL_PAIR, GC_PT_FLOAT32_INT32, float, int32_t) \
+  X(gc_allreduce_pair_ll_f32_i64, GC_COLL_ALLREDUCE, GC_PROTO_LL_PAIR, GC_PT_FLOAT32_INT64, float, int64_t) \
+  X(gc_allreduce_pair_ll_f64_i32, GC_COLL_ALLREDUCE, GC_PROTO_LL_PAIR, GC_PT_FLOAT64_INT32, double, int32_t) \
+  X(gc_allreduce_pair_ll_f64_i64, GC_COLL_ALLREDUCE, GC_PROTO_LL_PAIR, GC_PT_FLOAT64_INT64, double, int64_t) \
+  X(gc_allreduce_pair_ll_i32_i32, GC_COLL_ALLREDUCE, GC_PROTO_LL_PAIR, GC_PT_INT32_INT32, int32_t, int32_t) \
+  X(gc_allreduce_pair_ll_i32_i64, GC_COLL_ALLREDUCE, GC_PROTO_LL_PAIR, GC_PT_INT32_INT64, int32_t, int64_t) \
+  X(gc_allreduce_pair_ll_i64_i32, GC_COLL_ALLREDUCE, GC_PROTO_LL_PAIR, GC_PT_INT64_INT32, int64_t, int32_t) \
+  X(gc_allreduce_pair_ll_i64_i64, GC_COLL_ALLREDUCE, GC_PROTO_LL_PAIR, GC_PT_INT64_INT64, int64_t, int64_t)
 #define GC_SHIPPED_UNTYPED_KERNELS(X) \
   X(gc_allgather_ll, GC_COLL_ALLGATHER, GC_PROTO_LL) \
   X(gc_allgather_pipe, GC_COLL_ALLGATHER, GC_PROTO_PIPE) \
@@ -175,8 +202,8 @@ typedef struct GcArgs {
   uint64_t count; /* elements (ignored by allToAllv and barrier) */
   uint32_t rank; /* this rank, < nranks */
   uint32_t nranks; /* 1 .. MAX_RANKS */
-  uint32_t dtype; /* GC_DT_* */
-  uint32_t op; /* GC_OP_* (reductions) */
+  uint32_t dtype; /* GC_DT_* (a pairs kernel: GC_PT_*) */
+  uint32_t op; /* GC_OP_* (reductions; a pairs kernel: GC_LOC_*) */
   uint32_t root; /* broadcast root */
   uint32_t reserved0; /* 0 */
   uint64_t timeout_ns; /* 0 = DEFAULT_TIMEOUT_NS */
@@ -228,7 +255,7 @@ typedef struct GcErrorRecord {
   uint64_t epoch; /* epoch of the failed call */
   uint64_t waited; /* flag / counter value it waited for */
   uint64_t observed; /* value it last read */
-  uint64_t detail; /* BAD_ARGS: 1 nranks 2 rank/root 3 epoch 4 geometry/counts 5 peers 6 dtype 7 op 8 batch layout; CAPACITY: bytes (lines for LL128); TIMEOUT/ABORTED: the peer polled; BATCH_MISMATCH: 0 the peer's batch signature differs (waited = mine, observed = the peer's), 1 the peer ran another kernel at this epoch */
+  uint64_t detail; /* BAD_ARGS: 1 nranks 2 rank/root 3 epoch 4 geometry/counts 5 peers 6 dtype 7 op 8 batch layout; CAPACITY: bytes (lines for LL128); TIMEOUT/ABORTED: the peer polled; BATCH_MISMATCH: 0 the peer's batch signature differs (waited = mine, observed = the peer's), 1 the peer ran another kernel at this epoch; NAN: the pair's number (peer = its rank, observed = its index, waited = pair type << 8 | loc op) */
   uint32_t block; /* blockIdx.x of the recorder */
   uint32_t thread; /* threadIdx.x of the recorder */
 } GcErrorRecord;
@@ -357,6 +384,28 @@ static inline GC_HOST_DEVICE uint64_t gc_kernel_max_count(uint32_t coll, uint32_
     case GC_KERNEL_ID(GC_COLL_BROADCAST, GC_PROTO_PIPE): return UINT64_MAX;
     case GC_KERNEL_ID(GC_COLL_BARRIER, GC_PROTO_FLAG_BARRIER): return UINT64_MAX;
     case GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_LL_BATCH): return (uint64_t)GC_LL_MAX_BYTES / gc_dtype_size(dtype);
+    default: return 0u;
+  }
+}
+/* Bytes of a value-index pair of a GC_PT_* code (the C struct {value; index;}), 0 for an unknown code. */
+static inline GC_HOST_DEVICE uint32_t gc_pair_size(uint32_t ptype) {
+  switch (ptype) {
+    case GC_PT_FLOAT32_INT32: return 8u;
+    case GC_PT_FLOAT32_INT64: return 16u;
+    case GC_PT_FLOAT64_INT32: return 16u;
+    case GC_PT_FLOAT64_INT64: return 16u;
+    case GC_PT_INT32_INT32: return 8u;
+    case GC_PT_INT32_INT64: return 16u;
+    case GC_PT_INT64_INT32: return 16u;
+    case GC_PT_INT64_INT64: return 16u;
+    default: return 0u;
+  }
+}
+/* Pairs that the pair kernel of (collective, protocol) takes for ptype (its capacity column); 0 when none. */
+static inline GC_HOST_DEVICE uint64_t gc_pair_kernel_max_count(uint32_t coll, uint32_t proto, uint32_t ptype) {
+  if (gc_pair_size(ptype) == 0) return 0u;
+  switch (GC_KERNEL_ID(coll, proto)) {
+    case GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_LL_PAIR): return (uint64_t)GC_LL_MAX_BYTES / gc_pair_size(ptype);
     default: return 0u;
   }
 }

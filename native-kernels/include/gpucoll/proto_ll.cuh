@@ -44,6 +44,16 @@ struct ProtoLL : WholeCallSteps {
     return u.y == flag && u.w == flag;
   }
 
+  // Waits for src's packet at slot s of this call; a packet already there costs one load.
+  __device__ __forceinline__ bool awaitSlot(uint32_t src, uint64_t s, uint64_t& v) const {
+    const char* at = inbox + src * kSrcBytes + s * 16u;
+    Spinner sp;
+    uint32_t seen;
+    while (!ready(at, v, seen))
+      if (!sp.keepWaiting(c, src, flag, seen)) return false;
+    return true;
+  }
+
   template <typename T> __device__ bool send(uint32_t peer, const char* src, uint64_t len, const Step& st, uint32_t) const {
     if (peer == c.rank) return true;  // the own part is read from the input
     for (uint64_t s = tid(); s * 8 < len; s += nthreads()) put(peer, st.off / 8 + s, loadBytes8(src + 8 * s, min32(len - 8 * s, 8)));

@@ -218,19 +218,15 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   }
 
   /**
-   * MAXLOC / MINLOC through the host (no kernel of ours reduces pairs): this rank's pairs are copied
-   * to the host (waiting for the stream), gathered with this group's allGather on host buffers
-   * (its own route, reported as that allGather), folded by {@link PairFold} as on the host backend,
-   * and the result copied to recv (waiting again). Not capturable.
+   * MAXLOC / MINLOC, as {@link GroupRoute#pairRoute} says: on the pair kernel, enqueued like any
+   * kernel call (capturable on device buffers), whose NaN refusal is recorded on every rank and
+   * raised where the host next waits for the stream ({@link DeviceStage.ControlBlock}); or through
+   * the host ({@link #allReduceThroughHost}). The checks are the same on both paths.
    */
   @Override
   public void allReduce(CommBuffer send, CommBuffer recv, long count, PairType type, LocOp op) {
     Collective c = Collective.ALL_REDUCE;
     ensureOpen(c);
-    if (capturing || CudaNative.isCapturing(stage.stream())) {
-      throw new CollectiveException(rank, c, CaptureRules.message("MAXLOC/MINLOC fold the gathered pairs on the"
-          + " host; call them outside the capture"));
-    }
     if (type == null || op == null) {
       throw new CollectiveException(rank, c, type == null ? "pair type is null" : "MAXLOC/MINLOC op is null");
     }
@@ -246,12 +242,44 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
         throw new CollectiveException(rank, c, why);
       }
     }
+    stage.checkAliasing(c, send, bytes, recv, bytes);
+    GroupRoute.PairRoute r = count == 0 ? null : kernels == null
+        ? new GroupRoute.PairRoute(type, op, count, null, "our kernels are off") : route.pairRoute(type, op, count);
+    // As refuseUncapturable: CUDA is asked only for a call that would be refused.
+    String uncapturable = r == null ? null : r.plan() == null ? "MAXLOC/MINLOC fold the gathered pairs on the host"
+        + " here (" + r.throughHost() + "); call them outside the capture"
+        : CaptureRules.refusal(c, send, recv, GroupRoute.Kind.KERNEL);
+    if (uncapturable != null && (capturing || CudaNative.isCapturing(stage.stream()))) {
+      throw new CollectiveException(rank, c, CaptureRules.message(uncapturable));
+    }
     long start = System.nanoTime();
     if (count == 0) {
       count(c, Algorithm.NOOP_EMPTY);
       tell(c, op, Algorithm.NOOP_EMPTY, 0, start);
       return;
     }
+    if (r.plan() == null) {
+      allReduceThroughHost(send, recv, (int) count, type, op, bytes, start);
+      return;
+    }
+    try {
+      kernels.runPairs(r.plan(), send, recv, type, op);
+    } catch (Throwable t) {
+      throw failure(c, t);
+    }
+    count(c, r.plan().algorithm());
+    tell(c, op, r.plan().algorithm(), bytes, start);
+  }
+
+  /**
+   * MAXLOC / MINLOC through the host, where the pair kernel cannot run: this rank's pairs are copied
+   * to the host (waiting for the stream), gathered with this group's allGather on host buffers (its
+   * own route, counted as that allGather), folded by {@link PairFold} as on the host backend, and
+   * the result copied to recv (waiting again). Not capturable.
+   */
+  private void allReduceThroughHost(CommBuffer send, CommBuffer recv, int count, PairType type, LocOp op, int bytes,
+      long start) {
+    Collective c = Collective.ALL_REDUCE;
     java.nio.ByteBuffer mine = java.nio.ByteBuffer.allocate(bytes).order(java.nio.ByteOrder.nativeOrder());
     try {
       mine.put(stage.toHost(c, send, bytes, 0).in().duplicate()).clear();
@@ -266,12 +294,12 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       pairCall = null;
     }
     Algorithm gather = pairGather;
-    String nan = PairFold.nanProblem(gathered, size, (int) count, type, op);
+    String nan = PairFold.nanProblem(gathered, size, count, type, op);
     if (nan != null) {
       throw new CollectiveException(rank, c, nan);
     }
     java.nio.ByteBuffer result = java.nio.ByteBuffer.allocate(bytes).order(java.nio.ByteOrder.nativeOrder());
-    PairFold.fold(gathered, size, (int) count, type, op, result);
+    PairFold.fold(gathered, size, count, type, op, result);
     try {
       if (recv instanceof CommBuffer.Host h) {
         HostBuffers.write(h, result);

@@ -231,6 +231,7 @@ final class DeviceStage {
       }
     }
     control.throwIfFailed(c);
+    control.throwIfNanRefused();
   }
 
   /** Why the group can no longer run collectives, or null. */
@@ -265,11 +266,20 @@ final class DeviceStage {
     return List.of(() -> scratch.forEach(CudaNative::free), () -> CudaNative.freeHost(stage), control::close);
   }
 
-  /** Abort word + error record in mapped host memory: the host reads what the kernels wrote. */
+  /**
+   * Abort word + error record in mapped host memory: the host reads what the kernels wrote. Every
+   * record breaks the group but a pair kernel's NaN refusal (kernel_abi.h section 7): that call
+   * completed on every rank, so the record is raised once, where the stream is idle
+   * ({@link #waitStream}: synchronize(), a call on host buffers, barrier()), and the group stays
+   * usable. Not at the next call's entry: a rank whose kernel has not reached the record yet would
+   * launch that call while its peers refuse it, and wait for them until the timeout.
+   */
   final class ControlBlock {
     private final long host;
     private final long dev;
     private final ByteBuffer view;
+    /** The epoch of the last NaN refusal raised; its record stays until a later error replaces it. */
+    private long nanRaised;
 
     ControlBlock() {
       host = CudaNative.hostAllocMapped(KernelAbi.CONTROL_BYTES);
@@ -287,8 +297,10 @@ final class DeviceStage {
       return dev + KernelAbi.CONTROL_ABORT_OFFSET;
     }
 
+    /** Whether a kernel recorded an error that breaks the group. */
     boolean failed() {
-      return KernelAbi.errorCode(view) != 0;
+      int code = KernelAbi.errorCode(view);
+      return code != 0 && code != KernelTable.ERR_NAN;
     }
 
     void abort() {
@@ -300,6 +312,14 @@ final class DeviceStage {
         CollectiveException e = KernelAbi.toException(view, rank, c);
         broken = e.getMessage();
         throw e;
+      }
+    }
+
+    /** Raises a NaN refusal not raised yet; only where the stream is idle (see above). */
+    void throwIfNanRefused() {
+      if (KernelAbi.errorCode(view) == KernelTable.ERR_NAN && KernelAbi.errorEpoch(view) > nanRaised) {
+        nanRaised = KernelAbi.errorEpoch(view);
+        throw KernelAbi.toException(view, rank, null);
       }
     }
 

@@ -4,6 +4,8 @@ import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.LocOp;
+import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.Algorithm;
@@ -118,6 +120,9 @@ final class GroupRoute {
 
   private record RouteMemo(long key, Route route) {}
 
+  /** The last {@link #pairRoute} answer per pair type (a pivot search repeats one count). */
+  private final PairRoute[] pairRoutes = new PairRoute[PairType.values().length];
+
   /**
    * The GPU checks' internal settings also shape the route: {@code spark.gpucoll.internal.kernelVariant}
    * (a kernel variant for every collective) and {@code spark.gpucoll.internal.spinOnSharedGpu} (our
@@ -228,7 +233,8 @@ final class GroupRoute {
   private Protocol variantNamed(String name) {
     List<Protocol> variants = new ArrayList<>();
     for (Protocol p : Protocol.values()) {
-      if (KernelTable.kernel(Collective.ALL_REDUCE, p) != null) {
+      KernelTable.Kernel k = KernelTable.kernel(Collective.ALL_REDUCE, p);
+      if (k != null && !k.pairs()) {
         if (p.abiName().equals(name)) {
           return p;
         }
@@ -388,6 +394,38 @@ final class GroupRoute {
 
   private static boolean overlap(long a, long aBytes, long b, long bBytes) {
     return a < b + bBytes && b < a + aBytes;
+  }
+
+  /**
+   * The path of a MAXLOC / MINLOC call: {@code plan}, the pair kernel's launch, or, with {@code plan}
+   * null, through the host (the communicator gathers the pairs with its allGather and folds them),
+   * {@code throughHost} saying why.
+   */
+  record PairRoute(PairType type, LocOp op, long count, LaunchPlan plan, String throughHost) {}
+
+  /**
+   * MAXLOC / MINLOC on the pair kernel when our kernels spin for this group and the pairs fit its LL
+   * inbox; else through the host. A forced algorithm or variant does not apply (there is one pair
+   * kernel), and a group of one rank takes the kernel too: it checks for NaN without a host wait.
+   */
+  PairRoute pairRoute(PairType t, LocOp op, long count) {
+    PairRoute last = pairRoutes[t.ordinal()];
+    if (last != null && last.count() == count && last.op() == op) {
+      return last;
+    }
+    KernelTable.Kernel k = KernelTable.kernel(Collective.ALL_REDUCE, Protocol.LL_PAIR);
+    String host = kernelsOff != null ? "our kernels are off: " + kernelsOff
+        : stagedWhy != null ? "this group takes " + Algorithm.GPU_STAGED_HOST.id() + " (" + stagedWhy + ")"
+        : !kernelBlockers.isEmpty() ? "our kernels cannot run: " + String.join("; ", kernelBlockers)
+        : count > k.capacityPairs(t) ? count + " " + t + " pairs are more than the " + k.capacityPairs(t)
+            + " the pair kernel takes (" + KernelTable.LL_MAX_BYTES + " bytes)"
+        : !k.supports(op) ? "the pair kernel does not take " + op
+        : null;
+    long bytes = count * t.byteSize();
+    PairRoute r = new PairRoute(t, op, count, host != null ? null
+        : new LaunchPlan(Collective.ALL_REDUCE, k, k.name(t), k.grid(bytes), count, bytes, k.algorithm()), host);
+    pairRoutes[t.ordinal()] = r;
+    return r;
   }
 
   /** The batch kernel's launch for {@code slots} packed slots of {@code t} reduced with {@code op}. */

@@ -5,7 +5,10 @@ import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CollectiveMismatchException;
 import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.LocOp;
+import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.pairs.PairFold;
 import java.util.List;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -62,13 +65,19 @@ final class KernelAbi {
    */
   public static void writeCall(ByteBuffer args, long epoch, long send, long recv, long count, DataType type,
       ReduceOp op, int root, long[][] a2av) {
+    writeCall(args, epoch, send, recv, count, type.ordinal(), op.ordinal(), root, a2av);
+  }
+
+  /** The per-call fields, type and op as their codes (GC_DT_* and GC_OP_*; a pair kernel's GC_PT_* and GC_LOC_*). */
+  static void writeCall(ByteBuffer args, long epoch, long send, long recv, long count, int typeCode, int opCode,
+      int root, long[][] a2av) {
     ByteBuffer b = args.order(ByteOrder.LITTLE_ENDIAN);
     b.putLong(KernelTable.ARGS_OFFSET_EPOCH, epoch);
     b.putLong(KernelTable.ARGS_OFFSET_SEND, send);
     b.putLong(KernelTable.ARGS_OFFSET_RECV, recv);
     b.putLong(KernelTable.ARGS_OFFSET_COUNT, count);
-    b.putInt(KernelTable.ARGS_OFFSET_DTYPE, type.ordinal());
-    b.putInt(KernelTable.ARGS_OFFSET_OP, op.ordinal());
+    b.putInt(KernelTable.ARGS_OFFSET_DTYPE, typeCode);
+    b.putInt(KernelTable.ARGS_OFFSET_OP, opCode);
     b.putInt(KernelTable.ARGS_OFFSET_ROOT, root);
     if (a2av != null) {
       for (int k = 0; k < 4; k++) {
@@ -122,6 +131,11 @@ final class KernelAbi {
     return (int) INTS.getVolatile(control, KernelTable.ERR_OFFSET_CODE);
   }
 
+  /** The epoch of the call that filled the error record. */
+  static long errorEpoch(ByteBuffer control) {
+    return control.duplicate().order(ByteOrder.LITTLE_ENDIAN).getLong(KernelTable.ERR_OFFSET_EPOCH);
+  }
+
   static void setAbort(ByteBuffer control) {
     INTS.setVolatile(control, CONTROL_ABORT_OFFSET, 1);
   }
@@ -151,6 +165,7 @@ final class KernelAbi {
           + ": detail " + detail);
       case KernelTable.ERR_CAPACITY -> new CollectiveException(rank, coll, "message of " + detail + " bytes exceeds the capacity of "
           + where);
+      case KernelTable.ERR_NAN -> new CollectiveException(rank, collectiveOf(kernel), nanRefusal(waited, peer, detail, observed));
       case KernelTable.ERR_BATCH_MISMATCH -> new CollectiveMismatchException(rank, coll, "ranks recorded different batches in"
           + " group(): " + (detail == 1
               ? "rank " + peer + " ran another call where rank " + rank + " ran allReduces fused into one launch"
@@ -161,6 +176,20 @@ final class KernelAbi {
           + " overlapping another's), in " + where + "; the communicator must be closed");
       default -> new CollectiveException(rank, coll, "kernel error code " + code + " in " + where);
     };
+  }
+
+  /**
+   * A pair kernel's NaN refusal in the host fold's words ({@link PairFold#nanMessage}): {@code code}
+   * = pair type << 8 | loc op, rank {@code holder}'s pair {@code pair} with index {@code index}.
+   */
+  static String nanRefusal(long code, int holder, long pair, long index) {
+    int type = (int) (code >>> 8);
+    int op = (int) (code & 0xFF);
+    if (type >= PairType.values().length || op >= LocOp.values().length) {
+      return "a pair kernel refused a NaN value of rank " + holder + "'s pair " + pair + " (pair type code " + type
+          + ", op code " + op + ")";
+    }
+    return PairFold.nanMessage(LocOp.values()[op], PairType.values()[type], holder, pair, index);
   }
 
   /** "allReduce/ll" from a GcErrorRecord.kernel value. */

@@ -4,6 +4,8 @@ import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.LocOp;
+import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.spi.GroupContext;
 import java.time.Duration;
@@ -89,6 +91,16 @@ final class KernelCalls {
    */
   void run(LaunchPlan plan, CommBuffer send, long sendBytes, CommBuffer recv, long recvBytes, long count,
       DataType type, ReduceOp op, int root, long[][] a2av) {
+    launchCall(plan, send, sendBytes, recv, recvBytes, count, type.ordinal(), op.ordinal(), root, a2av);
+  }
+
+  /** A pair kernel's launch (kernel_abi.h section 7): {@code plan.count()} pairs of {@code type}, host buffers staged alike. */
+  void runPairs(LaunchPlan plan, CommBuffer send, CommBuffer recv, PairType type, LocOp op) {
+    launchCall(plan, send, plan.bytes(), recv, plan.bytes(), plan.count(), type.ordinal(), op.ordinal(), 0, null);
+  }
+
+  private void launchCall(LaunchPlan plan, CommBuffer send, long sendBytes, CommBuffer recv, long recvBytes, long count,
+      int typeCode, int opCode, int root, long[][] a2av) {
     DeviceStage.CallPointers p = stage.pointers(plan.collective(), send, sendBytes, recv, recvBytes);
     long fn;
     if (plan == lastPlan) {
@@ -98,7 +110,7 @@ final class KernelCalls {
       lastFunction = fn;
       lastPlan = plan;
     }
-    KernelAbi.writeCall(launcher.args(), epochs.next(), p.send(), p.recv(), count, type, op, root, a2av);
+    KernelAbi.writeCall(launcher.args(), epochs.next(), p.send(), p.recv(), count, typeCode, opCode, root, a2av);
     try {
       launcher = launch(launcher, fn, plan);
     } catch (CudaException e) {

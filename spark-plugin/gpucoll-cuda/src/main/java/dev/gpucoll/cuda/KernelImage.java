@@ -73,6 +73,12 @@ public final class KernelImage {
           names.add(name);
         }
       }
+      for (dev.gpucoll.api.PairType t : dev.gpucoll.api.PairType.values()) {
+        String name = k.name(t);
+        if (name != null) {
+          names.add(name);
+        }
+      }
     }
     return names;
   }

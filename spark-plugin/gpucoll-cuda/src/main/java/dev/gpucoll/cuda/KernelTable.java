@@ -3,6 +3,8 @@ package dev.gpucoll.cuda;
 
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.LocOp;
+import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.Algorithm;
 import java.util.EnumSet;
@@ -81,6 +83,8 @@ public final class KernelTable {
   public static final int ERR_CAPACITY = 4;
   /** a batch kernel: rank `peer` recorded a different batch (detail says how). */
   public static final int ERR_BATCH_MISMATCH = 5;
+  /** MAXLOC/MINLOC: rank `peer`'s pair `detail` has a NaN value (the lowest such rank, then pair); nothing written, the group stays usable. */
+  public static final int ERR_NAN = 6;
   public static final int NO_PEER = 0xFFFFFFFF;
   public static final int WORKSPACE_ALIGN = 4096;
 
@@ -97,9 +101,9 @@ public final class KernelTable {
   public static final int ARGS_OFFSET_RANK = 32;
   /** u32: 1 .. MAX_RANKS. */
   public static final int ARGS_OFFSET_NRANKS = 36;
-  /** u32: GC_DT_*. */
+  /** u32: GC_DT_* (a pairs kernel: GC_PT_*). */
   public static final int ARGS_OFFSET_DTYPE = 40;
-  /** u32: GC_OP_* (reductions). */
+  /** u32: GC_OP_* (reductions; a pairs kernel: GC_LOC_*). */
   public static final int ARGS_OFFSET_OP = 44;
   /** u32: broadcast root. */
   public static final int ARGS_OFFSET_ROOT = 48;
@@ -149,7 +153,7 @@ public final class KernelTable {
   public static final int ERR_OFFSET_WAITED = 24;
   /** u64: value it last read. */
   public static final int ERR_OFFSET_OBSERVED = 32;
-  /** u64: BAD_ARGS: 1 nranks 2 rank/root 3 epoch 4 geometry/counts 5 peers 6 dtype 7 op 8 batch layout; CAPACITY: bytes (lines for LL128); TIMEOUT/ABORTED: the peer polled; BATCH_MISMATCH: 0 the peer's batch signature differs (waited = mine, observed = the peer's), 1 the peer ran another kernel at this epoch. */
+  /** u64: BAD_ARGS: 1 nranks 2 rank/root 3 epoch 4 geometry/counts 5 peers 6 dtype 7 op 8 batch layout; CAPACITY: bytes (lines for LL128); TIMEOUT/ABORTED: the peer polled; BATCH_MISMATCH: 0 the peer's batch signature differs (waited = mine, observed = the peer's), 1 the peer ran another kernel at this epoch; NAN: the pair's number (peer = its rank, observed = its index, waited = pair type &lt;&lt; 8 | loc op). */
   public static final int ERR_OFFSET_DETAIL = 40;
   /** u32: blockIdx.x of the recorder. */
   public static final int ERR_OFFSET_BLOCK = 48;
@@ -190,7 +194,9 @@ public final class KernelTable {
     /** per-block barrier words (the barrier collective). */
     FLAG_BARRIER(5, ""),
     /** LL packets of a batch of calls, packed into one message at slot-aligned offsets. */
-    LL_BATCH(6, "batch_ll");
+    LL_BATCH(6, "batch_ll"),
+    /** LL packets of value-index pairs (MAXLOC/MINLOC), folded in rank order by one block. */
+    LL_PAIR(7, "pair_ll");
 
     private final int id;
     private final String abiName;
@@ -234,9 +240,14 @@ public final class KernelTable {
     private final GridRule gridRule;
     private final int fixedGrid;
     private final boolean packed;
+    /** A pair kernel's names, capacities and pair reductions by PairType / LocOp ordinal; null for the others. */
+    private final String[] pairNames;
+    private final long[] pairCapacity;
+    private final boolean[] locOps;
 
     Kernel(Collective collective, Protocol protocol, Algorithm algorithm, String[] names,
-        long[] capacity, boolean[] ops, GridRule gridRule, int fixedGrid, boolean packed) {
+        long[] capacity, boolean[] ops, GridRule gridRule, int fixedGrid, boolean packed, String[] pairNames,
+        long[] pairCapacity, boolean[] locOps) {
       this.collective = collective;
       this.protocol = protocol;
       this.algorithm = algorithm;
@@ -246,6 +257,9 @@ public final class KernelTable {
       this.gridRule = gridRule;
       this.fixedGrid = fixedGrid;
       this.packed = packed;
+      this.pairNames = pairNames;
+      this.pairCapacity = pairCapacity;
+      this.locOps = locOps;
     }
 
     public Collective collective() {
@@ -267,6 +281,26 @@ public final class KernelTable {
      */
     public boolean packed() {
       return packed;
+    }
+
+    /** A pair kernel: MAXLOC / MINLOC of value-index pairs, one kernel per {@link PairType} (no DataType). */
+    public boolean pairs() {
+      return pairNames != null;
+    }
+
+    /** The kernel function for pairs of {@code t}, or {@code null} when this is no pair kernel. */
+    public String name(PairType t) {
+      return pairNames == null ? null : pairNames[t.ordinal()];
+    }
+
+    /** The largest count of {@code t} pairs this kernel takes; 0 when this is no pair kernel. */
+    public long capacityPairs(PairType t) {
+      return pairCapacity == null ? 0 : pairCapacity[t.ordinal()];
+    }
+
+    /** Whether the kernel reduces pairs with {@code op}. */
+    public boolean supports(LocOp op) {
+      return locOps != null && locOps[op.ordinal()];
     }
 
     /** GcErrorRecord.kernel of this kernel. */
@@ -324,6 +358,7 @@ public final class KernelTable {
   private enum Capacity { BYTES, LINES, UNBOUNDED }
 
   private static final Set<DataType> ALL_TYPES = EnumSet.allOf(DataType.class);
+  private static final Set<LocOp> ALL_LOC_OPS = EnumSet.allOf(LocOp.class);
   private static final Set<ReduceOp> ALL_OPS = EnumSet.allOf(ReduceOp.class);
   private static final Set<ReduceOp> NO_OPS = EnumSet.noneOf(ReduceOp.class);
 
@@ -345,7 +380,8 @@ public final class KernelTable {
       kernel(Collective.BROADCAST, Protocol.LL, Algorithm.GPU_LL, "gc_broadcast_ll", false, ALL_TYPES, NO_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, false),
       kernel(Collective.BROADCAST, Protocol.PIPE, Algorithm.GPU_PIPE, "gc_broadcast_pipe", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.FIXED, PIPE_BLOCKS, false),
       kernel(Collective.BARRIER, Protocol.FLAG_BARRIER, Algorithm.GPU_BARRIER, "gc_barrier", false, ALL_TYPES, NO_OPS, Capacity.UNBOUNDED, 0, GridRule.ONE, 0, false),
-      kernel(Collective.ALL_REDUCE, Protocol.LL_BATCH, Algorithm.GPU_LL_ONESHOT, "gc_allreduce_batch_ll", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, true));
+      kernel(Collective.ALL_REDUCE, Protocol.LL_BATCH, Algorithm.GPU_LL_ONESHOT, "gc_allreduce_batch_ll", true, ALL_TYPES, ALL_OPS, Capacity.BYTES, LL_MAX_BYTES, GridRule.BYTES, 0, true),
+      pairKernel(Collective.ALL_REDUCE, Protocol.LL_PAIR, Algorithm.GPU_LL_ONESHOT, "gc_allreduce_pair_ll", ALL_LOC_OPS, LL_MAX_BYTES, GridRule.ONE, 0));
 
   /** One row of the table, its names and capacities per element type (0 and no name for a type it does not take). */
   private static Kernel kernel(Collective c, Protocol p, Algorithm a, String name, boolean perType,
@@ -363,7 +399,22 @@ public final class KernelTable {
     }
     boolean[] takes = new boolean[ReduceOp.values().length];
     ops.forEach(op -> takes[op.ordinal()] = true);
-    return new Kernel(c, p, a, names, elements, takes, rule, fixedGrid, packed);
+    return new Kernel(c, p, a, names, elements, takes, rule, fixedGrid, packed, null, null, null);
+  }
+
+  /** A pair kernel's row: one kernel per pair type, up to {@code capacityBytes} of pairs. */
+  private static Kernel pairKernel(Collective c, Protocol p, Algorithm a, String name, Set<LocOp> ops,
+      long capacityBytes, GridRule rule, int fixedGrid) {
+    String[] names = new String[PairType.values().length];
+    long[] pairs = new long[names.length];
+    for (PairType t : PairType.values()) {
+      names[t.ordinal()] = name + "_" + pairSuffix(t);
+      pairs[t.ordinal()] = capacityBytes / t.byteSize();
+    }
+    boolean[] takes = new boolean[LocOp.values().length];
+    ops.forEach(op -> takes[op.ordinal()] = true);
+    return new Kernel(c, p, a, new String[DataType.values().length], new long[DataType.values().length],
+        new boolean[ReduceOp.values().length], rule, fixedGrid, false, names, pairs, takes);
   }
 
   private static final Kernel[][] BY_COLLECTIVE = new Kernel[Collective.values().length][Protocol.values().length];
@@ -386,7 +437,19 @@ public final class KernelTable {
     requireCode(ReduceOp.MIN.ordinal(), 2, "ReduceOp.MIN");
     requireCode(ReduceOp.MAX.ordinal(), 3, "ReduceOp.MAX");
     requireCode(ReduceOp.AVG.ordinal(), 4, "ReduceOp.AVG");
+    requireCode(PairType.FLOAT32_INT32.ordinal(), 0, "PairType.FLOAT32_INT32");
+    requireCode(PairType.FLOAT32_INT64.ordinal(), 1, "PairType.FLOAT32_INT64");
+    requireCode(PairType.FLOAT64_INT32.ordinal(), 2, "PairType.FLOAT64_INT32");
+    requireCode(PairType.FLOAT64_INT64.ordinal(), 3, "PairType.FLOAT64_INT64");
+    requireCode(PairType.INT32_INT32.ordinal(), 4, "PairType.INT32_INT32");
+    requireCode(PairType.INT32_INT64.ordinal(), 5, "PairType.INT32_INT64");
+    requireCode(PairType.INT64_INT32.ordinal(), 6, "PairType.INT64_INT32");
+    requireCode(PairType.INT64_INT64.ordinal(), 7, "PairType.INT64_INT64");
+    requireCode(LocOp.MAXLOC.ordinal(), 0, "LocOp.MAXLOC");
+    requireCode(LocOp.MINLOC.ordinal(), 1, "LocOp.MINLOC");
     requireCode(DataType.values().length, 8, "DataType count");
+    requireCode(PairType.values().length, 8, "PairType count");
+    requireCode(LocOp.values().length, 2, "LocOp count");
     requireCode(ReduceOp.values().length, 5, "ReduceOp count");
   }
 
@@ -406,10 +469,10 @@ public final class KernelTable {
     return BY_COLLECTIVE[c.ordinal()][p.ordinal()];
   }
 
-  /** The kernel for {@code c} that runs {@code a} call by call (no batch kernel), or {@code null} when none does (NCCL, host paths). */
+  /** The kernel for {@code c} that runs {@code a} call by call (no batch or pair kernel), or {@code null} when none does (NCCL, host paths). */
   public static Kernel kernel(Collective c, Algorithm a) {
     for (Kernel k : BY_COLLECTIVE[c.ordinal()]) {
-      if (k != null && k.algorithm() == a && !k.packed()) {
+      if (k != null && k.algorithm() == a && !k.packed() && !k.pairs()) {
         return k;
       }
     }
@@ -480,6 +543,20 @@ public final class KernelTable {
       case INT64 -> "i64";
       case INT8 -> "i8";
       case UINT8 -> "u8";
+    };
+  }
+
+  /** The kernel-name suffix of a pair type ("f64_i32"). */
+  public static String pairSuffix(PairType t) {
+    return switch (t) {
+      case FLOAT32_INT32 -> "f32_i32";
+      case FLOAT32_INT64 -> "f32_i64";
+      case FLOAT64_INT32 -> "f64_i32";
+      case FLOAT64_INT64 -> "f64_i64";
+      case INT32_INT32 -> "i32_i32";
+      case INT32_INT64 -> "i32_i64";
+      case INT64_INT32 -> "i64_i32";
+      case INT64_INT64 -> "i64_i64";
     };
   }
 

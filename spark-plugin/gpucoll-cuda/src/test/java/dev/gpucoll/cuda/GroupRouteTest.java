@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.LocOp;
+import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.Algorithm;
@@ -352,6 +354,40 @@ class GroupRouteTest {
     CollectiveException b2 = assertThrows(CollectiveException.class,
         () -> new GroupRoute(0, cluster(1, 2, true), variant("barrier2")));
     assertTrue(b2.getMessage().contains("kernelVariant=barrier2 names no kernel variant"), b2.getMessage());
+  }
+
+  @Test
+  void maxlocTakesThePairKernelWhereOurKernelsSpinAndThePairsFitElseTheHost() {
+    GroupRoute.PairRoute r = route(cluster(1, 4, true), Map.of()).pairRoute(PairType.FLOAT64_INT32, LocOp.MAXLOC, 3);
+    assertEquals("gc_allreduce_pair_ll_f64_i32", r.plan().kernel());
+    assertEquals(1, r.plan().grid(), "one block agrees on the first NaN");
+    assertEquals(3, r.plan().count());
+    assertEquals(48, r.plan().bytes());
+    assertEquals(Algorithm.GPU_LL_ONESHOT, r.plan().algorithm());
+    assertNull(r.throughHost());
+    // a forced variant or algorithm does not apply: there is one pair kernel; one rank takes it too (its NaN check)
+    assertEquals("gc_allreduce_pair_ll_i32_i32", new GroupRoute(0, cluster(1, 2, true), variant("pipe"))
+        .pairRoute(PairType.INT32_INT32, LocOp.MINLOC, 1).plan().kernel());
+    assertEquals("gc_allreduce_pair_ll_i64_i64", route(cluster(1, 1, true), Map.of())
+        .pairRoute(PairType.INT64_INT64, LocOp.MINLOC, 1).plan().kernel());
+    // the LL inbox: 64 KB of pairs per rank
+    GroupRoute four = route(cluster(1, 4, true), Map.of());
+    assertEquals(4096, four.pairRoute(PairType.FLOAT32_INT64, LocOp.MAXLOC, 4096).plan().count());
+    GroupRoute.PairRoute big = four.pairRoute(PairType.FLOAT32_INT64, LocOp.MAXLOC, 4097);
+    assertNull(big.plan());
+    assertTrue(big.throughHost().contains("more than the 4096 the pair kernel takes"), big.throughHost());
+    assertEquals(8192, four.pairRoute(PairType.INT32_INT32, LocOp.MAXLOC, 8192).plan().count());
+    // no spinning kernels: ranks sharing a GPU, groups across hosts, GPUs without P2P
+    assertTrue(route(oneGpu(2, true), Map.of()).pairRoute(PairType.FLOAT32_INT32, LocOp.MAXLOC, 1).throughHost()
+        .contains("gpu-staged-host"));
+    assertTrue(route(cluster(2, 2, true), Map.of()).pairRoute(PairType.FLOAT32_INT32, LocOp.MAXLOC, 1).throughHost()
+        .contains("our kernels are off"));
+    assertTrue(route(cluster(1, 2, false), Map.of()).pairRoute(PairType.FLOAT32_INT32, LocOp.MAXLOC, 1).throughHost()
+        .contains("our kernels cannot run"));
+    // the pair kernel is no kernel variant
+    CollectiveException e = assertThrows(CollectiveException.class,
+        () -> new GroupRoute(0, cluster(1, 2, true), variant("pair_ll")));
+    assertTrue(e.getMessage().contains("names no kernel variant"), e.getMessage());
   }
 
   /** The GPU checks' internal settings: our kernels on ranks sharing a GPU. */

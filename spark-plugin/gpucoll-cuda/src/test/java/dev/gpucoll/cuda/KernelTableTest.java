@@ -106,8 +106,9 @@ class KernelTableTest {
     for (Kernel k : KernelTable.kernels()) {
       assertTrue(ids.add(k.id()), "two kernels share id " + k.id());
       assertSame(k, KernelTable.ofKernelId(k.id()));
-      // kernel(c, algorithm) names the call-by-call kernel; a batch kernel runs the same algorithm packed
-      assertSame(k.packed() ? KernelTable.kernel(k.collective(), Protocol.LL) : k,
+      // kernel(c, algorithm) names the call-by-call kernel; a batch kernel runs the same algorithm
+      // packed, the pair kernel on value-index pairs
+      assertSame(k.packed() || k.pairs() ? KernelTable.kernel(k.collective(), Protocol.LL) : k,
           KernelTable.kernel(k.collective(), k.algorithm()));
       assertEquals(k.collective(), KernelTable.collectiveOfId(k.id() / 16));
     }

@@ -8,7 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.Communicator;
+import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.LocOp;
+import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.CommunicatorFactory;
@@ -103,6 +106,107 @@ class SimulatedCommunicatorTest {
       });
       for (List<String> events : heard) {
         assertEquals(List.of("MAXLOC 16 B", "split 1 allReduce"), events);
+      }
+    }
+  }
+
+  @Test
+  void maxlocOnDeviceBuffersLaunchesThePairKernelWithThePairTypeAndOp() throws Exception {
+    try (SimulatedDevice.Installed sim = SimulatedDevice.install()) {
+      onRanks(1, Map.of(), comm -> {
+        long a = CudaNative.malloc(64);
+        try {
+          // arguments are checked before anything is enqueued: the group stays usable
+          CollectiveException overlap = assertThrows(CollectiveException.class, () -> comm.allReduce(
+              CommBuffer.device(a, 64), CommBuffer.device(a + 16, 48), 2, PairType.FLOAT64_INT32, LocOp.MINLOC));
+          assertTrue(overlap.getMessage().contains("send and recv overlap"), overlap.getMessage());
+          CollectiveException shortRecv = assertThrows(CollectiveException.class, () -> comm.allReduce(
+              CommBuffer.device(a, 64), CommBuffer.device(a + 32, 16), 2, PairType.FLOAT64_INT32, LocOp.MINLOC));
+          assertTrue(shortRecv.getMessage().contains("recv buffer holds 16 bytes; this call needs 32"),
+              shortRecv.getMessage());
+          assertEquals(0, sim.device().launches().size());
+          CollectiveException ran = assertThrows(CollectiveException.class, () -> comm.allReduce(
+              CommBuffer.device(a, 32), CommBuffer.device(a + 32, 32), 2, PairType.FLOAT64_INT32, LocOp.MINLOC));
+          assertTrue(ran.getMessage().contains("simulated device runs no kernels"), ran.getMessage());
+          return null;
+        } finally {
+          CudaNative.free(a);
+        }
+      });
+      // the first launch of a communicator is tried again without programmatic dependent launch when refused
+      List<SimulatedDevice.Launch> launches = sim.device().launches();
+      assertTrue(!launches.isEmpty() && launches.size() <= 2, launches.toString());
+      SimulatedDevice.Launch l = launches.get(launches.size() - 1);
+      assertEquals("gc_allreduce_pair_ll_f64_i32", l.kernel());
+      assertEquals(1, l.grid());
+      assertEquals(KernelTable.BLOCK_THREADS, l.block());
+      assertEquals(PairType.FLOAT64_INT32.ordinal(), l.args().getInt(KernelTable.ARGS_OFFSET_DTYPE));
+      assertEquals(LocOp.MINLOC.ordinal(), l.args().getInt(KernelTable.ARGS_OFFSET_OP));
+      assertEquals(2, l.args().getLong(KernelTable.ARGS_OFFSET_COUNT));
+      assertEquals(32, l.args().getLong(KernelTable.ARGS_OFFSET_RECV) - l.args().getLong(KernelTable.ARGS_OFFSET_SEND));
+    }
+  }
+
+  @Test
+  void maxlocThroughTheHostIsRefusedInsideACaptureNamingWhy() throws Exception {
+    try (SimulatedDevice.Installed sim = SimulatedDevice.install()) {
+      onRanks(2, Map.of(), comm -> {
+        long own = comm.stream();
+        long user = CudaNative.streamCreateNonBlocking();
+        long a = CudaNative.malloc(16);
+        try {
+          comm.setStream(user);
+          CollectiveException e = assertThrows(CollectiveException.class, () -> comm.capture(() -> comm.allReduce(
+              CommBuffer.device(a, 16), CommBuffer.device(a, 16), 2, PairType.INT32_INT32, LocOp.MAXLOC)));
+          assertTrue(e.getMessage().contains("cannot be captured into a CUDA graph: MAXLOC/MINLOC fold the gathered"
+              + " pairs on the host here (this group takes gpu-staged-host"), e.getMessage());
+          assertEquals(null, ((CudaCommunicator) comm).unusableReason());
+          return null;
+        } finally {
+          comm.setStream(own);
+          CudaNative.free(a);
+          CudaNative.streamDestroy(user);
+        }
+      });
+      assertEquals(0, sim.device().refusedLaunches());
+    }
+  }
+
+  /**
+   * A pair kernel's NaN refusal completed on every rank: raised once where the stream is idle, in the
+   * host fold's words, leaving the group usable; not at a call's entry (ranks would disagree on
+   * which call fails). Any other record breaks the group at the next call.
+   */
+  @Test
+  void aNanRecordIsRaisedOnceAtTheNextWaitAndLeavesTheGroupUsable() {
+    try (SimulatedDevice.Installed sim = SimulatedDevice.install()) {
+      DeviceStage stage = new DeviceStage(1, java.time.Duration.ofSeconds(5));
+      try {
+        ByteBuffer rec = new BytePointer(CudaNative.ptr(stage.control().deviceAddress())).capacity(KernelTable.ERR_SIZE)
+            .asByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+        rec.putInt(KernelTable.ERR_OFFSET_RANK, 1).putInt(KernelTable.ERR_OFFSET_PEER, 2)
+            .putInt(KernelTable.ERR_OFFSET_KERNEL, KernelTable.kernelId(Collective.ALL_REDUCE, KernelTable.Protocol.LL_PAIR))
+            .putLong(KernelTable.ERR_OFFSET_EPOCH, 7)
+            .putLong(KernelTable.ERR_OFFSET_WAITED, (long) PairType.FLOAT32_INT32.ordinal() << 8 | LocOp.MAXLOC.ordinal())
+            .putLong(KernelTable.ERR_OFFSET_OBSERVED, -7).putLong(KernelTable.ERR_OFFSET_DETAIL, 1)
+            .putInt(KernelTable.ERR_OFFSET_CODE, KernelTable.ERR_NAN);
+        stage.checkUsable(Collective.BROADCAST); // a call's entry: not raised there
+        CollectiveException nan = assertThrows(CollectiveException.class, () -> stage.waitStream(null));
+        assertEquals("MAXLOC over FLOAT32_INT32: rank 2's pair 1 has a NaN value (index -7); MAXLOC refuses NaN values",
+            nan.getMessage().substring(nan.getMessage().indexOf("MAXLOC")));
+        assertEquals(Collective.ALL_REDUCE, nan.collective());
+        assertEquals(dev.gpucoll.core.pairs.PairFold.nanMessage(LocOp.MAXLOC, PairType.FLOAT32_INT32, 2, 1, -7),
+            nan.getMessage().substring(nan.getMessage().indexOf("MAXLOC")));
+        stage.waitStream(null); // raised once
+        stage.checkUsable(null);
+        assertEquals(null, stage.unusableReason());
+        rec.putLong(KernelTable.ERR_OFFSET_EPOCH, 9).putInt(KernelTable.ERR_OFFSET_CODE, KernelTable.ERR_NAN);
+        assertThrows(CollectiveException.class, () -> stage.waitStream(null), "a later NaN call is raised too");
+        rec.putLong(KernelTable.ERR_OFFSET_EPOCH, 10).putInt(KernelTable.ERR_OFFSET_CODE, KernelTable.ERR_TIMEOUT);
+        assertThrows(dev.gpucoll.api.CollectiveTimeoutException.class, () -> stage.checkUsable(null));
+        assertTrue(stage.unusableReason() != null);
+      } finally {
+        stage.close().forEach(Runnable::run);
       }
     }
   }

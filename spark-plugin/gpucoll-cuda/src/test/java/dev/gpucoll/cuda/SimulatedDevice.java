@@ -60,6 +60,12 @@ public final class SimulatedDevice implements CudaApi {
   private final ThreadLocal<Integer> current = ThreadLocal.withInitial(() -> 0);
   /** Kernel launches refused so far (a test can assert that a path used none). */
   private final AtomicLong refusedLaunches = new AtomicLong();
+  /** Kernel names by function handle, and every refused launch in order (what a path would have run). */
+  private final Map<Long, String> functions = new java.util.concurrent.ConcurrentHashMap<>();
+  private final List<Launch> launches = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+  /** A refused launch: the kernel, its grid and block, and a copy of its first parameter (GcArgs). */
+  public record Launch(String kernel, int grid, int block, java.nio.ByteBuffer args) {}
 
   private SimulatedDevice() {}
 
@@ -96,6 +102,11 @@ public final class SimulatedDevice implements CudaApi {
 
   public long refusedLaunches() {
     return refusedLaunches.get();
+  }
+
+  /** The refused launches so far, in order. */
+  public List<Launch> launches() {
+    return List.copyOf(launches);
   }
 
   @Override
@@ -440,7 +451,9 @@ public final class SimulatedDevice implements CudaApi {
 
   @Override
   public long moduleGetFunction(long module, String name) {
-    return handles.incrementAndGet();
+    long f = handles.incrementAndGet();
+    functions.put(f, name);
+    return f;
   }
 
   @Override
@@ -457,6 +470,9 @@ public final class SimulatedDevice implements CudaApi {
       @Override
       public void launch(long function, int gridX, int blockX, int sharedBytes, long stream) {
         refusedLaunches.incrementAndGet();
+        java.nio.ByteBuffer args = java.nio.ByteBuffer.allocate(KernelTable.ARGS_SIZE).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        args.put(params.get(BytePointer.class, 0).capacity(KernelTable.ARGS_SIZE).asByteBuffer()).flip();
+        launches.add(new Launch(functions.get(function), gridX, blockX, args));
         throw new CudaException("cuLaunchKernel", CUDA_ERROR_LAUNCH_FAILURE,
             "the simulated device runs no kernels (" + gridX + " x " + blockX + " threads asked for)");
       }

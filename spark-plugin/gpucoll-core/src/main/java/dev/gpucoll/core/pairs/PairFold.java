@@ -38,12 +38,17 @@ public final class PairFold {
       for (int i = 0; i < count; i++) {
         int at = (r * count + i) * pb;
         if (Double.isNaN(floatValue(g, at, type))) {
-          return op + " over " + type + ": rank " + r + "'s pair " + i + " has a NaN value (index "
-              + index(g, at, type) + "); " + op + " refuses NaN values";
+          return nanMessage(op, type, r, i, index(g, at, type));
         }
       }
     }
     return null;
+  }
+
+  /** The refusal of a NaN value, in the same words on every backend and path (the GPU's pair kernel too). */
+  public static String nanMessage(LocOp op, PairType type, int rank, long pair, long index) {
+    return op + " over " + type + ": rank " + rank + "'s pair " + pair + " has a NaN value (index " + index + "); " + op
+        + " refuses NaN values";
   }
 
   /**

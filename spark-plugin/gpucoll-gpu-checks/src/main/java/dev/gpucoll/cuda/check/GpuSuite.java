@@ -6,6 +6,8 @@ import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.GpuCommunicator;
+import dev.gpucoll.api.LocOp;
+import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.check.CorrectnessMatrix;
 import dev.gpucoll.check.CorrectnessMatrix.Case;
@@ -162,7 +164,7 @@ public final class GpuSuite {
    */
   static boolean shippedVariant(String variant) {
     return KernelTable.kernels().stream()
-        .anyMatch(k -> k.collective() == Collective.ALL_REDUCE && k.protocol().abiName().equals(variant));
+        .anyMatch(k -> k.collective() == Collective.ALL_REDUCE && !k.pairs() && k.protocol().abiName().equals(variant));
   }
 
   // ---------------------------------------------------------------- running
@@ -235,9 +237,9 @@ public final class GpuSuite {
   }
 
   /**
-   * The MAXLOC/MINLOC cases of one group on device buffers: the GPU backend gathers the pairs with
-   * its allGather and folds them on the host; checked against {@link PairReference} on every rank
-   * and for identical bytes across ranks.
+   * The MAXLOC/MINLOC cases of one group on device buffers, on the pair kernel (the group's kernels
+   * spin): checked against {@link PairReference} on every rank, for identical bytes across ranks, and
+   * that no rank took the host path (an allGather); then a NaN refused on every rank.
    */
   private void pairSection(Group group, List<PairCase> cases) {
     int n = group.ranks();
@@ -269,6 +271,13 @@ public final class GpuSuite {
           break;
         }
         done++;
+      }
+      if (done == cases.size()) {
+        List<String> bad = runPairNanCase(g);
+        record(key, 1, bad.isEmpty() ? 0 : 1, 0);
+        if (!bad.isEmpty()) {
+          failures.add(n + " ranks, " + vname + ", maxloc NaN refusal: " + String.join("; ", bad));
+        }
       }
     } catch (RuntimeException e) {
       failures.add(n + " ranks, " + vname + ": maxloc/minloc group setup failed: " + e);
@@ -303,8 +312,60 @@ public final class GpuSuite {
       } else if (k > 0 && out.slice(0, bytes).mismatch(g.ranks[0].hostOut.slice(0, bytes)) >= 0) {
         bad.add("rank " + k + " differs from rank 0 (results must be bit-identical)");
       }
+      List<String> paths = g.ranks[k].comm.observedPaths();
+      if (paths.stream().anyMatch(p -> p.startsWith("allGather/")) || paths.stream().noneMatch(p -> p.startsWith(
+          "allReduce/" + dev.gpucoll.core.Algorithm.GPU_LL_ONESHOT.id()))) {
+        bad.add("rank " + k + " did not take the pair kernel: observed " + paths);
+      }
     }
     return bad;
+  }
+
+  /**
+   * A NaN value of rank 1's pair 2 (FLOAT64_INT32 MAXLOC, 3 pairs): the call is enqueued on every rank,
+   * and every rank's synchronize() raises it in the host fold's words, recv untouched; then the group
+   * runs the next call.
+   */
+  static List<String> runPairNanCase(RankGroup g) {
+    PairType t = PairType.FLOAT64_INT32;
+    int count = 3;
+    int bytes = count * t.byteSize();
+    List<List<String>> problems = g.onAll(Duration.ofSeconds(60), r -> {
+      List<String> bad = new ArrayList<>();
+      for (int i = 0; i < count; i++) {
+        r.hostIn.putDouble(i * 16, r.rank == 1 && i == 2 ? Double.NaN : i).putInt(i * 16 + 8, 10 * r.rank + i);
+      }
+      r.upload(bytes, bytes);
+      r.comm.synchronize();
+      r.comm.allReduce(CommBuffer.device(r.send, bytes), CommBuffer.device(r.recv, bytes), count, t, LocOp.MAXLOC);
+      try {
+        r.comm.synchronize();
+        bad.add("rank " + r.rank + ": no NaN refusal");
+      } catch (CollectiveException e) {
+        String want = "MAXLOC over FLOAT64_INT32: rank 1's pair 2 has a NaN value (index 12); MAXLOC refuses NaN values";
+        if (!e.getMessage().contains(want)) {
+          bad.add("rank " + r.rank + ": " + e.getMessage());
+        }
+      }
+      r.download(bytes);
+      for (int b = 0; b < bytes; b++) {
+        if ((r.hostOut.get(b) & 0xFF) != RankGroup.Poison.BYTE) {
+          bad.add("rank " + r.rank + ": recv written at byte " + b);
+          break;
+        }
+      }
+      r.hostIn.putDouble(32, 5.0);
+      r.upload(bytes, bytes);
+      r.comm.allReduce(CommBuffer.device(r.send, bytes), CommBuffer.device(r.recv, bytes), count, t, LocOp.MAXLOC);
+      r.download(bytes);
+      if (r.hostOut.getDouble(32) != 5.0 || r.hostOut.getInt(40) != 2) {
+        bad.add("rank " + r.rank + ": after the refusal pair 2 is " + r.hostOut.getDouble(32) + " @ " + r.hostOut.getInt(40));
+      }
+      return bad;
+    });
+    List<String> all = new ArrayList<>();
+    problems.forEach(all::addAll);
+    return all;
   }
 
   /** The one problem of a case that every rank's route refused (the group stays usable). */

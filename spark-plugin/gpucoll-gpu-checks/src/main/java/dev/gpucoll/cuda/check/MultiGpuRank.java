@@ -363,7 +363,7 @@ public final class MultiGpuRank {
 
   /** allReduce fp32 SUM under graph replay for each kernel variant (each allReduce kernel's protocol), forced. */
   private void variants(Path dir, GpuCollConf conf, long send, long recv, long cap) {
-    Protocol[] vs = KernelTable.kernels().stream().filter(k -> k.collective() == Collective.ALL_REDUCE)
+    Protocol[] vs = KernelTable.kernels().stream().filter(k -> k.collective() == Collective.ALL_REDUCE && !k.pairs())
         .map(KernelTable.Kernel::protocol).toArray(Protocol[]::new);
     long maxBytes = Math.min(cap - 4096, (quick ? 1 : 64) * MB);
     List<Long> sizes = new ArrayList<>();
