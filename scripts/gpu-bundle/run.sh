@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The one command on the GPU machine (no Java there): runs the GPU correctness suite, the NCCL
 # self-check (when present), and the GPU benchmark, from the bundle built by scripts/gpu-bundle/build.sh.
-# Run from the repository root:  bash .gpu-bundle/run.sh [--quick] [--suite-only|--bench-only|--cpp-test|--cusolvermp]
+# Run from the repository root:  bash .gpu-bundle/run.sh [--quick] [--suite-only|--bench-only|--cpp-test|--linalg|--cusolvermp]
 # (--cpp-test: only the C++ correctness test gc_test, on the correctness matrix beside it;
 #  --cusolvermp: only CuSolverMpCheck, with the bundle's cusolvermp/libcusolverMp.so.0.xz (build.sh
-#  --with-cusolvermp) unpacked to /tmp/cusolvermp and on LD_LIBRARY_PATH with /usr/local/cuda/lib64)
+#  --with-cusolvermp) unpacked to /tmp/cusolvermp and on LD_LIBRARY_PATH with /usr/local/cuda/lib64;
+#  --linalg: only LinalgBench, LINALG_ARGS its arguments, with cuSOLVERMp when the bundle has it)
 # Logs go to $OUT when set, else /tmp/gpucoll-out; the short tables print last.
 set -uo pipefail
 BUNDLE=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +25,7 @@ for a in "$@"; do
     --bench-only) WHAT=bench ;;
     --cpp-test) WHAT=cpp-test ;;
     --cusolvermp) WHAT=cusolvermp ;;
+    --linalg) WHAT=linalg ;;
     *) echo "run.sh: unknown argument $a" >&2; exit 2 ;;
   esac
 done
@@ -33,13 +35,35 @@ nvidia-smi --query-gpu=index,name,driver_version,uuid,pci.bus_id --format=csv,no
 nvidia-smi topo -m > "$LOGS/topo.txt" 2>&1 || true
 "$JAVA" -version 2>&1 | sed -n 1p
 
-if [ "$WHAT" = cusolvermp ]; then
-  [ -f "$BUNDLE/cusolvermp/libcusolverMp.so.0.xz" ] || { echo "run.sh: the bundle has no cusolvermp/libcusolverMp.so.0.xz (build.sh --with-cusolvermp)" >&2; exit 2; }
+# cuSOLVERMp (optional, build.sh --with-cusolvermp) unpacked to /tmp/cusolvermp; xz, else Python's lzma.
+unpack_cusolvermp() {
+  [ -f "$BUNDLE/cusolvermp/libcusolverMp.so.0.xz" ] || return 1
   mkdir -p /tmp/cusolvermp
-  xz -dc "$BUNDLE/cusolvermp/libcusolverMp.so.0.xz" > /tmp/cusolvermp/libcusolverMp.so.0
+  if command -v xz >/dev/null; then
+    xz -dc "$BUNDLE/cusolvermp/libcusolverMp.so.0.xz" > /tmp/cusolvermp/libcusolverMp.so.0
+  else
+    python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" \
+      "$BUNDLE/cusolvermp/libcusolverMp.so.0.xz" /tmp/cusolvermp/libcusolverMp.so.0
+  fi
   (cd /tmp/cusolvermp && sha256sum -c "$BUNDLE/cusolvermp/libcusolverMp.so.0.sha256") || exit 2
-  LD_LIBRARY_PATH="/tmp/cusolvermp:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-    "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.check.CuSolverMpCheck ${CUSOLVERMP_ARGS:-} 2>&1 | tee "$LOGS/cusolvermp.log"
+  export LD_LIBRARY_PATH="/tmp/cusolvermp:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+}
+
+if [ "$WHAT" = cusolvermp ]; then
+  unpack_cusolvermp || { echo "run.sh: the bundle has no cusolvermp/libcusolverMp.so.0.xz (build.sh --with-cusolvermp)" >&2; exit 2; }
+  "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.check.CuSolverMpCheck ${CUSOLVERMP_ARGS:-} 2>&1 | tee "$LOGS/cusolvermp.log"
+  exit "${PIPESTATUS[0]}"
+fi
+
+# The distributed LU and Cholesky on the device beside cuSOLVER (and cuSOLVERMp when the bundle has it).
+# Ranks sharing the GPU spin in our kernels: every library kernel is loaded when its library loads, never
+# lazily while a peer spins (CUDA_MODULE_LOADING=EAGER).
+if [ "$WHAT" = linalg ]; then
+  MP=""
+  if unpack_cusolvermp; then MP=--cusolvermp; fi
+  CUDA_MODULE_LOADING=EAGER "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.check.LinalgBench \
+    ${LINALG_ARGS:---sizes 4096,8192,16384 --block 512,1024 --grids 1x1,2x2} $MP \
+    --commit "$(head -1 "$BUNDLE/COMMIT" | cut -c1-7)" --json-dir "$LOGS" 2>&1 | tee -a "$LOGS/linalg.log"
   exit "${PIPESTATUS[0]}"
 fi
 
@@ -83,7 +107,7 @@ fi
 if [ "$WHAT" != suite ]; then
   # Bounded (a hung benchmark must not hold the GPU machine); -k: the JVM may ignore the first signal.
   timeout -k 10 "${GPU_BENCH_TIMEOUT_S:-900}" "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.check.GpuBench $QUICK ${CPP_US:+--cpp-us-per-launch "$CPP_US"} \
-    --json-dir "$LOGS/bench" --commit "$(head -1 "$BUNDLE/COMMIT")" 2>&1 | tee "$LOGS/bench.log"
+    --json-dir "$LOGS/bench" --commit "$(head -1 "$BUNDLE/COMMIT" | cut -c1-7)" 2>&1 | tee "$LOGS/bench.log"
 fi
 
 echo
