@@ -29,6 +29,8 @@ MVN=(mvn -B -q -o -f "$ROOT/pom.xml")
 rm -rf "$ACCEPT"
 mkdir -p "$ACCEPT"
 cp "$ROOT"/spark-plugin/gpucoll-gpu-checks/target/gpucoll-gpu-checks-*[0-9T].jar "$ACCEPT/"
+# The optional cuSOLVERMp binding (not in the one jar), which the GPU checks' classes link against.
+cp "$ROOT"/spark-plugin/gpucoll-cusolvermp/target/gpucoll-cusolvermp-*[0-9T].jar "$ACCEPT/"
 "$ROOT/scripts/gpu-bundle/cpp-programs.sh" "$ACCEPT" gc_test
 cp "$ROOT/.spark-app/COMMIT" "$ACCEPT/COMMIT"
 git -C "$ROOT" check-ignore -q "$ACCEPT" || { echo "build.sh: .gpu-accept is not git-ignored" >&2; exit 1; }

@@ -40,7 +40,7 @@ fi
 bash scripts/spark-gpu/run.sh --unpack-only > "$WORK/unpack.log" 2>&1 || { cat "$WORK/unpack.log"; exit 2; }
 SPARK_SLIM=${SPARK_SLIM:-/tmp/gpucoll-spark}
 JAVA="$SPARK_SLIM/jre/bin/java"
-CP="$(ls "$APP"/gpucoll-dist_2.13-*.jar | head -1):$(ls "$APP"/gpucoll-check-support-*.jar | head -1):$(ls "$ACCEPT"/gpucoll-gpu-checks-*.jar | head -1)"
+CP="$(ls "$APP"/gpucoll-dist_2.13-*.jar | head -1):$(ls "$APP"/gpucoll-check-support-*.jar | head -1):$(ls "$ACCEPT"/gpucoll-gpu-checks-*.jar | head -1):$(ls "$ACCEPT"/gpucoll-cusolvermp-*.jar | head -1)"
 # One string: each step is a command line run by bash -c under timeout.
 JRUN="'$JAVA' -Xmx8g -XX:+UseParallelGC -Dorg.bytedeco.javacpp.cachedir=/tmp/javacpp-cache -cp '$CP'"
 BIN=/tmp/gpucoll-bin
@@ -87,6 +87,11 @@ step spark-frac 120 "bash scripts/spark-gpu/run.sh --quick --fractional"
 # The three examples, then distributed LU and Cholesky with cuBLAS / cuSOLVER kernels on the ranks.
 step examples 240 "bash scripts/spark-gpu/examples.sh --master 'local[4]' && EXAMPLES='lu cholesky' \\
   bash scripts/spark-gpu/examples.sh --master 'local[4]' --kernels gpu --n 2048 --block 128"
+# gpucoll-linalg's device path (DeviceSolver) on 1 x 1, 1 x 2, 2 x 1, 2 x 2 and 2 x 3 grids of ranks sharing
+# the GPU, ragged shapes, every factorization's solve residual checked (LinalgBench fails above 10);
+# the libraries loaded eagerly, as ranks that spin on one GPU need (docs/linalg.md "On the device").
+step linalg 150 "CUDA_MODULE_LOADING=EAGER $JRUN dev.gpucoll.cuda.check.LinalgBench --sizes 1000,2049 --block 128 \
+  --grids 1x1,1x2,2x1,2x2,2x3 --repeat 1 --commit $COMMIT --json-dir \"\$OUT\""
 # The benchmark's quick sections, then its grouped calls at 1, 2 and 4 ranks (each section bounded),
 # then the factorizations' timing against one process (cuSOLVER getrf / potrf of the whole matrix).
 step bench 260 "$JRUN dev.gpucoll.cuda.check.GpuBench --quick --section-timeout-s 60 --json-dir \"\$OUT/bench\" \
@@ -108,7 +113,7 @@ DATE=$(date -u +%F)
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
 MACHINE="$(nvidia-smi -L | grep -c '^GPU ') x $GPU"
-ROW="| $DATE | $COMMIT | $MACHINE | $DRIVER | ${RESULT[gc_test]} | ${RESULT[suite]} | ${RESULT[nccl]} | ${RESULT[spark]} | ${RESULT[spark-frac]} | ${RESULT[examples]} | ${RESULT[bench]} | $RESULT_ALL (${TOTAL} s) |"
+ROW="| $DATE | $COMMIT | $MACHINE | $DRIVER | ${RESULT[gc_test]} | ${RESULT[suite]} | ${RESULT[nccl]} | ${RESULT[spark]} | ${RESULT[spark-frac]} | ${RESULT[examples]} | ${RESULT[linalg]} | ${RESULT[bench]} | $RESULT_ALL (${TOTAL} s) |"
 {
   echo "================ GPU acceptance: $RESULT_ALL in ${TOTAL} s, commit $COMMIT, $MACHINE, driver $DRIVER"
   for n in "${ORDER[@]}"; do printf '%-11s %s\n' "$n" "${RESULT[$n]}"; done
