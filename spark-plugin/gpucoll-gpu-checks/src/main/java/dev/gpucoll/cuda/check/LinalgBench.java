@@ -152,11 +152,16 @@ public final class LinalgBench {
     Descriptor db = Descriptor.of(n, 1, nb, nb, np, nq);
     double[] times = new double[repeat];
     double[] x = new double[n];
+    System.out.println("  " + factor + " n=" + n + " nb=" + nb + " on " + np + " x " + nq + " ...");
     try (RankGroup g = RankGroup.create(np * nq, 0, null, Duration.ofMinutes(2), 8)) {
       g.onAll(Duration.ofMinutes(10), r -> {
         // cudaFree waits for the whole device: nothing is freed until every rank has left its last collective
         // (the grid's close included), or a rank's free would wait for a peer's spinning kernel, and that peer for it.
         ProcessGrid<GpuCommunicator> grid = ProcessGrid.of(r.comm, np, nq);
+        // Opening loads code and allocates, which may wait for the whole device: only once no rank's
+        // kernel of the grid's forming still runs.
+        grid.all().synchronize();
+        r.awaitPeers();
         DeviceSolver solver = DeviceSolver.open(grid);
         DeviceMatrix a = DeviceMatrix.allocate(da, grid.myRow(), grid.myCol());
         DeviceMatrix b = DeviceMatrix.allocate(db, grid.myRow(), grid.myCol());
