@@ -70,13 +70,16 @@ public interface Communicator extends AutoCloseable {
    * order recorded, when it returns. Results are the same, bit for bit, as the same calls made one by
    * one. The calls of one group must not depend on each other (one call's output another's input),
    * as in NCCL. Every rank must record the same batch: the same collectives with the same counts,
-   * types, ops and roots, in the same order; the host backend checks that before any data moves and
-   * fails on every rank with a {@link CollectiveMismatchException} when they differ. The GPU backend
+   * types, ops and roots, in the same order; the host backend, and the GPU backend where its ranks
+   * share a GPU (every call staged through the host), check that before any data moves and fail on
+   * every rank with a {@link CollectiveMismatchException} when they differ. Elsewhere the GPU backend
    * checks it in the kernels where it fuses calls (see {@link GpuCommunicator#group}). Inside
    * {@code calls} the communicator's own methods fail; an exception thrown by {@code calls} runs
-   * nothing and reaches this rank's caller as it is. The host backend tells the other ranks at once:
-   * their group() fails naming this rank, having run nothing, and the communicator stays usable on
-   * every rank. On the GPU backend their calls wait for this rank as for any call it does not make.
+   * nothing and reaches this rank's caller as it is. The host backend and the GPU backend's staged
+   * path tell the other ranks at once: their group() fails naming this rank, having run nothing, and
+   * the communicator stays usable on every rank. On the GPU backend's kernel and NCCL paths their
+   * calls wait for this rank as for any call it does not make (in Spark, until Spark kills the
+   * stage's other tasks).
    * An empty group does nothing.
    */
   void group(Consumer<CollectiveBatch> calls);

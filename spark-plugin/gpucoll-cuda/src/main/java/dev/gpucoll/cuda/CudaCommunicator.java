@@ -501,6 +501,10 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   @Override
   public void group(java.util.function.Consumer<dev.gpucoll.api.CollectiveBatch> calls) {
     ensureOpen(null);
+    if (staged != null) {
+      groupStaged(calls);
+      return;
+    }
     RecordedBatch batch;
     recording = true;
     try {
@@ -532,6 +536,90 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     } else {
       nccl.communicator().group(() -> runGroupCalls(batch, checked, steps));
     }
+  }
+
+  /** What a rank sends in place of a refused call's index when its group() body threw. */
+  private static final long BODY_THREW = -2;
+
+  /**
+   * {@link #group} where every call is staged through the host backend (ranks share a GPU; the
+   * route is the same on every rank): as on the host backend, every rank first exchanges its
+   * batch's signature and the first call it refuses, or that its body threw, in one small
+   * allGather of the host backend. A body that throws, a refused call or a batch that differs on
+   * one rank then fails every rank at once, before any data moves, and the group stays usable.
+   * Calls on this path complete before they return anyway, so the exchange costs no asynchrony.
+   */
+  private void groupStaged(java.util.function.Consumer<dev.gpucoll.api.CollectiveBatch> calls) {
+    RecordedBatch batch = null;
+    Throwable threw = null;
+    recording = true;
+    try {
+      batch = RecordedBatch.record(calls);
+    } catch (Throwable t) {
+      threw = t;
+    } finally {
+      recording = false;
+    }
+    List<RecordedBatch.Call> list = batch == null ? List.of() : batch.calls();
+    List<Checked> checked = new ArrayList<>(list.size());
+    int refused = -1;
+    CollectiveException refusal = null;
+    for (int i = 0; i < list.size() && refusal == null; i++) {
+      RecordedBatch.Call call = list.get(i);
+      try {
+        checked.add(check(call.collective(), call.send(), call.sendCount(size), call.recv(), call.recvCount(size),
+            call.count(), call.type(), call.op(), call.root()));
+      } catch (CollectiveException e) {
+        refused = i;
+        refusal = e;
+      }
+    }
+    long[] sig = batch == null ? new long[2] : batch.signature();
+    long[] gathered = null;
+    try {
+      gathered = staged.allGather(new long[] {sig[0], sig[1], threw == null ? refused : BODY_THREW});
+    } catch (Throwable t) {
+      CollectiveException e = failure(null, t);
+      if (threw == null) {
+        throw e;
+      }
+      threw.addSuppressed(e);
+    }
+    if (threw != null) {
+      throw sneaky(threw); // what the body threw reaches its caller unchanged
+    }
+    for (int r = 0; r < size; r++) {
+      if (gathered[3 * r + 2] == BODY_THREW) {
+        throw new CollectiveException(rank, null, "rank " + r + "'s group() body threw (its error says what), so no"
+            + " call of this group() ran on any rank");
+      }
+    }
+    long[] signatures = new long[2 * size];
+    for (int r = 0; r < size; r++) {
+      signatures[2 * r] = gathered[3 * r];
+      signatures[2 * r + 1] = gathered[3 * r + 1];
+    }
+    String mismatch = RecordedBatch.mismatch(signatures);
+    if (mismatch != null) {
+      throw new dev.gpucoll.api.CollectiveMismatchException(rank, null, mismatch);
+    }
+    if (refusal != null) {
+      throw batch.refused(rank, refused, refusal);
+    }
+    for (int r = 0; r < size; r++) {
+      int theirs = (int) gathered[3 * r + 2];
+      if (theirs >= 0) {
+        throw batch.refused(rank, theirs, new CollectiveException(rank, list.get(theirs).collective(),
+            "rank " + r + " refused its arguments (its error says why)"));
+      }
+    }
+    runGroupCalls(batch, checked, null);
+  }
+
+  /** Throws {@code t} as it is, checked or not. */
+  @SuppressWarnings("unchecked")
+  private static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
+    throw (T) t;
   }
 
   /** The batch's steps in order: fused runs through the batch kernel, every other call (all, when {@code steps} is null) alone. */

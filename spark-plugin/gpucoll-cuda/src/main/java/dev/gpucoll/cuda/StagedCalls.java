@@ -61,6 +61,18 @@ final class StagedCalls {
     stage.fromHost(Collective.ALL_TO_ALLV, s, recv, recvBytes);
   }
 
+  /** Every rank's {@code mine} (as long on every rank), in rank order: one allGather of the host backend. */
+  long[] allGather(long[] mine) {
+    java.nio.ByteBuffer in = java.nio.ByteBuffer.allocate(8 * mine.length).order(java.nio.ByteOrder.nativeOrder());
+    in.asLongBuffer().put(mine);
+    java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(8 * mine.length * host.size())
+        .order(java.nio.ByteOrder.nativeOrder());
+    host.allGather(CommBuffer.of(in), CommBuffer.of(out), mine.length, DataType.INT64);
+    long[] all = new long[mine.length * host.size()];
+    out.asLongBuffer().get(all);
+    return all;
+  }
+
   void close() {
     host.close();
   }

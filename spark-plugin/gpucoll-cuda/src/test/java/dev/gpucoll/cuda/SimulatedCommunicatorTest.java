@@ -261,6 +261,61 @@ class SimulatedCommunicatorTest {
     }
   }
 
+  /** Thrown by one rank's group() body. */
+  private static final class BodyError extends RuntimeException {
+    BodyError() {
+      super("the body's own error");
+    }
+  }
+
+  @Test
+  void aGroupBodyThatThrowsOnOneRankFailsTheOthersAtOnceAndTheGroupStaysUsable() throws Exception {
+    try (SimulatedDevice.Installed sim = SimulatedDevice.install()) {
+      // Ranks sharing the GPU take the staged path. Rank 1's body throws after one call, then (second
+      // group) rank 1 refuses an argument: each time rank 0 fails at once naming rank 1, not after the 20 s timeout.
+      List<List<String>> seen = onRanks(2, Map.of(), comm -> {
+        long a = upload(new float[] {1, 2, 3, 4});
+        long out = upload(new float[] {-1, -1, -1, -1});
+        long small = CudaNative.malloc(8);
+        List<String> messages = new ArrayList<>();
+        try {
+          long start = System.nanoTime();
+          RuntimeException thrown = assertThrows(RuntimeException.class, () -> comm.group(g -> {
+            g.allReduce(CommBuffer.device(a, 16), CommBuffer.device(out, 16), 4, DataType.FLOAT32, ReduceOp.SUM);
+            if (comm.rank() == 1) {
+              throw new BodyError();
+            }
+          }));
+          if (comm.rank() == 1) {
+            assertTrue(thrown instanceof BodyError, "the body's error reaches its caller unchanged: " + thrown);
+          } else {
+            assertTrue(thrown instanceof CollectiveException, String.valueOf(thrown));
+            messages.add(thrown.getMessage());
+          }
+          CommBuffer recv = comm.rank() == 1 ? CommBuffer.device(small, 8) : CommBuffer.device(out, 16);
+          CollectiveException refused = assertThrows(CollectiveException.class, () -> comm.group(g ->
+              g.allReduce(CommBuffer.device(a, 16), recv, 4, DataType.FLOAT32, ReduceOp.SUM)));
+          messages.add(refused.getMessage());
+          assertTrue(System.nanoTime() - start < 10_000_000_000L, "waited for the timeout");
+          assertArrayEquals(new float[] {-1, -1, -1, -1}, read(out, 4, comm), "a call of a failed group ran");
+          assertEquals(null, ((CudaCommunicator) comm).unusableReason());
+          comm.group(g -> g.allReduce(CommBuffer.device(a, 16), CommBuffer.device(out, 16), 4, DataType.FLOAT32,
+              ReduceOp.SUM));
+          assertArrayEquals(new float[] {2, 4, 6, 8}, read(out, 4, comm));
+          return messages;
+        } finally {
+          CudaNative.free(a);
+          CudaNative.free(out);
+          CudaNative.free(small);
+        }
+      });
+      assertTrue(seen.get(0).get(0).contains("rank 1's group() body threw (its error says what), so no call of this"
+          + " group() ran on any rank"), seen.get(0).get(0));
+      assertTrue(seen.get(0).get(1).contains("rank 1 refused its arguments"), seen.get(0).get(1));
+      assertTrue(seen.get(1).get(0).contains("recv buffer holds 8 bytes"), seen.get(1).get(0));
+    }
+  }
+
   @Test
   void aNullTypeOrOpIsRefusedWithoutBreakingTheGroup() throws Exception {
     try (SimulatedDevice.Installed sim = SimulatedDevice.install()) {

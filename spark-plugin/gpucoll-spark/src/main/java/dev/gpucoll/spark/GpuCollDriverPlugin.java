@@ -1,10 +1,7 @@
 package dev.gpucoll.spark;
 
 import dev.gpucoll.core.config.GpuCollConf;
-import dev.gpucoll.spark.RpcMessages.Arrive;
 import dev.gpucoll.spark.RpcMessages.ExecutorCheckMessage;
-import dev.gpucoll.spark.RpcMessages.GiveUp;
-import dev.gpucoll.spark.RpcMessages.Poll;
 import dev.gpucoll.spark.RpcMessages.RankReportMessage;
 import com.codahale.metrics.Counter;
 import java.util.HashMap;
@@ -28,6 +25,7 @@ final class GpuCollDriverPlugin implements DriverPlugin {
 
   private final GroupCredential.Issuer credentials = new GroupCredential.Issuer();
   private final RendezvousService rendezvous = new RendezvousService(credentials);
+  private final ReportVerifier reportVerifier = new ReportVerifier(credentials);
   private final BackendGate backendGate = new BackendGate();
   private volatile GpuCollConf conf = GpuCollConf.defaults();
   private volatile SparkContext sc;
@@ -135,9 +133,23 @@ final class GpuCollDriverPlugin implements DriverPlugin {
           + (message == null ? "null" : message.getClass().getName())
           + " message; gpucoll executors send byte[]: are the driver and all executors on the same gpucoll jar?");
     }
-    Object m = RpcMessages.decode(wire);
-    if (m instanceof RpcMessages.Sealed || m instanceof Arrive || m instanceof Poll || m instanceof GiveUp) {
-      return rendezvous.serve(m); // verified there before anything changes
+    Object received = RpcMessages.decode(wire);
+    Object carried = received instanceof RpcMessages.Sealed s ? RpcMessages.unverifiedBody(s) : received;
+    if (received instanceof ExecutorCheckMessage c) {
+      if (reportVerifier.admitCheck(c, registeredExecutors(), conf.get(GpuCollConf.BACKEND))) {
+        BackendCheckEvent check = new BackendCheckEvent(c.executorId(), c.host(), c.backend(),
+            c.unavailableReason(), c.gpus(), c.environment());
+        backendGate.add(check);
+        sc.listenerBus().post(check); // for the tab, the event log and the History Server
+      }
+      return null; // sent one-way
+    }
+    if (!ReportVerifier.isReport(carried)) {
+      return rendezvous.serve(received); // verified there before anything changes
+    }
+    Object m = reportVerifier.open(received); // null: dropped and counted there
+    if (m == null) {
+      return null; // sent one-way
     } else if (m instanceof RankReportMessage r) {
       reports.add(r);
       return null; // sent one-way
@@ -146,12 +158,6 @@ final class GpuCollDriverPlugin implements DriverPlugin {
       return null; // sent one-way
     } else if (m instanceof RpcMessages.RankProgressMessage p) {
       reports.progress(p.report(), System.nanoTime());
-      return null; // sent one-way
-    } else if (m instanceof ExecutorCheckMessage c) {
-      BackendCheckEvent check = new BackendCheckEvent(c.executorId(), c.host(), c.backend(),
-          c.unavailableReason(), c.gpus(), c.environment());
-      backendGate.add(check);
-      sc.listenerBus().post(check); // for the tab, the event log and the History Server
       return null; // sent one-way
     }
     throw new IllegalArgumentException("gpucoll driver plugin cannot serve a "
@@ -163,6 +169,7 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     ctx.metricRegistry().register("groupReports", groupReports);
     ctx.metricRegistry().register("pathContradictions", contradictions);
     ctx.metricRegistry().register("rendezvous.credentialFailures", new DriverMetrics.Sum(this::credentialFailures));
+    ctx.metricRegistry().register("reports.credentialFailures", new DriverMetrics.Sum(this::reportFailures));
     executorSums.register(ctx.metricRegistry(), ExecutorMetrics.usablePaths(executorsMayUseGpus(sc.getConf())));
   }
 
@@ -198,23 +205,47 @@ final class GpuCollDriverPlugin implements DriverPlugin {
 
   /** {@link #credentialFailures} when the previous report was handed on. */
   private long droppedAtLastReport;
+  /** {@link #reportFailures} when the previous report was handed on. */
+  private long droppedReportsAtLastReport;
 
   /**
    * The report, with a finding when rendezvous messages that failed the group credential were
-   * dropped since the previous report (a dropped message never reaches a round, so none changed a group).
+   * dropped since the previous report (a dropped message never reaches a round, so none changed a
+   * group), and one when reports, progress, totals or backend checks were.
    */
   private synchronized GroupReport withDroppedMessages(GroupReport report) {
     long dropped = credentialFailures();
     long since = dropped - droppedAtLastReport;
     droppedAtLastReport = dropped;
-    return since == 0 ? report : report.withFinding("rendezvous: " + since + " message(s) that failed the group"
+    GroupReport out = since == 0 ? report : report.withFinding("rendezvous: " + since + " message(s) that failed the group"
         + " credential were dropped since the previous group's report (" + dropped + " in this application, driver"
         + " metric rendezvous.credentialFailures); a dropped message reaches no group");
+    long droppedReports = reportFailures();
+    long reportsSince = droppedReports - droppedReportsAtLastReport;
+    droppedReportsAtLastReport = droppedReports;
+    return reportsSince == 0 ? out : out.withFinding("reports: " + reportsSince + " rank report, progress, metrics or"
+        + " backend-check message(s) that failed the driver's checks were dropped since the previous group's report ("
+        + droppedReports + " in this application, driver metric reports.credentialFailures); a dropped message reaches"
+        + " no report, tab or metric");
   }
 
   /** Rendezvous messages dropped because they failed the group credential. */
   long credentialFailures() {
     return rendezvous.credentialFailures();
+  }
+
+  /** Rank reports, progress, metric totals and backend checks dropped by {@link ReportVerifier}. */
+  long reportFailures() {
+    return reportVerifier.failures();
+  }
+
+  /** The executors Spark has registered (in local mode the one in this JVM). */
+  private java.util.Set<String> registeredExecutors() {
+    java.util.Set<String> ids = new java.util.HashSet<>(scala.collection.JavaConverters.seqAsJavaList(sc.getExecutorIds()));
+    if (sc.isLocal()) {
+      ids.add("driver");
+    }
+    return ids;
   }
 
   /** Every executor's backend check received so far, by executor id. */

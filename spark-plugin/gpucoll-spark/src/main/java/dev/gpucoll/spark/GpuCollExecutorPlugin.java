@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.spark.api.plugin.ExecutorPlugin;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.resource.ResourceInformation;
@@ -16,9 +17,14 @@ import org.slf4j.LoggerFactory;
 final class GpuCollExecutorPlugin implements ExecutorPlugin {
   private static final Logger LOG = LoggerFactory.getLogger(GpuCollectivesPlugin.class);
 
-  /** What barrier tasks of this JVM need from the plugin. */
+  /**
+   * What barrier tasks of this JVM need from the plugin.
+   *
+   * @param latestCredential the credential of the latest job whose task formed or reused a group
+   *     here: it seals the metric totals, which change only through such tasks
+   */
   record ExecutorState(PluginContext context, GpuCollConf conf, List<String> gpus,
-      ExecutorMetrics metrics) {}
+      ExecutorMetrics metrics, AtomicReference<GroupCredential> latestCredential) {}
 
   /** Set while the executor plugin runs in this JVM; tasks read it. */
   static volatile ExecutorState active;
@@ -67,7 +73,7 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
     boolean gpuUsable = gpuCheck != null && gpuCheck.unavailableReason().isEmpty();
     // Every metric now, before init returns: Spark registers the plugin's registry only then.
     active = new ExecutorState(ctx, conf, gpus,
-        new ExecutorMetrics(ctx.metricRegistry(), ExecutorMetrics.usablePaths(gpuUsable)));
+        new ExecutorMetrics(ctx.metricRegistry(), ExecutorMetrics.usablePaths(gpuUsable)), new AtomicReference<>());
     // Not ctx.hostname(): it throws a NullPointerException in executors (Spark 4.x, client-mode RpcEnv).
     LOG.info("gpucoll executor plugin ready on executor {}, GPUs {}", ctx.executorID(),
         gpus.isEmpty() ? "none" : gpus);
@@ -111,12 +117,17 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
 
   private Map<String, Long> lastTotals = Map.of();
 
-  /** This executor's metric counts to the driver (its sums in Spark's endpoints), when they changed. */
+  /**
+   * This executor's metric counts to the driver (its sums in Spark's endpoints), when they changed,
+   * sealed with the latest job credential seen here (before any, nothing has counted yet).
+   */
   private void sendTotals(ExecutorState state) {
     try {
       Map<String, Long> totals = state.metrics().totals();
-      if (!totals.equals(lastTotals)) {
-        state.context().send(RpcMessages.encode(new RpcMessages.ExecutorTotalsMessage(state.context().executorID(), totals)));
+      GroupCredential credential = state.latestCredential().get();
+      if (credential != null && !totals.equals(lastTotals)) {
+        state.context().send(RpcMessages.encode(RpcMessages.seal(
+            new RpcMessages.ExecutorTotalsMessage(state.context().executorID(), totals), credential)));
         lastTotals = totals;
       }
     } catch (Throwable e) { // best effort; never stops the schedule

@@ -61,7 +61,7 @@ public final class GpuCollectives {
   /** Communicators handed out per running task attempt, so repeated calls return the same one. */
   private static final Map<Long, Communicator> BY_TASK = new ConcurrentHashMap<>();
   /** The progress report of each running task's group, by task attempt, for {@link #sendProgress}. */
-  private static final Map<Long, java.util.function.Supplier<RankReportMessage>> RUNNING = new ConcurrentHashMap<>();
+  private static final Map<Long, java.util.function.Supplier<RpcMessages.Sealed>> RUNNING = new ConcurrentHashMap<>();
 
   private GpuCollectives() {}
 
@@ -185,7 +185,7 @@ public final class GpuCollectives {
       CallBounds.unbind();
       if (plugin != null) {
         // The group never formed on this rank: the driver's report of the stage says why.
-        sendReport(plugin, new RankReportMessage(groupId, stageOf(task), rank, infos.length, host,
+        sendReport(plugin, GroupCredential.of(task), new RankReportMessage(groupId, stageOf(task), rank, infos.length, host,
             plugin.context().executorID(), ProcessHandle.current().pid(), "",
             conf.get(GpuCollConf.RENDEZVOUS).equals("allgather") ? BarrierAllGatherRendezvous.KIND : PluginRpcRendezvous.KIND,
             Map.of(), List.of(), List.of(), "", false, System.nanoTime() - startNanos, 0, failureReason(e),
@@ -261,9 +261,24 @@ public final class GpuCollectives {
     return false;
   }
 
-  private static void sendReport(GpuCollExecutorPlugin.ExecutorState plugin, RankReportMessage m, String what) {
+  /** Warned once per JVM: reports that cannot be sealed are not sent. */
+  private static final java.util.concurrent.atomic.AtomicBoolean UNSEALED_WARNED = new java.util.concurrent.atomic.AtomicBoolean();
+
+  /**
+   * Sends {@code m} sealed with the task's job credential: the driver drops a report it cannot
+   * verify. A job without one (rendezvous=allgather from a thread without the property) sends none.
+   */
+  private static void sendReport(GpuCollExecutorPlugin.ExecutorState plugin, GroupCredential credential,
+      RankReportMessage m, String what) {
+    if (credential == null) {
+      if (UNSEALED_WARNED.compareAndSet(false, true)) {
+        LOG.warn("gpucoll: the path report of {} is not sent: its job carries no group credential (the local"
+            + " property {}), and the driver drops reports it cannot verify", what, GroupCredential.PROPERTY);
+      }
+      return;
+    }
     try {
-      plugin.context().send(RpcMessages.encode(m));
+      plugin.context().send(RpcMessages.encode(RpcMessages.seal(m, credential)));
     } catch (Throwable e) { // called from task listeners: no error of ours may end the executor here
       LOG.warn("gpucoll: could not send the path report of {} to the driver", what, e);
     }
@@ -304,6 +319,10 @@ public final class GpuCollectives {
     CommunicatorCache.Entry lent = entry;
     String stage = stageOf(task);
     java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+    GroupCredential credential = GroupCredential.of(task);
+    if (plugin != null && credential != null) {
+      plugin.latestCredential().set(credential); // seals this executor's metric totals
+    }
     TaskFailureListener onFailure = (ctx, error) -> {
       failure.set(error);
       if (plugin != null) {
@@ -311,8 +330,9 @@ public final class GpuCollectives {
       }
     };
     task.addTaskFailureListener(onFailure);
-    if (plugin != null) {
-      RUNNING.put(taskId, () -> progressOf(lent, stage, host, plugin));
+    if (plugin != null && credential != null) {
+      RUNNING.put(taskId, () -> RpcMessages.seal(new RpcMessages.RankProgressMessage(progressOf(lent, stage, host, plugin)),
+          credential));
     }
     task.addTaskCompletionListener(ctx -> {
       CallBounds.unbind();
@@ -320,7 +340,7 @@ public final class GpuCollectives {
       RUNNING.remove(taskId);
       if (plugin != null) {
         String why = ctx.isFailed() ? failureReason(failure.get(), lent.metrics.taskCalls()) : "";
-        sendReport(plugin, reportOf(lent, stage, host, plugin, why), lent.id());
+        sendReport(plugin, credential, reportOf(lent, stage, host, plugin, why), lent.id());
       }
       if (ctx.isFailed()) {
         if (fromCollective(failure.get())) {
@@ -463,9 +483,9 @@ public final class GpuCollectives {
    * uses (called every {@link GpuCollExecutorPlugin#PROGRESS_INTERVAL_MILLIS} by the executor plugin).
    */
   static void sendProgress(GpuCollExecutorPlugin.ExecutorState plugin) {
-    for (java.util.function.Supplier<RankReportMessage> progress : RUNNING.values()) {
+    for (java.util.function.Supplier<RpcMessages.Sealed> progress : RUNNING.values()) {
       try {
-        plugin.context().send(RpcMessages.encode(new RpcMessages.RankProgressMessage(progress.get())));
+        plugin.context().send(RpcMessages.encode(progress.get()));
       } catch (Throwable e) { // best effort (the report at the task's end is the record); never stops the schedule
         LOG.debug("gpucoll: could not send a running group's progress to the driver", e);
       }

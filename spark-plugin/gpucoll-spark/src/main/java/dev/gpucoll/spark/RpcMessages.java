@@ -26,10 +26,11 @@ final class RpcMessages {
   /** "GCRP": gpucoll RPC. */
   static final int MAGIC = 0x47435250;
   /**
-   * 4: rendezvous messages sealed with the group credential. 3: rank reports carry timings, reuse,
+   * 5: rank reports, progress and metric totals sealed with the group credential too. 4:
+   * rendezvous messages sealed with the group credential. 3: rank reports carry timings, reuse,
    * failure, predictions at used sizes and latency histograms; executor checks.
    */
-  static final int VERSION = 4;
+  static final int VERSION = 5;
   /** Latency cells one rank report may hold: 16 collectives of 64 size classes each. */
   static final int MAX_LATENCY_CELLS = 16 * LatencyHistogram.SIZE_CLASSES;
 
@@ -112,8 +113,9 @@ final class RpcMessages {
   record RankProgressMessage(RankReportMessage report) {}
 
   /**
-   * A rendezvous message ({@code body}: an encoded Arrive, Poll or GiveUp) or the driver's answer
-   * (a RoundState) with the MAC of the {@link GroupCredential} named {@code credentialId}.
+   * A message to the driver ({@code body}: an encoded Arrive, Poll or GiveUp; a rank report,
+   * progress or metric totals) or the driver's answer to a rendezvous request (a RoundState), with
+   * the MAC of the {@link GroupCredential} named {@code credentialId}.
    */
   record Sealed(String credentialId, byte[] body, byte[] mac) {}
 
@@ -146,6 +148,18 @@ final class RpcMessages {
       return null;
     }
     return decode(s.body()) instanceof RoundState state ? state : null;
+  }
+
+  /**
+   * What {@code s} says it carries, not verified: only for choosing who verifies it. Null when its
+   * body is not a message of ours.
+   */
+  static Object unverifiedBody(Sealed s) {
+    try {
+      return decode(s.body());
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
   }
 
   /** An executor's metric counts so far (ExecutorMetrics#totals), for the driver's sums. */

@@ -132,6 +132,102 @@ class IntruderTest {
     assertEquals(-1, log.indexOf(GroupCredential.PROPERTY + "\":\"job"), "a job's credential is in the event log");
   }
 
+  /**
+   * The same intruder sends forged rank reports, progress, metric totals and backend checks,
+   * unsealed or sealed with a key of its own, naming the real groups and executor: the driver drops
+   * and counts every one, and the tab, the metrics and the checks show the real ranks' alone.
+   */
+  @Test
+  void forgedReportsProgressTotalsAndChecksNeverReachTheDriversView() throws Exception {
+    JavaSparkContext sc = new JavaSparkContext(LocalSpark.withPlugin("intruder-reports", "local[3]")
+        .set("spark.gpucoll.backend", "host"));
+    SparkConf alone = new SparkConf();
+    RpcEnv outside = RpcEnv.create("intruder", "127.0.0.1", 0, alone,
+        new SecurityManager(alone, scala.Option.empty(), org.apache.spark.SecurityManager$.MODULE$.$lessinit$greater$default$3()), true);
+    try {
+      RpcEndpointRef driver = outside.setupEndpointRef(sc.sc().env().rpcEnv().address(), ENDPOINT);
+      String app = sc.sc().applicationId().replaceAll("[^A-Za-z0-9._-]", "_");
+      List<GroupCredential> guessed = List.of(new GroupCredential.Issuer().forId(GroupCredential.Issuer.APPLICATION_ID),
+          new GroupCredential.Issuer().forId("job1"), new GroupCredential.Issuer().forId("job2"));
+      List<Object> forgeries = new ArrayList<>();
+      for (int stage = 0; stage < 8; stage++) {
+        for (int rank = 0; rank < 3; rank++) {
+          RpcMessages.RankReportMessage report = forgedReport(app + "-stage" + stage + ".0", "stage " + stage + ".0", rank);
+          forgeries.add(report);
+          forgeries.add(new RpcMessages.RankProgressMessage(report));
+          for (GroupCredential key : guessed) {
+            forgeries.add(RpcMessages.seal(report, key));
+            forgeries.add(RpcMessages.seal(new RpcMessages.RankProgressMessage(report), key));
+          }
+        }
+      }
+      RpcMessages.ExecutorTotalsMessage totals = new RpcMessages.ExecutorTotalsMessage("driver",
+          java.util.Map.of("collective.allReduce.calls", 1_000_000L));
+      forgeries.add(totals);
+      forgeries.add(RpcMessages.seal(totals, guessed.get(0)));
+      for (String executor : List.of("driver", "7", "intruder")) {
+        for (String backend : List.of("host", "gpu")) {
+          forgeries.add(new RpcMessages.ExecutorCheckMessage(executor, "intruder-host", backend, "forged",
+              List.of(), java.util.Map.of()));
+        }
+      }
+      for (Object m : forgeries) {
+        driver.askSync(new PluginMessage(GpuCollectivesPlugin.class.getName(), RpcMessages.encode(m)), ClassTag$.MODULE$.Any());
+      }
+      assertEquals(forgeries.size(), GpuCollDriverPlugin.active.reportFailures(), "every forged message dropped");
+      assertEquals(0, GpuCollDriverPlugin.active.credentialFailures(), "none was taken for a rendezvous message");
+      assertEquals(List.of(), GpuCollDriverPlugin.active.running(), "forged progress shows a running group");
+
+      JavaRDD<Integer> rows = sc.parallelize(List.of(1, 2, 3, 4, 5, 6), 3);
+      for (int job = 0; job < 2; job++) {
+        assertEquals(List.of(21.0, 21.0, 21.0), GpuCollectives.barrierMapPartitions(rows, IntruderTest::sum).collect());
+        assertEquals(List.of(21.0, 21.0, 21.0), direct(rows));
+      }
+      long deadline = System.nanoTime() + 30_000_000_000L;
+      while (GpuCollectivesPlugin.driverReports().size() < 4 && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      // The real ranks' reports, each group whole and none failed or from the intruder's host.
+      List<GroupReport> reports = GpuCollectivesPlugin.driverReports();
+      assertEquals(4, reports.size(), String.valueOf(reports));
+      for (GroupReport r : reports) {
+        assertEquals(3, r.size());
+        assertTrue(!r.failed() && !r.hosts().contains("intruder-host"), r.verboseBlock());
+      }
+      // The reports say how many were dropped, and together count every one.
+      long reported = 0;
+      for (GroupReport r : reports) {
+        for (String f : r.findings()) {
+          java.util.regex.Matcher m = java.util.regex.Pattern.compile("^reports: (\\d+) rank report, progress, metrics"
+              + " or backend-check message\\(s\\) that failed the driver's checks were dropped").matcher(f);
+          if (m.find()) {
+            reported += Long.parseLong(m.group(1));
+          }
+        }
+      }
+      assertEquals(forgeries.size(), reported);
+      // The real executor's totals and check, not the forged ones.
+      DriverMetrics sums = GpuCollDriverPlugin.active.executorSums();
+      while (sums.sum("collective.allReduce.calls") < 12 && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      assertEquals(12, sums.sum("collective.allReduce.calls"), "4 groups of 3 ranks, one allReduce each");
+      List<BackendCheckEvent> checks = GpuCollectivesPlugin.driverBackendChecks();
+      assertEquals(1, checks.size(), String.valueOf(checks));
+      assertTrue(checks.get(0).executorId().equals("driver") && checks.get(0).usable(), String.valueOf(checks));
+      assertEquals(forgeries.size(), GpuCollDriverPlugin.active.reportFailures(), "a real message was dropped");
+    } finally {
+      outside.shutdown();
+      sc.stop();
+    }
+  }
+
+  private static RpcMessages.RankReportMessage forgedReport(String groupId, String stage, int rank) {
+    return new RpcMessages.RankReportMessage(groupId, stage, rank, 3, "intruder-host", "driver", 1, "host",
+        PluginRpcRendezvous.KIND, java.util.Map.of("allReduce", java.util.Map.of("forged", 99L)), List.of(),
+        List.of("forged"), "", false, 1, 1, "forged failure", List.of(), List.of());
+  }
+
   /** The sum as a stage on rdd.barrier() directly, as a user without our API writes it. */
   private static List<Double> direct(JavaRDD<Integer> rows) {
     scala.reflect.ClassTag<Double> tag = ClassTag$.MODULE$.apply(Double.class);

@@ -81,7 +81,7 @@ final class UcxTransport implements PeerTransport {
       if (!probed) {
         probed = true;
         try {
-          context = new UcpContext(new UcpParams().requestTagFeature());
+          context = quietContext(null);
           UcpWorker probe = context.newWorker(new UcpWorkerParams());
           try {
             // A tag receive is what a JUCX built for a newer UCX gets wrong first (JUCX 1.18.1 on
@@ -107,6 +107,32 @@ final class UcxTransport implements PeerTransport {
     }
   }
 
+  /** UCX's log level for this process unless UCX_LOG_LEVEL is set: warnings off, errors shown. */
+  static final String QUIET_LOG_LEVEL = "error";
+
+  /**
+   * A context for tag messages, on {@code netDevices} (UCX's NET_DEVICES; null: UCX's choice), with UCX's log level at {@link #QUIET_LOG_LEVEL}, unless the
+   * environment sets UCX_LOG_LEVEL (it stands then). JUCX 1.15 asks UCX for its 1.15 API, so UCX
+   * 1.13.1 warns "UCP API version is incompatible" at every context it makes; every call we make
+   * exists in 1.13.1 (the probe tries the one that changed). UCX takes LOG_LEVEL as its process-wide
+   * level, as it would from the environment. A UCX that refuses the key gets the context without it.
+   */
+  static UcpContext quietContext(String netDevices) {
+    if (System.getenv("UCX_LOG_LEVEL") == null) {
+      try {
+        return new UcpContext(params(netDevices).setConfig("LOG_LEVEL", QUIET_LOG_LEVEL));
+      } catch (RuntimeException e) { // UcxException: this UCX has no such key
+        LOG.fine("gpucoll: UCX refused LOG_LEVEL (" + e + "); its warnings stay on");
+      }
+    }
+    return new UcpContext(params(netDevices));
+  }
+
+  private static UcpParams params(String netDevices) {
+    UcpParams p = new UcpParams().requestTagFeature();
+    return netDevices == null ? p : p.setConfig("NET_DEVICES", netDevices);
+  }
+
   /** Contexts limited to the network devices named by their key (see {@link #netDevicesFor}). */
   private static final Map<String, UcpContext> LIMITED = new HashMap<>();
 
@@ -121,7 +147,7 @@ final class UcxTransport implements PeerTransport {
       }
       return LIMITED.computeIfAbsent(netDevices, devices -> {
         try {
-          UcpContext limited = new UcpContext(new UcpParams().requestTagFeature().setConfig("NET_DEVICES", devices));
+          UcpContext limited = quietContext(devices);
           LOG.info("gpucoll: UCX workers of this process use the network devices " + devices
               + " (the interface of the executor's address, and RDMA ports), not every interface");
           return limited;
