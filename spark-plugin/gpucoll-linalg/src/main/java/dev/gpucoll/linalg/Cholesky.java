@@ -115,12 +115,18 @@ public final class Cholesky {
     Descriptor d = l.descriptor();
     FactorPlan[] plan = new FactorPlan[1];
     GridCalls calls = GridCalls.open(grid, "potrs", List.of(d, b.descriptor()), () -> {
-      plan[0] = FactorPlan.potrf(d);
-      TriangularSolves.requireRowsAligned(d, b.descriptor());
+      plan[0] = solvePlan(d, b.descriptor());
       GridCalls.requireMine(grid, l, "the factor");
       GridCalls.requireMine(grid, b, "B");
     }, List.of(FiniteInput.of("B", b, false)));
     TriangularSolves.lower(calls, plan[0], l, b, false);
     TriangularSolves.lowerTransposed(calls, plan[0], l, b);
+  }
+
+  /** potrs's checks of its arguments (on either kernel set), and the factor's plan. */
+  static FactorPlan solvePlan(Descriptor a, Descriptor b) {
+    FactorPlan plan = FactorPlan.potrf(a);
+    TriangularSolves.requireRowsAligned(a, b);
+    return plan;
   }
 }

@@ -324,29 +324,24 @@ final class DeviceKernels implements DeviceOps {
    */
   @Override
   public void firstNonFinite(long a, Descriptor d, int prow, int pcol, boolean lower, long out) {
-    memset(out, 0xFF, 16);
-    int rows = d.numrocRows(prow);
-    int cols = d.numrocCols(pcol);
-    if (rows == 0 || cols == 0) {
-      return;
-    }
     int[] dealt = {d.mb(), prow, d.rsrc(), d.gridRows(), d.nb(), pcol, d.csrc(), d.gridCols()};
-    try (Args args = new Args(8)) {
-      args.ptr(a).i64(d.lld()).i32(rows).i32(cols).dealt(dealt).i64(d.m()).i32(lower ? 1 : 0).ptr(out);
-      launch(functions.firstNonFinite, rows, cols, args, cuStream);
-    }
+    scanNonFinite(a, d.lld(), d.numrocRows(prow), d.numrocCols(pcol), dealt, d.m(), lower, out);
   }
 
   /** As above for a plain rows × cols matrix: its first NaN and Inf at j * rows + i. */
   @Override
   public void firstNonFinite(long a, int lda, int rows, int cols, long out) {
+    int[] identity = {1 << 30, 0, 0, 1, 1 << 30, 0, 0, 1}; // one block per dimension: local = global
+    scanNonFinite(a, lda, rows, cols, identity, rows, false, out);
+  }
+
+  private void scanNonFinite(long a, long lda, int rows, int cols, int[] dealt, long m, boolean lower, long out) {
     memset(out, 0xFF, 16);
     if (rows == 0 || cols == 0) {
       return;
     }
-    int[] identity = {1 << 30, 0, 0, 1, 1 << 30, 0, 0, 1};
     try (Args args = new Args(8)) {
-      args.ptr(a).i64(lda).i32(rows).i32(cols).dealt(identity).i64(rows).i32(0).ptr(out);
+      args.ptr(a).i64(lda).i32(rows).i32(cols).dealt(dealt).i64(m).i32(lower ? 1 : 0).ptr(out);
       launch(functions.firstNonFinite, rows, cols, args, cuStream);
     }
   }

@@ -296,12 +296,7 @@ public final class DeviceSolver implements AutoCloseable {
     Descriptor d = lu.descriptor();
     FactorPlan[] plan = new FactorPlan[1];
     GridCalls calls = GridCalls.open(grid, "getrs", List.of(d, b.descriptor()), () -> {
-      if (d.m() != d.n()) {
-        throw new IllegalArgumentException("A must be square: M = " + d.m() + ", N = " + d.n());
-      }
-      plan[0] = FactorPlan.getrf(d);
-      TriangularSolves.requireRowsAligned(d, b.descriptor());
-      Lu.requirePivots(pivots, d.n());
+      plan[0] = Lu.solvePlan(d, b.descriptor(), pivots);
       requireMine(lu, "the factors");
       requireMine(b, "B");
     }, List.of(finite("B", b, false)));
@@ -452,8 +447,7 @@ public final class DeviceSolver implements AutoCloseable {
     Descriptor d = l.descriptor();
     FactorPlan[] plan = new FactorPlan[1];
     GridCalls calls = GridCalls.open(grid, "potrs", List.of(d, b.descriptor()), () -> {
-      plan[0] = FactorPlan.potrf(d);
-      TriangularSolves.requireRowsAligned(d, b.descriptor());
+      plan[0] = Cholesky.solvePlan(d, b.descriptor());
       requireMine(l, "the factor");
       requireMine(b, "B");
     }, List.of(finite("B", b, false)));

@@ -231,12 +231,7 @@ public final class Lu {
     Descriptor d = lu.descriptor();
     FactorPlan[] plan = new FactorPlan[1];
     GridCalls calls = GridCalls.open(grid, "getrs", List.of(d, b.descriptor()), () -> {
-      if (d.m() != d.n()) {
-        throw new IllegalArgumentException("A must be square: M = " + d.m() + ", N = " + d.n());
-      }
-      plan[0] = FactorPlan.getrf(d);
-      TriangularSolves.requireRowsAligned(d, b.descriptor());
-      requirePivots(pivots, d.n());
+      plan[0] = solvePlan(d, b.descriptor(), pivots);
       GridCalls.requireMine(grid, lu, "the factors");
       GridCalls.requireMine(grid, b, "B");
     }, List.of(FiniteInput.of("B", b, false)));
@@ -245,8 +240,19 @@ public final class Lu {
     TriangularSolves.upper(calls, plan[0], lu, b);
   }
 
+  /** getrs's checks of its arguments (on either kernel set), and the factors' plan. */
+  static FactorPlan solvePlan(Descriptor a, Descriptor b, int[] pivots) {
+    if (a.m() != a.n()) {
+      throw new IllegalArgumentException("A must be square: M = " + a.m() + ", N = " + a.n());
+    }
+    FactorPlan plan = FactorPlan.getrf(a);
+    TriangularSolves.requireRowsAligned(a, b);
+    requirePivots(pivots, a.n());
+    return plan;
+  }
+
   /** Fails unless {@code pivots} could be getrf's for a square matrix of order n. */
-  static void requirePivots(int[] pivots, int n) {
+  private static void requirePivots(int[] pivots, int n) {
     if (pivots == null || pivots.length != n) {
       throw new IllegalArgumentException("pivots must have N = " + n + " entries (getrf's result), not "
           + (pivots == null ? "null" : pivots.length));

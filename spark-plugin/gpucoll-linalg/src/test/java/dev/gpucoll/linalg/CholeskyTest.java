@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
  */
 class CholeskyTest {
   /** N, NB, P, Q, RSRC, CSRC. */
-  private static final int[][] SHAPES = {
+  static final int[][] SHAPES = {
     {1, 1, 1, 1, 0, 0},
     {12, 5, 1, 1, 0, 0},
     {13, 4, 2, 2, 1, 0},

@@ -15,20 +15,6 @@ import org.junit.jupiter.api.Test;
  * against reference LAPACK, with the same errors as the host routines.
  */
 class DeviceSolverTest {
-  /** M, N, NB, P, Q, RSRC, CSRC. */
-  private static final int[][] LU_SHAPES = {
-    {1, 1, 1, 1, 1, 0, 0},
-    {9, 9, 4, 1, 1, 0, 0},
-    {13, 13, 4, 2, 2, 1, 0},
-    {17, 11, 3, 2, 3, 1, 2},
-    {10, 19, 4, 3, 2, 2, 1},
-    {31, 31, 5, 3, 1, 2, 0},
-    {31, 31, 5, 1, 3, 0, 2},
-    {40, 40, 7, 2, 3, 1, 1},
-    {64, 64, 16, 2, 2, 0, 0},
-    {50, 50, 1, 2, 2, 1, 1},
-  };
-
   /** Runs {@code body} on every rank with this rank's solver over an emulated device and its part of {@code a}. */
   private interface Body<T> {
     T run(DeviceSolver solver, DeviceMatrix mine, EmulatedDevice device, ProcessGridView grid) throws Exception;
@@ -52,7 +38,7 @@ class DeviceSolverTest {
   @Test
   void getrfFactorsEveryShapeAsLapackDoes() {
     long seed = 11;
-    for (int[] s : LU_SHAPES) {
+    for (int[] s : LuTest.SHAPES) {
       int m = s[0];
       int n = s[1];
       Descriptor d = Descriptor.of(m, n, s[2], s[2], s[5], s[6], s[3], s[4]);
@@ -96,10 +82,8 @@ class DeviceSolverTest {
 
   @Test
   void potrfFactorsEveryShapeAsLapackDoesAndLeavesTheUpperTriangle() {
-    int[][] shapes = {{1, 1, 1, 1, 0, 0}, {12, 5, 1, 1, 0, 0}, {13, 4, 2, 2, 1, 0}, {23, 3, 2, 3, 1, 2},
-        {31, 5, 3, 1, 2, 0}, {31, 5, 1, 3, 0, 2}, {40, 7, 3, 2, 2, 1}, {64, 16, 2, 2, 1, 1}};
     long seed = 21;
-    for (int[] s : shapes) {
+    for (int[] s : CholeskyTest.SHAPES) {
       int n = s[0];
       Descriptor d = Descriptor.of(n, n, s[1], s[1], s[4], s[5], s[2], s[3]);
       double[] a = Matrices.spd(n, seed++);

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
  */
 class LuTest {
   /** M, N, NB, P, Q, RSRC, CSRC. */
-  private static final int[][] SHAPES = {
+  static final int[][] SHAPES = {
     {1, 1, 1, 1, 1, 0, 0},
     {9, 9, 4, 1, 1, 0, 0},
     {13, 13, 4, 2, 2, 1, 0},
