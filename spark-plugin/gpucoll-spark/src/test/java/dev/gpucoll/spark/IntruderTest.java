@@ -222,6 +222,51 @@ class IntruderTest {
     }
   }
 
+  /**
+   * With spark.authenticate on, a stranger without the secret is refused by Spark before any message
+   * reaches the plugin. One with a wrong secret, in this JVM with the driver, was seen to get its
+   * message through to the plugin's endpoint: there the group credential drops and counts it. Either
+   * way the jobs run and nothing of the stranger's is taken for a rank's.
+   */
+  @Test
+  void withSparkAuthenticationAStrangerIsRefusedOrDropped() throws Exception {
+    JavaSparkContext sc = new JavaSparkContext(LocalSpark.withPlugin("intruder-auth", "local[3]")
+        .set("spark.authenticate", "true").set("spark.authenticate.secret", "secret-" + System.nanoTime()));
+    try {
+      String group = sc.sc().applicationId().replaceAll("[^A-Za-z0-9._-]", "_") + "-stage0.0";
+      byte[] arrival = RpcMessages.encode(new RpcMessages.Arrive(group, 0, 0, 1, new byte[] {9}, 60_000, false));
+      SparkConf none = new SparkConf();
+      SparkConf wrong = new SparkConf().set("spark.authenticate", "true").set("spark.authenticate.secret", "guess");
+      long delivered = 0;
+      for (SparkConf c : List.of(none, wrong)) {
+        c.set("spark.rpc.lookupTimeout", "10s").set("spark.rpc.askTimeout", "10s");
+        RpcEnv outside = RpcEnv.create("intruder", "127.0.0.1", 0, c,
+            new SecurityManager(c, scala.Option.empty(), org.apache.spark.SecurityManager$.MODULE$.$lessinit$greater$default$3()),
+            true);
+        boolean refused = false;
+        try {
+          RpcEndpointRef driver = outside.setupEndpointRef(sc.sc().env().rpcEnv().address(), ENDPOINT);
+          driver.askSync(new PluginMessage(GpuCollectivesPlugin.class.getName(), arrival), ClassTag$.MODULE$.Any());
+          delivered++;
+        } catch (SparkException e) {
+          refused = true;
+        } finally {
+          outside.shutdown();
+        }
+        if (c == none) {
+          assertTrue(refused, "a stranger without the secret reached the plugin endpoint");
+        }
+      }
+      assertEquals(delivered, GpuCollDriverPlugin.active.credentialFailures(), "what got through is dropped and counted");
+      JavaRDD<Integer> rows = sc.parallelize(List.of(1, 2, 3, 4, 5, 6), 3);
+      assertEquals(List.of(21.0, 21.0, 21.0), GpuCollectives.barrierMapPartitions(rows, IntruderTest::sum).collect());
+      assertEquals(List.of(21.0, 21.0, 21.0), direct(rows));
+      assertEquals(delivered, GpuCollDriverPlugin.active.credentialFailures(), "the real ranks' messages all verify");
+    } finally {
+      sc.stop();
+    }
+  }
+
   private static RpcMessages.RankReportMessage forgedReport(String groupId, String stage, int rank) {
     return new RpcMessages.RankReportMessage(groupId, stage, rank, 3, "intruder-host", "driver", 1, "host",
         PluginRpcRendezvous.KIND, java.util.Map.of("allReduce", java.util.Map.of("forged", 99L)), List.of(),
