@@ -415,7 +415,6 @@ final class GroupRoute {
     }
     KernelTable.Kernel k = KernelTable.kernel(Collective.ALL_REDUCE, Protocol.LL_PAIR);
     String host = kernelsOff != null ? "our kernels are off: " + kernelsOff
-        : size == 1 ? "a group of one runs no kernel of ours (its calls are copies)"
         : stagedWhy != null ? "this group takes " + Algorithm.GPU_STAGED_HOST.id() + " (" + stagedWhy + ")"
         : !kernelBlockers.isEmpty() ? "our kernels cannot run: " + String.join("; ", kernelBlockers)
         : count > k.capacityPairs(t) ? count + " " + t + " pairs are more than the " + k.capacityPairs(t)

@@ -113,8 +113,7 @@ class SimulatedCommunicatorTest {
   @Test
   void maxlocOnDeviceBuffersLaunchesThePairKernelWithThePairTypeAndOp() throws Exception {
     try (SimulatedDevice.Installed sim = SimulatedDevice.install()) {
-      // two ranks whose kernels spin (a group of one copies and folds on the host: no kernel of ours)
-      onRanks(2, Map.of(GpuCollConf.INTERNAL_SPIN_ON_SHARED_GPU.key(), "true"), comm -> {
+      onRanks(1, Map.of(), comm -> {
         long a = CudaNative.malloc(64);
         try {
           // arguments are checked before anything is enqueued: the group stays usable
@@ -134,9 +133,9 @@ class SimulatedCommunicatorTest {
           CudaNative.free(a);
         }
       });
-      // each rank's first launch is tried again without programmatic dependent launch when refused
+      // the first launch of a communicator is tried again without programmatic dependent launch when refused
       List<SimulatedDevice.Launch> launches = sim.device().launches();
-      assertTrue(launches.size() >= 2 && launches.size() <= 4, launches.toString());
+      assertTrue(!launches.isEmpty() && launches.size() <= 2, launches.toString());
       SimulatedDevice.Launch l = launches.get(launches.size() - 1);
       assertEquals("gc_allreduce_pair_ll_f64_i32", l.kernel());
       assertEquals(1, l.grid());
