@@ -5,8 +5,11 @@ import dev.gpucoll.spark.RpcMessages.ExecutorCheckMessage;
 import dev.gpucoll.spark.RpcMessages.RankReportMessage;
 import com.codahale.metrics.Counter;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Locale;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -203,10 +206,8 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     context.setLocalProperty(GroupCredential.PROPERTY, credentials.nextJob().property());
   }
 
-  /** {@link #credentialFailures} when the previous report was handed on. */
-  private long droppedAtLastReport;
-  /** {@link #reportFailures} when the previous report was handed on. */
-  private long droppedReportsAtLastReport;
+  /** {@link #credentialFailures} and {@link #reportFailures} when the previous report was handed on. */
+  private final long[] droppedAtLastReport = new long[2];
 
   /**
    * The report, with a finding when rendezvous messages that failed the group credential were
@@ -214,19 +215,20 @@ final class GpuCollDriverPlugin implements DriverPlugin {
    * group), and one when reports, progress, totals or backend checks were.
    */
   private synchronized GroupReport withDroppedMessages(GroupReport report) {
-    long dropped = credentialFailures();
-    long since = dropped - droppedAtLastReport;
-    droppedAtLastReport = dropped;
-    GroupReport out = since == 0 ? report : report.withFinding("rendezvous: " + since + " message(s) that failed the group"
-        + " credential were dropped since the previous group's report (" + dropped + " in this application, driver"
-        + " metric rendezvous.credentialFailures); a dropped message reaches no group");
-    long droppedReports = reportFailures();
-    long reportsSince = droppedReports - droppedReportsAtLastReport;
-    droppedReportsAtLastReport = droppedReports;
-    return reportsSince == 0 ? out : out.withFinding("reports: " + reportsSince + " rank report, progress, metrics or"
-        + " backend-check message(s) that failed the driver's checks were dropped since the previous group's report ("
-        + droppedReports + " in this application, driver metric reports.credentialFailures); a dropped message reaches"
-        + " no report, tab or metric");
+    GroupReport out = withDropped(report, 0, credentialFailures(), "rendezvous: %d message(s) that failed the group"
+        + " credential", "rendezvous.credentialFailures", "no group");
+    return withDropped(out, 1, reportFailures(), "reports: %d rank report, progress, metrics or backend-check"
+        + " message(s) that failed the driver's checks", "reports.credentialFailures", "no report, tab or metric");
+  }
+
+  /** One count's finding: {@code what} (its %d the number since the previous report), were dropped ... */
+  private GroupReport withDropped(GroupReport report, int count, long total, String what, String metric,
+      String reachesNo) {
+    long since = total - droppedAtLastReport[count];
+    droppedAtLastReport[count] = total;
+    return since == 0 ? report : report.withFinding(String.format(Locale.ROOT, what, since)
+        + " were dropped since the previous group's report (" + total + " in this application, driver metric "
+        + metric + "); a dropped message reaches " + reachesNo);
   }
 
   /** Rendezvous messages dropped because they failed the group credential. */
@@ -240,8 +242,8 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   }
 
   /** The executors Spark has registered (in local mode the one in this JVM). */
-  private java.util.Set<String> registeredExecutors() {
-    java.util.Set<String> ids = new java.util.HashSet<>(scala.collection.JavaConverters.seqAsJavaList(sc.getExecutorIds()));
+  private Set<String> registeredExecutors() {
+    Set<String> ids = new HashSet<>(scala.collection.JavaConverters.seqAsJavaList(sc.getExecutorIds()));
     if (sc.isLocal()) {
       ids.add("driver");
     }

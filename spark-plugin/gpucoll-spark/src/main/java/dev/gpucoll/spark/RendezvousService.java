@@ -103,9 +103,7 @@ final class RendezvousService {
 
   private String drop(Object message) {
     long n = credentialFailures.incrementAndGet();
-    String what = message instanceof Sealed s
-        ? "a message sealed with credential '" + s.credentialId() + "' that does not verify"
-        : "an unsealed " + message.getClass().getSimpleName();
+    String what = RpcMessages.describeDropped(message);
     // The first, then at each power of two: a flood must not flood the log.
     if (Long.bitCount(n) == 1) {
       LOG.warn("gpucoll: dropped {} rendezvous message(s) that failed the group credential (latest: {});"

@@ -83,12 +83,10 @@ final class ReportVerifier {
     long n = failures.incrementAndGet();
     // The first, then at each power of two: a flood must not flood the log.
     if (Long.bitCount(n) == 1) {
-      String what = message instanceof Sealed s
-          ? "a message sealed with credential '" + s.credentialId() + "' that does not verify"
-          : message instanceof ExecutorCheckMessage c
-              ? "a backend check (" + c.backend() + ") for executor '" + c.executorId() + "', which Spark has not"
-                  + " registered, has sent one already or does not check that backend"
-              : "an unsealed " + message.getClass().getSimpleName();
+      String what = message instanceof ExecutorCheckMessage c
+          ? "a backend check (" + c.backend() + ") for executor '" + c.executorId() + "', which Spark has not"
+              + " registered, has sent one already or does not check that backend"
+          : RpcMessages.describeDropped(message);
       LOG.warn("gpucoll: dropped {} report, progress, metrics or backend-check message(s) that failed the"
           + " driver's checks (latest: {}); some process that is no task of this application reaches the"
           + " driver's plugin endpoint", n, what);

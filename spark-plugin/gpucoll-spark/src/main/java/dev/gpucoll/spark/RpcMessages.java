@@ -150,6 +150,13 @@ final class RpcMessages {
     return decode(s.body()) instanceof RoundState state ? state : null;
   }
 
+  /** How the driver's logs name a message it dropped for failing the group credential. */
+  static String describeDropped(Object message) {
+    return message instanceof Sealed s
+        ? "a message sealed with credential '" + s.credentialId() + "' that does not verify"
+        : "an unsealed " + message.getClass().getSimpleName();
+  }
+
   /**
    * What {@code s} says it carries, not verified: only for choosing who verifies it. Null when its
    * body is not a message of ours.
