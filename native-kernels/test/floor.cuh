@@ -79,19 +79,6 @@ __device__ __forceinline__ void floorTwoBarrier(const GcArgs& a, uint64_t epoch)
 // The floor study: the floor with one piece of our kernels' per-call work added at a time, to measure
 // what each costs (gc_bench --floor-study). Flags of floorStudy<F>; kWide is a launch geometry (512
 // threads with __launch_bounds__(512, 2), our grid rule) chosen by the kernel, not by the body.
-namespace study {
-constexpr uint32_t kSkipSelf = 1;   // the own part read from the input, not sent through the own inbox
-constexpr uint32_t kSpin = 2;       // every wait bounded by gc::Spinner (poll counter, clock, abort word)
-constexpr uint32_t kValidate = 4;   // gc::validate() of the arguments each call
-constexpr uint32_t kAnnounce = 8;   // the arrival word stored to every peer each call
-constexpr uint32_t kCtx = 32;       // peer addresses through gc::Ctx (a pointer to the parameter block)
-constexpr uint32_t kLanes = 64;     // Lanes accumulation (instead of float2 sums)
-constexpr uint32_t kBytes = 128;    // any-size byte codecs (loadBytes8/storeBytes8)
-constexpr uint32_t kCodec = kLanes | kBytes;
-constexpr uint32_t kHoist = 256;    // this thread's first input word loaded before the argument checks
-constexpr uint32_t kCheckRanks = 512;   // only nranks, rank and the launch geometry checked
-constexpr uint32_t kCheckPeers = 1024;  // only the 16 peer workspace pointers checked
-}  // namespace study
 
 template <uint32_t F> __device__ __forceinline__ void floorStudy(const GcArgs& a, uint64_t epoch) {
   using namespace study;
@@ -163,3 +150,69 @@ template <uint32_t F> __device__ __forceinline__ void floorStudy(const GcArgs& a
     else *reinterpret_cast<uint64_t*>(out + 8 * s) = y;
   }
 }
+
+// The floor study of the small path (allReduceSmall): the minimal LL kernel reshaped as the small path
+// (N at compile time, one packet per thread, the own part from the input, every source polled in each
+// pass) plus one piece of the product's per-call work at a time, flags of study:: (kSpin, kValidate,
+// kCheckRanks, kAnnounce, kLanes, kBytes), so each piece's cost is measured on the shape that ships.
+template <uint32_t N, uint32_t F> __device__ __forceinline__ void floorAllStudy(const GcArgs& a, uint64_t epoch) {
+  using namespace study;
+  const gc::Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_LL), epoch);
+  const uint64_t bytes = a.count * 4, s = threadIdx.x, srcBytes = (uint64_t)GC_LL_SLOTS * 16u;
+  const bool data = s * 8 < bytes;
+  if (!data && !((F & kAnnounce) && gc::inLastWarp())) return;
+  const char* in = reinterpret_cast<const char*>(a.send);
+  char* out = reinterpret_cast<char*>(a.recv);
+  const bool whole = (F & kBytes) ? gc::whole8(in, out, bytes) : true;
+  const uint64_t mine = !data ? 0 : (F & kBytes) ? gc::loadWord8(in, s, bytes, whole) : reinterpret_cast<const uint64_t*>(in)[s];
+  if ((F & kValidate) && !gc::validate(c, GC_DT_FLOAT32, true)) return;
+  if ((F & kCheckRanks) && !gc::smallArgsOk<N>(c)) return;
+  const uint32_t rank = a.rank, e = (uint32_t)epoch | 1u, half = (uint32_t)(epoch & 1);
+  if (data) {
+    const uint64_t off = GC_WS_LL_OFFSET + ((uint64_t)half * GC_MAX_RANKS + rank) * srcBytes + s * 16u;
+#pragma unroll
+    for (uint32_t j = 1; j < N; ++j)
+      gc::stVolatile4(reinterpret_cast<char*>(a.peers[(rank + j) % N]) + off, (uint32_t)mine, e, (uint32_t)(mine >> 32), e);
+  }
+  if (F & kAnnounce) gc::announce(c);
+  if (!data) return;
+  const char* at = reinterpret_cast<const char*>(a.peers[rank]) + GC_WS_LL_OFFSET + (uint64_t)half * GC_MAX_RANKS * srcBytes + s * 16u;
+  uint4 u[N];
+  gc::Spinner sp;
+  for (;;) {
+#pragma unroll
+    for (uint32_t r = 0; r < N; ++r) u[r] = gc::ldVolatile4(at + r * srcBytes);
+    bool late = false;
+#pragma unroll
+    for (uint32_t r = 0; r < N; ++r) late |= r != rank && (u[r].y != e || u[r].w != e);
+    if (!late) break;
+    if ((F & kSpin) && sp.due()) {
+      uint32_t peer = 0;
+#pragma unroll
+      for (uint32_t r = N; r-- > 0;) peer = r != rank && (u[r].y != e || u[r].w != e) ? r : peer;
+      if (!sp.check(c, peer, e, 0)) return;
+    }
+  }
+  uint64_t y;
+  if (F & kLanes) {
+    gc::Lanes<float, 8> acc;
+#pragma unroll
+    for (uint32_t r = 0; r < N; ++r) {
+      const gc::U16 v{r == rank ? mine : (uint64_t)u[r].x | ((uint64_t)u[r].z << 32), 0};
+      if (r == 0) acc.load(v); else acc.add(v, GC_OP_SUM);
+    }
+    y = acc.store(GC_OP_SUM, N).lo;
+  } else {
+    float2 acc = make_float2(0.f, 0.f);
+#pragma unroll
+    for (uint32_t r = 0; r < N; ++r) {
+      const float x0 = r == rank ? __uint_as_float((uint32_t)mine) : __uint_as_float(u[r].x);
+      const float x1 = r == rank ? __uint_as_float((uint32_t)(mine >> 32)) : __uint_as_float(u[r].z);
+      acc = r == 0 ? make_float2(x0, x1) : make_float2(acc.x + x0, acc.y + x1);
+    }
+    y = (uint64_t)__float_as_uint(acc.x) | ((uint64_t)__float_as_uint(acc.y) << 32);
+  }
+  if (F & kBytes) gc::storeWord8(out, s, y, bytes, whole);
+  else reinterpret_cast<uint64_t*>(out)[s] = y;
+}
+

@@ -1,8 +1,10 @@
 // Benchmark (a program that prints tables; not a test): ranks as streams of one process on one GPU.
-//  1. The floor: ours (gc_allreduce_ll_f32's body) against the minimal LL kernel of floor.cuh (nothing
-//     but the protocol) and a minimal two-barrier kernel, K collectives inside ONE launch (no launch
-//     gaps), allReduce fp32 sum, 8 B - 64 KB; writes $OUT/gpu-inloop.json ({"kind":"gpu-inloop", date,
-//     commit from $GC_DATE / $GC_COMMIT, rows {ranks, bytes, ours_us, floor_us, two_barrier_us}}).
+//  1. The floor: ours (gc_allreduce_ll_f32's body: the small path at <= 4 KB, the recipe above)
+//     against the floor -- the faster of the minimal LL kernel of floor.cuh (nothing but the protocol)
+//     and, at <= 4 KB, the same with every source polled in each pass (gc_study_a_floor) -- and a
+//     minimal two-barrier kernel, K collectives inside ONE launch (no launch gaps), allReduce fp32 sum,
+//     8 B - 64 KB; writes $OUT/gpu-inloop.json ({"kind":"gpu-inloop", date, commit from $GC_DATE /
+//     $GC_COMMIT, rows {ranks, bytes, ours_us, floor_us, floor_ll_us, floor_poll_all_us, two_barrier_us}}).
 //  2. Before / after: every kernel variant of a reference fatbin (an older build) against the same
 //     kernel of this build's fatbin, loaded by name (cuModuleLoadData), same ranks, interleaved in the
 //     same run. Timed device-side: each rank's stream gets K back-to-back launches captured once into
@@ -10,7 +12,8 @@
 //     kernel table's rules (kernel_table.h).
 //  3. Host cost per launch of the same kernel: <<<>>> and cuLaunchKernel on this build's fatbin.
 //  --floor-study: instead, the floor with one piece of our per-call work added at a time (floor.cuh),
-//     in-kernel loops as in 1, so the cost of each piece is measured rather than guessed.
+//     in-kernel loops as in 1, so the cost of each piece is measured rather than guessed; per size,
+//     ours against the best floor (the fastest loop without safety work) of the same run.
 //  4. Grouped calls: one batch-kernel launch against the same calls launched one by one (group_bench.cuh).
 //   usage: gc_bench [--floor-only | --floor-study | --group-only] [--fatbin PATH] [--before PATH]
 //          (defaults: gpucoll_kernels.fatbin; no --before: part 2 is skipped)
@@ -195,12 +198,18 @@ int runFloorStudy(int reps) {
     const char* name;
     void (*k)(const GcArgs, int);
     unsigned threads;
+    bool simple;  // no safety work (no bounded wait, argument check or arrival word): a floor candidate
   };
-  std::vector<Loop> loops = {{"floor", gc_floor_ll_loop, kFloorThreads}};
-#define GC_STUDY_ROW(name, threads, minBlocks, flags) loops.push_back({#name, name, threads});
+  constexpr uint32_t kSafety = study::kSpin | study::kValidate | study::kAnnounce | study::kCheckRanks | study::kCheckPeers;
+  std::vector<Loop> loops = {{"floor", gc_floor_ll_loop, kFloorThreads, true},
+                             };
+#define GC_STUDY_ROW(name, threads, minBlocks, flags) loops.push_back({#name, name, threads, ((flags) & kSafety) == 0});
   GC_STUDY_LIST(GC_STUDY_ROW)
 #undef GC_STUDY_ROW
-  loops.push_back({"ours (gc_allreduce_ll_f32 body)", gc_allreduce_ll_f32_loop, GC_BLOCK_THREADS});
+#define GC_STUDY_ALL_ROW(name, minBlocks, flags) loops.push_back({#name, name, GC_BLOCK_THREADS, ((flags) & kSafety) == 0});
+  GC_STUDY_ALL_LIST(GC_STUDY_ALL_ROW)
+#undef GC_STUDY_ALL_ROW
+  loops.push_back({"ours (gc_allreduce_ll_f32's small path)", gc_allreduce_ll_small_f32_loop, GC_BLOCK_THREADS, false});
   const std::vector<uint64_t> sizes = {8, 64, 512, 1024, 4096};
   std::string rows;
   for (int n : {2, 4, 8}) {
@@ -228,17 +237,28 @@ int runFloorStudy(int reps) {
         }
       for (size_t v = 0; v < loops.size(); ++v) med[v][z] = median(t[v]);
     }
+    // The floor of each size: the fastest simple loop (no safety work) of this run.
+    std::vector<size_t> best(sizes.size(), 0);
+    for (size_t z = 0; z < sizes.size(); ++z)
+      for (size_t v = 0; v < loops.size(); ++v)
+        if (loops[v].simple && med[v][z] < med[best[z]][z]) best[z] = v;
     for (size_t v = 0; v < loops.size(); ++v) {
       std::printf("| %s |", loops[v].name);
       for (size_t z = 0; z < sizes.size(); ++z) {
         std::printf(" %.3f (%.2f) |", med[v][z], med[v][z] / med[0][z]);
         char row[300];
-        std::snprintf(row, sizeof row, "%s{\"loop\":\"%s\",\"ranks\":%d,\"bytes\":%llu,\"us\":%.3f,\"floor_us\":%.3f}",
-                      rows.empty() ? "" : ",", loops[v].name, n, (unsigned long long)sizes[z], med[v][z], med[0][z]);
+        std::snprintf(row, sizeof row, "%s{\"loop\":\"%s\",\"ranks\":%d,\"bytes\":%llu,\"us\":%.3f,\"floor_us\":%.3f,\"best_floor_us\":%.3f,\"best_floor\":\"%s\"}",
+                      rows.empty() ? "" : ",", loops[v].name, n, (unsigned long long)sizes[z], med[v][z], med[0][z],
+                      med[best[z]][z], loops[best[z]].name);
         rows += row;
       }
       std::printf("\n");
     }
+    const size_t ours = loops.size() - 1;
+    std::printf("\n%d ranks, ours against the best floor of each size (the fastest simple loop above):\n\n| bytes | ours us | best floor us | which | ours / best |\n|---|---|---|---|---|\n", n);
+    for (size_t z = 0; z < sizes.size(); ++z)
+      std::printf("| %llu | %.3f | %.3f | %s | %.2f |\n", (unsigned long long)sizes[z], med[ours][z], med[best[z]][z],
+                  loops[best[z]].name, med[ours][z] / med[best[z]][z]);
     std::fflush(stdout);
   }
   const char* outDir = std::getenv("OUT");
@@ -284,7 +304,8 @@ int main(int argc, char** argv) {
   // ---- 1. the floor
   std::printf("\n## allReduce fp32 sum against the floor (minimal LL kernel) and a minimal two-barrier kernel,\n");
   std::printf("## us per collective, K=2000 collectives inside one launch, median of %d; ratio = ours / floor\n\n", reps);
-  std::printf("| ranks | bytes | ours | floor | ours/floor | two-barrier |\n|---|---|---|---|---|---|\n");
+  std::printf("## floor = the faster of the minimal LL kernel (floor.cuh floorLL) and, at <= 4 KB, the same with every source polled in each pass and the own part from the input (gc_study_a_floor)\n\n");
+  std::printf("| ranks | bytes | ours | floor | ours/floor | floorLL | a_floor |\n|---|---|---|---|---|---|---|\n");
   std::string rows;
   for (int n : {2, 4, 8}) {
     Comm c(n);
@@ -292,27 +313,31 @@ int main(int argc, char** argv) {
     for (uint64_t bytes : {8ull, 64ull, 512ull, 1024ull, 4096ull, 16384ull, 65536ull}) {
       const uint64_t count = bytes / 4;
       const unsigned og = GC_GRID_FOR_BYTES(bytes), fg = floorGrid(count);
-      std::vector<double> t[3];
-      const char* names[3] = {"ours in-loop", "floor in-loop", "two-barrier in-loop"};
+      std::vector<double> t[4];
+      const char* names[4] = {"ours in-loop", "floor in-loop", "two-barrier in-loop", "floor poll-all in-loop"};
+      const int variants = bytes <= GC_BYTES_PER_BLOCK ? 4 : 3;  // gc_study_a_floor: one block, one packet per thread
       for (int i = 0; i < reps + 1; ++i) {  // round 0 warms up and checks every variant's sum
-        for (int v = 0; v < 3; ++v) {
+        for (int v = 0; v < variants; ++v) {
           if (i == 0) {
             for (int r = 0; r < n; ++r) CK(cudaMemset(b.recv[r], 0xA7, bytes));
             CK(cudaDeviceSynchronize());
           }
-          const double x = v == 0 ? timeLoop(c, b, gc_allreduce_ll_f32_loop, og, GC_BLOCK_THREADS, count, 2000)
+          const double x = v == 0 ? timeLoop(c, b, bytes <= GC_BYTES_PER_BLOCK ? gc_allreduce_ll_small_f32_loop : gc_allreduce_ll_f32_loop,
+                                             og, GC_BLOCK_THREADS, count, 2000)
                          : v == 1 ? timeLoop(c, b, gc_floor_ll_loop, fg, kFloorThreads, count, 2000)
-                                  : timeLoop(c, b, gc_floor_two_barrier_loop, fg, kFloorThreads, count, 2000);
+                         : v == 2 ? timeLoop(c, b, gc_floor_two_barrier_loop, fg, kFloorThreads, count, 2000)
+                                  : timeLoop(c, b, gc_study_a_floor, 1, GC_BLOCK_THREADS, count, 2000);
           if (i > 0) t[v].push_back(x);
           if (i == 0) checkSum(b, n, count, names[v], bytes);
         }
       }
-      const double m0 = median(t[0]), m1 = median(t[1]), m2 = median(t[2]);
-      std::printf("| %d | %llu | %.3f | %.3f | %.2f | %.3f |\n", n, (unsigned long long)bytes, m0, m1, m0 / m1, m2);
+      const double m0 = median(t[0]), m1 = median(t[1]), m2 = median(t[2]), m3 = variants > 3 ? median(t[3]) : 0;
+      const double fl = m3 > 0 && m3 < m1 ? m3 : m1;  // the floor: the faster minimal kernel
+      std::printf("| %d | %llu | %.3f | %.3f | %.2f | %.3f | %.3f |\n", n, (unsigned long long)bytes, m0, fl, m0 / fl, m1, m3);
       std::fflush(stdout);
       char row[300];
-      std::snprintf(row, sizeof row, "%s{\"ranks\":%d,\"bytes\":%llu,\"ours_us\":%.3f,\"floor_us\":%.3f,\"two_barrier_us\":%.3f}",
-                    rows.empty() ? "" : ",", n, (unsigned long long)bytes, m0, m1, m2);
+      std::snprintf(row, sizeof row, "%s{\"ranks\":%d,\"bytes\":%llu,\"ours_us\":%.3f,\"floor_us\":%.3f,\"floor_ll_us\":%.3f,\"floor_poll_all_us\":%.3f,\"two_barrier_us\":%.3f}",
+                    rows.empty() ? "" : ",", n, (unsigned long long)bytes, m0, fl, m1, m3, m2);
       rows += row;
     }
   }

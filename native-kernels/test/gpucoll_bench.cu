@@ -41,8 +41,8 @@ template <typename T> __device__ void allReduceBarrier2(const GcArgs& a, uint64_
   }
 }
 
-template <> struct Body<GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER> {
-  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { allReduceBarrier2<T>(a, e); }
+template <> struct Body<GC_COLL_ALLREDUCE, GC_PROTO_TWO_BARRIER> : NoEarlyLoad {
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e, uint64_t) { allReduceBarrier2<T>(a, e); }
 };
 
 // In-kernel loops of several collectives (benchmarks): the epoch words after the last one.
@@ -65,10 +65,20 @@ extern "C" __global__ void __launch_bounds__(kFloorThreads) gc_floor_ll_loop(con
 extern "C" __global__ void __launch_bounds__(kFloorThreads) gc_floor_two_barrier_loop(const __grid_constant__ GcArgs a, int k) {
   for (int i = 0; i < k; ++i) floorTwoBarrier(a, a.epoch + i);
 }
+// Ours above 4 KB: the one-shot recipe gc_allreduce_ll_f32 runs there, K times.
 extern "C" __global__ void __launch_bounds__(GC_BLOCK_THREADS, 2) gc_allreduce_ll_f32_loop(const __grid_constant__ GcArgs a, int k) {
   gc::waitForPredecessor();
   const uint64_t e0 = gc::beginEpoch(a);
   for (int i = 0; i < k; ++i) gc::allReduceOneShot<gc::ProtoLL, float, GC_OP_SUM>(a, e0 + i);
+  gc::recordLastEpoch(a, e0 + k - 1);
+}
+// Ours at <= 4 KB: the small path as gc_allreduce_ll_f32 runs it (the early input word, the size rule,
+// the op), K times. One loop over the whole body would time that loop's register spills (the recipe's
+// state kept live across iterations), which the kernel itself does not have.
+extern "C" __global__ void __launch_bounds__(GC_BLOCK_THREADS, 2) gc_allreduce_ll_small_f32_loop(const __grid_constant__ GcArgs a, int k) {
+  gc::waitForPredecessor();
+  const uint64_t e0 = gc::beginEpoch(a);
+  for (int i = 0; i < k; ++i) gc::allReduceIfSmall<float>(a, e0 + i, gc::smallInputWord<float>(a));
   gc::recordLastEpoch(a, e0 + k - 1);
 }
 
@@ -80,3 +90,13 @@ extern "C" __global__ void __launch_bounds__(GC_BLOCK_THREADS, 2) gc_allreduce_l
   }
 GC_STUDY_LIST(GC_STUDY_LOOP)
 #undef GC_STUDY_LOOP
+#define GC_STUDY_ALL_LOOP(name, minBlocks, flags)                                                      \
+  extern "C" __global__ void __launch_bounds__(512, minBlocks) name(const __grid_constant__ GcArgs a, int k) { \
+    for (int i = 0; i < k; ++i) {                                                                     \
+      if (a.nranks == 2) floorAllStudy<2, flags>(a, a.epoch + i);                                     \
+      else if (a.nranks == 4) floorAllStudy<4, flags>(a, a.epoch + i);                                \
+      else floorAllStudy<8, flags>(a, a.epoch + i);                                                   \
+    }                                                                                                 \
+  }
+GC_STUDY_ALL_LIST(GC_STUDY_ALL_LOOP)
+#undef GC_STUDY_ALL_LOOP

@@ -174,6 +174,67 @@ template <class P, typename T, uint32_t OP> __device__ void allReduceOneShot(con
   }
 }
 
+// The size rule of the one-shot allReduce, in one place: a call of one block and at most
+// GC_BYTES_PER_BLOCK bytes (one packet per thread) in a group of 2, 4 or 8 ranks takes allReduceSmall
+// with that group size compiled in (0: the protocol's recipe). A call whose type, op or block size is
+// not what the kernel takes goes to the recipe too, whose validate() reports it: the small path
+// tests only the rest (smallArgsOk), and these tests are uniform branches on the parameters.
+template <typename T> __device__ __forceinline__ uint32_t smallRanks(const GcArgs& a) {
+  const bool small = gridDim.x == 1 && a.count < (1ull << 40) && a.count * sizeof(T) - 1u < GC_BYTES_PER_BLOCK;
+  const bool taken = blockDim.x == GC_BLOCK_THREADS && a.dtype == DtypeOf<T>::value && a.op <= GC_OP_AVG;
+  const uint32_t n = a.nranks;
+  return small && taken && (n == 2 || n == 4 || n == 8) ? n : 0;
+}
+// This thread's input word of a small call (0 for any other call or thread): the early load.
+template <typename T> __device__ __forceinline__ uint64_t smallInputWord(const GcArgs& a) {
+  const uint64_t bytes = a.count * sizeof(T), s = threadIdx.x;
+  if (smallRanks<T>(a) == 0 || s * 8 >= bytes) return 0;
+  const char* in = reinterpret_cast<const char*>(a.send);
+  return loadWord8(in, s, bytes, whole8(in, reinterpret_cast<const void*>(a.recv), bytes));
+}
+
+// The small path's own argument test: this rank and its workspace. The rest of validate() was decided
+// by smallRanks (group size, type, op, geometry); the other entries of the peer table by the host,
+// once per group (KernelAbi.writeGroup).
+template <uint32_t N> __device__ __forceinline__ bool smallArgsOk(const Ctx& c) {
+  const uint32_t rank = c.rank;
+  if (__builtin_expect(rank < N && c.a->peers[rank < N ? rank : 0] != 0, 1)) return true;
+  if (threadIdx.x == 0) c.recordError(GC_ERR_BAD_ARGS, GC_NO_PEER, 0, 0, rank < N ? kBadPeers : kBadRank);
+  return false;
+}
+
+// One-shot allReduce of a small call, N ranks known at compile time: one block, one packet per thread,
+// this thread's input word `mine` loaded before the epoch (smallInputWord). The packets, flags and
+// rank-order reduction of allReduceOneShot over ProtoLL (so the same bits, and a peer may run either),
+// with nothing else on the path to the first store and to the result: one argument test, the peers
+// unrolled, every source polled in each pass. The arrival word comes from the last warp, beside the
+// data warps.
+template <typename T, uint32_t OP, uint32_t N> __device__ void allReduceSmall(const GcArgs& a, uint64_t epoch, uint64_t mine) {
+  const uint64_t bytes = a.count * sizeof(T), s = threadIdx.x;
+  const bool data = s * 8 < bytes;
+  if (!data && !inLastWarp()) return;
+  const Ctx c(a, GC_KERNEL_ID(GC_COLL_ALLREDUCE, GC_PROTO_LL), epoch);
+  if (!smallArgsOk<N>(c)) return;
+  const ProtoLL p(c, 0);
+  if (data) {
+#pragma unroll
+    for (uint32_t j = 1; j < N; ++j) p.put((c.rank + j) % N, s, mine);
+  }
+  announce(c);
+  uint64_t v;
+  if (!data || !p.template reduceSlotAll<T, OP, N>(s, mine, v)) return;
+  char* out = reinterpret_cast<char*>(a.recv);
+  storeWord8(out, s, v, bytes, whole8(reinterpret_cast<const void*>(a.send), out, bytes));
+}
+
+// The small path's bodies: N = 2, 4, 8, each with SUM compiled in (the sum of gradients and counts,
+// the call that small-message latency is about) and with the op read at run time (the other ops: a
+// uniform branch per element; a body per op and group size would add a third to the fatbin).
+template <typename T, uint32_t N> __device__ __forceinline__ void allReduceSmallOp(const GcArgs& a, uint64_t epoch, uint64_t mine) {
+  if (a.op == GC_OP_SUM) allReduceSmall<T, GC_OP_SUM, N>(a, epoch, mine);
+  else allReduceSmall<T, kRuntimeOp, N>(a, epoch, mine);
+}
+
 // ------------------------------------------------------------------ batch: several one-shot allReduces, one launch
 
 // The calls of a GcBatch packed into one LL message: call i's payload at slots first[i] .. (whole
@@ -472,20 +533,36 @@ __device__ void barrierKernel(const GcArgs& a, uint64_t epoch) {
 
 namespace gc {
 
-// Every kernel: wait for the predecessor (dependent launch), take this launch's epoch (and record it
-// for the next launch, kernel_abi.h section 3), let the successor launch, run the body.
-template <typename Body> __device__ __forceinline__ void runLaunch(const GcArgs& a, Body body) {
+// Every kernel: wait for the predecessor (dependent launch), issue the body's early load (data that
+// needs no epoch: its latency then overlaps the epoch word's instead of following it), take this
+// launch's epoch (and record it for the next launch, kernel_abi.h section 3), let the successor
+// launch, run the body with the early word.
+template <typename Early, typename Body> __device__ __forceinline__ void runLaunch(const GcArgs& a, Early early, Body body) {
   waitForPredecessor();
+  const uint64_t word = early();
   const uint64_t epoch = beginEpoch(a);
   allowSuccessorLaunch();
-  body(epoch);
+  body(epoch, word);
+}
+template <typename Body> __device__ __forceinline__ void runLaunch(const GcArgs& a, Body body) {
+  runLaunch(a, [] { return uint64_t{0}; }, [&](uint64_t epoch, uint64_t) { body(epoch); });
 }
 
-// The op is fixed per body: one runtime switch per launch instead of one per element. Only for the
-// one-shot allReduce, where the reduction sits on the latency path of every small call; the other
-// bodies read the op per element (it costs little next to their data movement, and one body per op
-// would multiply the fatbin's compile time).
-template <class P, typename T> __device__ __forceinline__ void allReduceOneShotOp(const GcArgs& a, uint64_t epoch) {
+// The small path if the size rule takes the call (true), else nothing (false).
+template <typename T> __device__ __forceinline__ bool allReduceIfSmall(const GcArgs& a, uint64_t epoch, uint64_t mine) {
+  switch (smallRanks<T>(a)) {
+    case 2: allReduceSmallOp<T, 2>(a, epoch, mine); return true;
+    case 4: allReduceSmallOp<T, 4>(a, epoch, mine); return true;
+    case 8: allReduceSmallOp<T, 8>(a, epoch, mine); return true;
+    default: return false;
+  }
+}
+// The one-shot allReduce: the small path, else the recipe with the op fixed per body (one runtime
+// switch per launch instead of one per element). Only for the one-shot allReduce, where the reduction
+// sits on the latency path of every small call; the other bodies read the op per element (it costs
+// little next to their data movement, and one body per op would multiply the fatbin's compile time).
+template <class P, typename T> __device__ __forceinline__ void allReduceOneShotOp(const GcArgs& a, uint64_t epoch, uint64_t mine) {
+  if (allReduceIfSmall<T>(a, epoch, mine)) return;
   switch (a.op) {
     case GC_OP_PROD: return allReduceOneShot<P, T, GC_OP_PROD>(a, epoch);
     case GC_OP_MIN: return allReduceOneShot<P, T, GC_OP_MIN>(a, epoch);
@@ -508,33 +585,38 @@ template <typename T> __device__ __forceinline__ void allReduceBatchOp(const GcA
 // Body<collective, protocol>::run<T>: what the kernel table's (collective, protocol) kernel runs. The
 // kernels themselves come from the table's X-macro lists (kernel_table.h), so a kernel exists exactly
 // when the table names it. T is void for the kernels that take every type (data movement, barrier).
+// early<T>(a) is the word a body loads before the epoch (runLaunch); most load none.
 template <uint32_t COLL, uint32_t PROTO> struct Body;
+struct NoEarlyLoad {
+  template <typename T> static __device__ uint64_t early(const GcArgs&) { return 0; }
+};
 template <> struct Body<GC_COLL_ALLREDUCE, GC_PROTO_LL> {
-  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { allReduceOneShotOp<ProtoLL, T>(a, e); }
+  template <typename T> static __device__ uint64_t early(const GcArgs& a) { return smallInputWord<T>(a); }
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e, uint64_t w) { allReduceOneShotOp<ProtoLL, T>(a, e, w); }
 };
-template <> struct Body<GC_COLL_ALLREDUCE, GC_PROTO_SENTINEL> {
-  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { allReduceTwoShot<ProtoSentinel, T, kRuntimeOp>(a, e); }
+template <> struct Body<GC_COLL_ALLREDUCE, GC_PROTO_SENTINEL> : NoEarlyLoad {
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e, uint64_t) { allReduceTwoShot<ProtoSentinel, T, kRuntimeOp>(a, e); }
 };
-template <> struct Body<GC_COLL_ALLREDUCE, GC_PROTO_LL128> {
-  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { allReduceTwoShot<ProtoLL128, T, kRuntimeOp>(a, e); }
+template <> struct Body<GC_COLL_ALLREDUCE, GC_PROTO_LL128> : NoEarlyLoad {
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e, uint64_t) { allReduceTwoShot<ProtoLL128, T, kRuntimeOp>(a, e); }
 };
-template <> struct Body<GC_COLL_ALLREDUCE, GC_PROTO_PIPE> {
-  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { allReduceTwoShot<ProtoPipe, T, kRuntimeOp>(a, e); }
+template <> struct Body<GC_COLL_ALLREDUCE, GC_PROTO_PIPE> : NoEarlyLoad {
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e, uint64_t) { allReduceTwoShot<ProtoPipe, T, kRuntimeOp>(a, e); }
 };
-template <> struct Body<GC_COLL_REDUCESCATTER, GC_PROTO_LL> {
-  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { reduceScatter<ProtoLL, T, kRuntimeOp>(a, e); }
+template <> struct Body<GC_COLL_REDUCESCATTER, GC_PROTO_LL> : NoEarlyLoad {
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e, uint64_t) { reduceScatter<ProtoLL, T, kRuntimeOp>(a, e); }
 };
-template <> struct Body<GC_COLL_REDUCESCATTER, GC_PROTO_PIPE> {
-  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { reduceScatter<ProtoPipe, T, kRuntimeOp>(a, e); }
+template <> struct Body<GC_COLL_REDUCESCATTER, GC_PROTO_PIPE> : NoEarlyLoad {
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e, uint64_t) { reduceScatter<ProtoPipe, T, kRuntimeOp>(a, e); }
 };
-template <uint32_t COLL> struct Body<COLL, GC_PROTO_LL> {
-  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { movement<ProtoLL>(a, COLL, e); }
+template <uint32_t COLL> struct Body<COLL, GC_PROTO_LL> : NoEarlyLoad {
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e, uint64_t) { movement<ProtoLL>(a, COLL, e); }
 };
-template <uint32_t COLL> struct Body<COLL, GC_PROTO_PIPE> {
-  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { movement<ProtoPipe>(a, COLL, e); }
+template <uint32_t COLL> struct Body<COLL, GC_PROTO_PIPE> : NoEarlyLoad {
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e, uint64_t) { movement<ProtoPipe>(a, COLL, e); }
 };
-template <> struct Body<GC_COLL_BARRIER, GC_PROTO_FLAG_BARRIER> {
-  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e) { barrierKernel(a, e); }
+template <> struct Body<GC_COLL_BARRIER, GC_PROTO_FLAG_BARRIER> : NoEarlyLoad {
+  template <typename T> static __device__ void run(const GcArgs& a, uint64_t e, uint64_t) { barrierKernel(a, e); }
 };
 
 }  // namespace gc
@@ -543,7 +625,8 @@ template <> struct Body<GC_COLL_BARRIER, GC_PROTO_FLAG_BARRIER> {
 #define GC_KERNEL extern "C" __global__ void __launch_bounds__(GC_BLOCK_THREADS, 2)
 #define GC_DEFINE_TYPED_KERNEL(name, coll, proto, T) \
   GC_KERNEL name(const __grid_constant__ GcArgs a) { \
-    gc::runLaunch(a, [&](uint64_t epoch) { gc::Body<coll, proto>::template run<T>(a, epoch); }); \
+    using B = gc::Body<coll, proto>; \
+    gc::runLaunch(a, [&] { return B::template early<T>(a); }, [&](uint64_t epoch, uint64_t w) { B::template run<T>(a, epoch, w); }); \
   }
 #define GC_DEFINE_UNTYPED_KERNEL(name, coll, proto) GC_DEFINE_TYPED_KERNEL(name, coll, proto, void)
 // The pair kernels (MAXLOC / MINLOC, kernel_abi.h section 7): the pair type's code, value and index types.

@@ -195,7 +195,12 @@ struct Spinner {
   // Returns false (after recording the error) when the wait must be abandoned.
   __device__ __forceinline__ bool keepWaiting(const Ctx& c, uint32_t peer, uint64_t waited,
                                               uint64_t observed) {
-    if ((++polls & 63) != 0) return true;
+    return !due() || check(c, peer, waited, observed);
+  }
+  // keepWaiting in two parts, for a wait that works out whom it waits for only when asked: due() is
+  // true once every 64 polls, and only then is check() called.
+  __device__ __forceinline__ bool due() { return (++polls & 63) == 0; }
+  __device__ __forceinline__ bool check(const Ctx& c, uint32_t peer, uint64_t waited, uint64_t observed) {
     const uint64_t now = globaltimer();
     if (t0 == 0) {
       t0 = now;

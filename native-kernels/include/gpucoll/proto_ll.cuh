@@ -115,6 +115,45 @@ struct ProtoLL : WholeCallSteps {
     return true;
   }
 
+  // Packet s of every source, the group size N known at compile time: each pass loads every source's
+  // packet (the own slot too: a branch per source would stall each load before the next is issued),
+  // then tests them, so a pass costs one round trip however many sources are late (reduceSlot waits
+  // for each in turn). Which source is late is worked out only when the bound is checked (every 64
+  // passes). A packet already seen is loaded again unchanged (its half is not written again before
+  // this rank's next call). The same rank-order reduction with the own 8 bytes `mine` follows, so the
+  // bits equal reduceSlot's. Small calls only (allReduceSmall): the N packets stay in registers.
+  template <typename T, uint32_t OP, uint32_t N>
+  __device__ __forceinline__ bool reduceSlotAll(uint64_t s, uint64_t mine, uint64_t& out) const {
+    const char* at = inbox + s * 16u;
+    uint4 u[N];
+    Spinner sp;
+    for (;;) {
+#pragma unroll
+      for (uint32_t r = 0; r < N; ++r) u[r] = ldVolatile4(at + r * kSrcBytes);
+      bool late = false;
+#pragma unroll
+      for (uint32_t r = 0; r < N; ++r) late |= r != c.rank && (u[r].y != flag || u[r].w != flag);
+      if (!late) break;
+      if (sp.due()) {
+        uint32_t peer = 0, seen = 0;
+#pragma unroll
+        for (uint32_t r = N; r-- > 0;) {
+          if (r != c.rank && (u[r].y != flag || u[r].w != flag)) peer = r, seen = u[r].y != flag ? u[r].y : u[r].w;
+        }
+        if (!sp.check(c, peer, flag, seen)) return false;
+      }
+    }
+    const uint32_t op = opOf<OP>(c);
+    Lanes<T, 8> acc;
+#pragma unroll
+    for (uint32_t r = 0; r < N; ++r) {
+      const U16 v{r == c.rank ? mine : (uint64_t)u[r].x | ((uint64_t)u[r].z << 32), 0};
+      if (r == 0) acc.load(v); else acc.add(v, op);
+    }
+    out = acc.store(op, N).lo;
+    return true;
+  }
+
   // Packet-level forms of copySend and recvReduceCopy, for a packed message (several calls' payloads
   // in one inbox: collectives.cuh allReduceBatch), whose recipe maps each slot to its call's buffers:
   // slot s's packet, nb <= 8 bytes of src / own / dst; the same stores, polls and rank-order

@@ -43,7 +43,9 @@ import java.util.function.Consumer;
  *       (one batch-kernel launch at 2 and 4 ranks) against the same calls separate, and NCCL's group of
  *       the same (NCCL takes one rank per GPU, so only at one rank here);
  *   <li>{@code gpu-allreduce}: allReduce fp32 SUM by size on the auto path: per call under graph replay,
- *       and the blocking round trip (call + synchronize) of single calls, whose tail the table shows.
+ *       and the blocking round trip (call + synchronize) of single calls, whose tail the table shows;
+ *       beside it the same samples from the moment the last rank entered the call, which leaves out
+ *       how late the host threads of the other ranks started (a call cannot finish before they launch).
  * </ul>
  * Each section runs bounded ({@code --section-timeout-s}, default 240): one that does not finish is
  * reported with where its thread was, and the program stops with the tables measured so far (a GPU
@@ -400,8 +402,8 @@ public final class GpuBench {
   private String allReduceBySize() throws Exception {
     StringBuilder t = new StringBuilder("-- gpu-allreduce: fp32 SUM on the auto path, us per call (graph replay of K"
         + " calls; round trip = one call + synchronize, 300 samples)\n");
-    t.append(String.format(Locale.ROOT, "%5s %9s %-22s %-26s %-26s%n", "ranks", "bytes", "path", "graph p50/p99/max",
-        "round trip p50/p99/max"));
+    t.append(String.format(Locale.ROOT, "%5s %9s %-22s %-26s %-26s %-26s%n", "ranks", "bytes", "path",
+        "graph p50/p99/max", "round trip p50/p99/max", "from last rank's call"));
     List<String> rows = new ArrayList<>();
     long cap = 16 << 20;
     for (int n : quick ? new int[] {2} : new int[] {2, 8}) {
@@ -416,11 +418,14 @@ public final class GpuBench {
           long count = bytes / 4;
           int k = bytes <= (64 << 10) ? 200 : bytes <= (1 << 20) ? 50 : 10;
           String path = g.ranks[0].comm.explain(Collective.ALL_REDUCE, bytes).algorithm();
+          long[][] starts = new long[n][ROUND_TRIPS];
+          long[][] ends = new long[n][ROUND_TRIPS];
           Dist[] m = lastStarter(g.onAll(rankLimit, r -> new Dist[] {timeGraph(r, k, () -> ours1(r, count)),
-              roundTrips(r, 300, () -> ours1(r, count))}));
-          t.append(String.format(Locale.ROOT, "%5d %9d %-22s %-26s %-26s%n", n, bytes, path, m[0], m[1]));
+              roundTrips(r, () -> ours1(r, count), starts[r.rank], ends[r.rank])}));
+          Dist fromLast = fromLastStart(starts, ends);
+          t.append(String.format(Locale.ROOT, "%5d %9d %-22s %-26s %-26s %-26s%n", n, bytes, path, m[0], m[1], fromLast));
           rows.add("{\"ranks\":" + n + ",\"bytes\":" + bytes + ",\"path\":\"" + path + "\"," + m[0].json("graph_us")
-              + "," + m[1].json("round_trip_us") + "}");
+              + "," + m[1].json("round_trip_us") + "," + fromLast.json("round_trip_from_last_call_us") + "}");
         }
       }
     }
@@ -474,15 +479,43 @@ public final class GpuBench {
     return Dist.of(v);
   }
 
-  /** One call and a synchronize, timed on the host, {@code samples} times after 20 warm ones. */
-  private static Dist roundTrips(RankGroup.Rank r, int samples, Runnable call) {
-    double[] v = new double[samples];
-    for (int i = -20; i < samples; i++) {
+  private static final int ROUND_TRIPS = 300;
+
+  /**
+   * One call and a synchronize, timed on the host, {@link #ROUND_TRIPS} times after 20 warm ones; each
+   * sample's start and end (System.nanoTime, one clock for every rank thread) into {@code starts} and
+   * {@code ends}: sample i is the same collective on every rank.
+   */
+  private static Dist roundTrips(RankGroup.Rank r, Runnable call, long[] starts, long[] ends) {
+    double[] v = new double[ROUND_TRIPS];
+    for (int i = -20; i < ROUND_TRIPS; i++) {
       long t0 = System.nanoTime();
       call.run();
       r.comm.synchronize();
+      long t1 = System.nanoTime();
       if (i >= 0) {
-        v[i] = (System.nanoTime() - t0) / 1e3;
+        v[i] = (t1 - t0) / 1e3;
+        starts[i] = t0;
+        ends[i] = t1;
+      }
+    }
+    return Dist.of(v);
+  }
+
+  /**
+   * The round trips from the moment the last rank entered each call to each rank's end, all ranks'
+   * samples together: what is left of the tail once the host threads' start skew is taken out.
+   */
+  private static Dist fromLastStart(long[][] starts, long[][] ends) {
+    int n = starts.length;
+    double[] v = new double[n * ROUND_TRIPS];
+    for (int i = 0; i < ROUND_TRIPS; i++) {
+      long last = Long.MIN_VALUE;
+      for (long[] s : starts) {
+        last = Math.max(last, s[i]);
+      }
+      for (int r = 0; r < n; r++) {
+        v[r * ROUND_TRIPS + i] = (ends[r][i] - last) / 1e3;
       }
     }
     return Dist.of(v);
