@@ -3,7 +3,7 @@
 # (newer GPUs JIT the PTX). Called by Maven (generate-resources) and usable by hand:
 #   native-kernels/scripts/build-fatbin.sh <output.fatbin>
 # nvcc is taken from $NVCC, else $CUDA_HOME/bin/nvcc, else PATH, else /usr/local/cuda/bin/nvcc.
-# Without nvcc (or with NVCC=none) the checked-in prebuilt/gpucoll_kernels.fatbin.gz is used, provided
+# Without nvcc (or with NVCC=none) the checked-in prebuilt/gpucoll_kernels.fatbin.xz is used, provided
 # the kernel sources still hash to what prebuilt/gpucoll_kernels.sha256 recorded when it was built
 # (scripts/refresh-prebuilt.sh rebuilds both).
 set -euo pipefail
@@ -24,7 +24,7 @@ if [ -z "$nvcc_bin" ]; then
   [ "${NVCC:-}" = none ] && why="NVCC=none"
   bash "$here/scripts/kernel-sources.sh" check "$why"
   mkdir -p "$(dirname "$out")"
-  gunzip -c "$here/prebuilt/gpucoll_kernels.fatbin.gz" > "$out.tmp"
+  xz -dc "$here/prebuilt/gpucoll_kernels.fatbin.xz" > "$out.tmp"
   mv "$out.tmp" "$out"
   echo "Using the prebuilt gpucoll_kernels.fatbin ($why; the kernel sources match the ones it was built from)"
   exit 0

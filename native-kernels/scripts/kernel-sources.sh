@@ -10,7 +10,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$here"
 record=prebuilt/gpucoll_kernels.sha256
-fatbin=prebuilt/gpucoll_kernels.fatbin.gz
+fatbin=prebuilt/gpucoll_kernels.fatbin.xz
 
 sources() {
   { ls src/*.cu; ls include/gpucoll/*; echo scripts/build-fatbin.sh; } | LC_ALL=C sort
