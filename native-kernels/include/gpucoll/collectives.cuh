@@ -533,14 +533,14 @@ __device__ void barrierKernel(const GcArgs& a, uint64_t epoch) {
 
 namespace gc {
 
-// Every kernel: wait for the predecessor (dependent launch), issue the body's early load (data that
-// needs no epoch: its latency then overlaps the epoch word's instead of following it), take this
-// launch's epoch (and record it for the next launch, kernel_abi.h section 3), let the successor
-// launch, run the body with the early word.
+// Every kernel: wait for the predecessor (dependent launch), take this launch's epoch (and record it
+// for the next launch, kernel_abi.h section 3) with the body's early load issued beside the epoch
+// word's (data that needs no epoch: its latency then overlaps the epoch word's instead of following
+// it), let the successor launch, run the body with the early word.
 template <typename Early, typename Body> __device__ __forceinline__ void runLaunch(const GcArgs& a, Early early, Body body) {
   waitForPredecessor();
-  const uint64_t word = early();
-  const uint64_t epoch = beginEpoch(a);
+  uint64_t word;
+  const uint64_t epoch = beginEpoch(a, early, word);
   allowSuccessorLaunch();
   body(epoch, word);
 }

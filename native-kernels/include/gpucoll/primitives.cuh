@@ -301,11 +301,18 @@ __device__ __forceinline__ void storeEpochWords(uint64_t* w, uint64_t epoch) {
 // arrives at the named barrier kEpochBarrier; the last warp reads, waits there until all have read,
 // and at once stores this launch's epoch for the next one (nobody in this launch reads it again), so
 // nothing is left to do at the end of the launch and no other warp ever waits.
+// `early` (the body's early load, runLaunch) is issued right after the epoch word's load, before its
+// value is needed: the two loads are in flight together.
 constexpr int kEpochBarrier = 1;  // __syncthreads uses barrier 0
-__device__ __forceinline__ uint64_t beginEpoch(const GcArgs& a) {
+template <typename Early> __device__ __forceinline__ uint64_t beginEpoch(const GcArgs& a, Early early, uint64_t& word) {
   uint64_t* w = epochWords(a);
-  if (w == nullptr) return a.epoch;  // bad arguments: validate() reports them
-  const uint64_t next = ld64(w + blockIdx.x) + 1;
+  if (w == nullptr) {  // bad arguments: validate() reports them
+    word = early();
+    return a.epoch;
+  }
+  const uint64_t last = ld64(w + blockIdx.x);
+  word = early();
+  const uint64_t next = last + 1;
   const uint64_t epoch = a.epoch > next ? a.epoch : next;
   if (!inLastWarp()) {
     asm volatile("barrier.arrive %0, %1;" ::"n"(kEpochBarrier), "r"(blockDim.x) : "memory");
@@ -314,6 +321,10 @@ __device__ __forceinline__ uint64_t beginEpoch(const GcArgs& a) {
     storeEpochWords(w, epoch);
   }
   return epoch;
+}
+__device__ __forceinline__ uint64_t beginEpoch(const GcArgs& a) {
+  uint64_t none;
+  return beginEpoch(a, [] { return uint64_t{0}; }, none);
 }
 // ------------------------------------------------------------------ element types and reductions
 
