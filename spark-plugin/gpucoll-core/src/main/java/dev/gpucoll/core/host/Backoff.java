@@ -66,7 +66,9 @@ final class Backoff {
    * spin too and no wait is met while spinning, which alone would grow the budget back (measured: 2
    * simulated hosts on 2 cores beside a compiler, 8 B calls 100 us at the floor against 15-26 us with
    * a 2 ms spin, Open MPI 16 us). Both leaders spinning again meet their messages and keep the
-   * budget; where the peer needs this very core it shrinks back within a few dozen waits.
+   * budget. Where the peer needs this very core the budget shrinks back only slowly, since a 2 ms
+   * spin is then often met too (measured: 3 simulated hosts on 2 cores, the first size after the
+   * restart, 8 B allReduce, 1.1 ms a call against 0.17 ms without it; docs/bench-host.md).
    */
   static final long REMOTE_RESTART_CALLS = 4096;
   /** Longest sleep between checks: a chunked large message waits many times per call. */
