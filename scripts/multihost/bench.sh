@@ -18,6 +18,12 @@
 # drifts during the run falls on both. The verdict per size is each side's median over the rounds
 # (not its best: a lucky draw of either side decides nothing), the ratio of those medians, with
 # every round's ratio and the spread of each side's medians beside it.
+# BUILDS="r3cb81a1=/path/to/checkout twoshot=.+algorithm=host-twoshot ..." adds, in every round, a
+# host-ucx side per label: the named checkout's gpucoll-core and gpucoll-api classes (compiled there;
+# the same benchmark program), with the settings after each '+' (spark.gpucoll settings without the
+# prefix; UCX_* ones go to the ranks' environment), between this checkout's side and
+# Open MPI's, so builds of two commits or two settings are compared in one run; the verdict rows then
+# carry each build's median over the rounds and its ratio to Open MPI.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -41,6 +47,26 @@ cp -r spark-plugin/gpucoll-core/target/classes "$work/classes/core"
 cp -r spark-plugin/gpucoll-api/target/classes "$work/classes/api"
 cp="$work/classes/bench:$work/classes/core:$work/classes/api:$jucx"
 javac -d "$work/classes/bench" -cp "$cp" examples/src/main/java/dev/gpucoll/examples/bench/HostCollectivesBenchmark.java
+declare -A build_cp=() build_settings=() build_env=()
+build_labels=""
+for build in ${BUILDS:-}; do
+  label=${build%%=*} checkout=${build#*=}
+  build_settings[$label]=""
+  build_env[$label]=""
+  case $checkout in *+*)
+    for setting in $(echo "${checkout#*+}" | tr '+' ' '); do
+      case $setting in UCX_*) build_env[$label]="${build_env[$label]} $setting" ;; *) build_settings[$label]="${build_settings[$label]} $setting" ;; esac
+    done
+    checkout=${checkout%%+*} ;;
+  esac
+  case $label in *[!A-Za-z0-9]*|"") echo "BUILDS: a label is letters and digits ($label)" >&2; exit 2 ;; esac
+  mkdir -p "$work/classes/$label/bench"
+  cp -r "$checkout/spark-plugin/gpucoll-core/target/classes" "$work/classes/$label/core"
+  cp -r "$checkout/spark-plugin/gpucoll-api/target/classes" "$work/classes/$label/api"
+  build_cp[$label]="$work/classes/$label/bench:$work/classes/$label/core:$work/classes/$label/api:$jucx"
+  javac -d "$work/classes/$label/bench" -cp "${build_cp[$label]}" examples/src/main/java/dev/gpucoll/examples/bench/HostCollectivesBenchmark.java
+  build_labels="$build_labels b$label"
+done
 mpicc -O2 -o "$work/collectives_bench" scripts/mpi-anchor/collectives_bench.c
 commit=$(git rev-parse --short HEAD)
 day=$(date -u +%Y-%m-%d)
@@ -52,14 +78,14 @@ export UCX_TLS=tcp,self UCX_NET_DEVICES=eth0   # the same transport as the MPI a
 export UCX_LOG_LEVEL=error
 main=dev.gpucoll.examples.bench.HostCollectivesBenchmark
 
-java_run() { # <name> <hosts> <args...>: one rank per host; rank 0's table goes to $work/<name>.txt
-  local name=$1 n=$2
-  shift 2
+java_run() { # <name> <hosts> <class path> <VAR=value ...|-> <args...>: one rank per host; rank 0's table goes to $work/<name>.txt
+  local name=$1 n=$2 cp=$3 envs=${4#-}
+  shift 4
   local dir="$work/rv-$name"
   mkdir -p "$dir"
   local first=${#MH_HOST_PIDS[@]} r
   for r in $(seq 0 $((n - 1))); do
-    on_host $((r + 1)) "$work/$name-r$r.log" java -Xmx3g -XX:+UseParallelGC -cp "$cp" "$main" --rank "$dir" "$r" "$n" \
+    on_host $((r + 1)) "$work/$name-r$r.log" env $envs java -Xmx3g -XX:+UseParallelGC -cp "$cp" "$main" --rank "$dir" "$r" "$n" \
       "--host=gcmh-host$((r + 1))" "$@"
   done
   for p in "${MH_HOST_PIDS[@]:$first}"; do wait "$p" || { echo "$name: a rank failed" >&2; for f in "$work/$name-r"*.log; do tail -n 20 "$f" >&2; done; return 1; }; done
@@ -85,16 +111,18 @@ runs=""
 loads=""
 side_run() { # <side> <hosts> <round>
   case $1 in
-    ucx) java_run "ucx-$2-$3" "$2" host.crossHost=ucx --warmUp=${WARMUP:-2000} --maxIters=$iters --sizes=$sizes \
+    ucx) java_run "ucx-$2-$3" "$2" "$cp" - host.crossHost=ucx --warmUp=${WARMUP:-2000} --maxIters=$iters --sizes=$sizes \
            --collectives=allReduce,allGather,allToAll ;;
     mpi) mpi_run "mpi-$2-$3" "$2" ;;
-    relay) java_run "relay-$2-$3" "$2" host.crossHost=relay --warmUp=20 --maxIters=20 --sizes=8,4096,1048576,16777216 ;;
+    b*) java_run "$1-$2-$3" "$2" "${build_cp[${1#b}]}" "-${build_env[${1#b}]}" host.crossHost=ucx ${build_settings[${1#b}]} --warmUp=${WARMUP:-2000} --maxIters=$iters --sizes=$sizes \
+           --collectives=allReduce,allGather,allToAll ;;
+    relay) java_run "relay-$2-$3" "$2" "$cp" - host.crossHost=relay --warmUp=20 --maxIters=20 --sizes=8,4096,1048576,16777216 ;;
   esac
 }
 for round in $(seq 1 "$rounds"); do
   for n in $host_counts; do
-    sides="ucx mpi"
-    [ $((round % 2)) = 1 ] || sides="mpi ucx"
+    sides="ucx$build_labels mpi"
+    [ $((round % 2)) = 1 ] || sides="mpi$build_labels ucx"
     [ "${RELAY:-0}" = 1 ] && sides="$sides relay"
     for r in $sides; do
       before=$(cut -d' ' -f1 /proc/loadavg)
@@ -121,6 +149,8 @@ rec = {"kind": "host-multihost", "date": day, "commit": commit,
                  "CPU >= 1 ms or a compile ended) or a GC ran on any rank are rerun up to twice, else marked disturbed; "
                  "verdict rows: each side's median over the rounds of its medians and their ratio",
        "runs": {}}
+if os.environ.get("BUILDS"):
+    rec["builds"] = os.environ["BUILDS"]  # label=checkout[+setting...] of each b<label> side
 for name, load in zip(runs, loads):
     rows = []
     for line in open(os.path.join(work, name + ".txt")):
@@ -161,6 +191,11 @@ for n in sorted({r.split("-")[1] for r in runs}, key=int):
                "disturbed_rounds": sum(1 for r in u if r.get("disturbed")),
                "algorithm": u[0]["algorithm"]}
         row["ours_over_mpi"] = round(row["ours_p50_us"] / row["mpi_p50_us"], 2) if mm else None
+        for side in sorted({r.split("-")[0] for r in runs if r.startswith("b")}):
+            bm = [r["median_us"] for r in rounds_of(side, n, coll, b)]
+            row[f"build_{side[1:]}_p50_us"] = statistics.median(bm)
+            row[f"build_{side[1:]}_rounds_p50_us"] = bm
+            row[f"build_{side[1:]}_over_mpi"] = round(statistics.median(bm) / row["mpi_p50_us"], 2) if mm else None
         rl = rounds_of("relay", n, coll, b)
         if rl:
             row["relay_p50_us"] = statistics.median(r["median_us"] for r in rl)
@@ -176,5 +211,11 @@ for r in rows:
     print(f"{r['hosts']:>5} {r['collective']:10} {r['bytes']:>9} {r['ours_p50_us']:>10.2f} {r['mpi_p50_us'] or 0:>10.2f}"
           f" {r['ours_over_mpi'] or 0:>9.2f} {' '.join(f'{x:.2f}' for x in r['ratio_rounds']):>20}"
           f" {str(r['ours_spread']) + '/' + str(r['mpi_spread']):>12} {r['ours_p99_over_p50']:>8} {r['disturbed_rounds']:>4}")
+for side in sorted({r.split("-")[0] for r in runs if r.startswith("b")}):
+    print(f"\n## build {side[1:]} (BUILDS): median over the rounds (us), over Open MPI's, and this checkout's over it")
+    for r in rows:
+        bp = r[f"build_{side[1:]}_p50_us"]
+        print(f"{r['hosts']:>5} {r['collective']:10} {r['bytes']:>9} {bp:>10.2f} {r[f'build_{side[1:]}_over_mpi'] or 0:>9.2f}"
+              f" {r['ours_p50_us'] / bp:>9.2f}  rounds {' '.join(f'{x:.2f}' for x in r[f'build_{side[1:]}_rounds_p50_us'])}")
 print("wrote", out)
 PY

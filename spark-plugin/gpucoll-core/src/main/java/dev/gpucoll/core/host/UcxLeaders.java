@@ -75,8 +75,8 @@ final class UcxLeaders {
 
   /** Starts the next call, whose waits spin as befits a call moving {@code bytes}; returns its number. */
   long nextCall(long bytes) {
-    backoff.expectRemote(bytes);
-    return ++call;
+    backoff.expectRemote(++call, bytes);
+    return call;
   }
 
   long call() {

@@ -41,7 +41,7 @@ class BackoffTest {
   @Test
   void remoteWaitsLearnTheirSpinBudget() {
     Backoff b = new Backoff(1, 2);
-    b.expectRemote(8);
+    b.expectRemote(1, 8);
     assertEquals(Step.YIELD, b.step(Backoff.REMOTE_SPIN_NANOS));
     b.begin().pause(System.nanoTime() + 1_000_000_000L); // a wait met at once
     b.remoteWaitDone();
@@ -62,14 +62,48 @@ class BackoffTest {
       b.remoteWaitDone();
     }
     assertEquals(Backoff.REMOTE_MIN_SPIN_NANOS, b.remoteBudget());
-    b.expectRemote(8);
+    b.expectRemote(1, 8);
     assertEquals(Step.YIELD, b.step(Backoff.REMOTE_MIN_SPIN_NANOS));
     for (int i = 0; i < 20; i++) {
       b.remoteWaitDone();
     }
     assertEquals(Backoff.REMOTE_SPIN_NANOS, b.remoteBudget());
-    b.expectRemote(1 << 20);
+    b.expectRemote(1, 1 << 20);
     assertEquals(Step.YIELD, b.step(Backoff.REMOTE_LARGE_SPIN_NANOS));
+  }
+
+  /**
+   * Large calls' waits (past their short spin as the data flows) leave the small calls' budget
+   * alone; a budget at its floor starts again from the top at every leader's same call.
+   */
+  @Test
+  void largeCallsTeachNothingAndTheBudgetRestarts() {
+    Backoff b = new Backoff(1, 2);
+    for (int i = 0; i < 8 * Backoff.REMOTE_SLOW_STREAK; i++) {
+      b.expectRemote(1, 1 << 20);
+      b.begin();
+      long deadline = System.nanoTime() + 1_000_000_000L;
+      long t0 = System.nanoTime();
+      int looksAfterSpin = 0;
+      while (looksAfterSpin < 64) {
+        b.pause(deadline);
+        if (System.nanoTime() - t0 > Backoff.REMOTE_LARGE_SPIN_NANOS + 1_000_000) {
+          looksAfterSpin++;
+        }
+      }
+      b.remoteWaitDone();
+    }
+    assertEquals(Backoff.REMOTE_SPIN_NANOS, b.remoteBudget());
+    for (int i = 0; i < 8 * Backoff.REMOTE_SLOW_STREAK; i++) {
+      yieldOnce(b);
+      b.remoteWaitDone();
+    }
+    assertEquals(Backoff.REMOTE_MIN_SPIN_NANOS, b.remoteBudget());
+    b.expectRemote(Backoff.REMOTE_RESTART_CALLS - 1, 8);
+    assertEquals(Backoff.REMOTE_MIN_SPIN_NANOS, b.remoteBudget());
+    b.expectRemote(Backoff.REMOTE_RESTART_CALLS, 8);
+    assertEquals(Backoff.REMOTE_SPIN_NANOS, b.remoteBudget());
+    assertEquals(Step.SPIN, b.step(Backoff.REMOTE_MIN_SPIN_NANOS));
   }
 
   /**
@@ -77,7 +111,7 @@ class BackoffTest {
    * late first look) have passed, whatever the scheduler did meanwhile, so it yields at least once.
    */
   private static void yieldOnce(Backoff b) {
-    b.expectRemote(8);
+    b.expectRemote(1, 8);
     b.begin();
     long deadline = System.nanoTime() + 1_000_000_000L;
     long t0 = System.nanoTime();
