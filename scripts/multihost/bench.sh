@@ -109,13 +109,12 @@ echo "## machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d
 echo "## date $(date -u +%FT%TZ) commit $commit; $(java -version 2>&1 | sed -n 1p); $(mpirun --version | sed -n 1p); UCX $(dpkg-query -W -f='${Version}' libucx0 2>/dev/null)"
 runs=""
 loads=""
+ucx_args="--warmUp=${WARMUP:-2000} --maxIters=$iters --sizes=$sizes --collectives=allReduce,allGather,allToAll"
 side_run() { # <side> <hosts> <round>
   case $1 in
-    ucx) java_run "ucx-$2-$3" "$2" "$cp" - host.crossHost=ucx --warmUp=${WARMUP:-2000} --maxIters=$iters --sizes=$sizes \
-           --collectives=allReduce,allGather,allToAll ;;
+    ucx) java_run "ucx-$2-$3" "$2" "$cp" - host.crossHost=ucx $ucx_args ;;
     mpi) mpi_run "mpi-$2-$3" "$2" ;;
-    b*) java_run "$1-$2-$3" "$2" "${build_cp[${1#b}]}" "-${build_env[${1#b}]}" host.crossHost=ucx ${build_settings[${1#b}]} --warmUp=${WARMUP:-2000} --maxIters=$iters --sizes=$sizes \
-           --collectives=allReduce,allGather,allToAll ;;
+    b*) java_run "$1-$2-$3" "$2" "${build_cp[${1#b}]}" "-${build_env[${1#b}]}" host.crossHost=ucx ${build_settings[${1#b}]} $ucx_args ;;
     relay) java_run "relay-$2-$3" "$2" "$cp" - host.crossHost=relay --warmUp=20 --maxIters=20 --sizes=8,4096,1048576,16777216 ;;
   esac
 }

@@ -57,10 +57,7 @@ class BackoffTest {
     }
     assertEquals(Backoff.REMOTE_SPIN_NANOS, b.remoteBudget());
     // Peers that are never running when waited for: the budget shrinks to its least.
-    for (int i = 0; i < 8 * Backoff.REMOTE_SLOW_STREAK; i++) {
-      yieldOnce(b);
-      b.remoteWaitDone();
-    }
+    shrinkToFloor(b);
     assertEquals(Backoff.REMOTE_MIN_SPIN_NANOS, b.remoteBudget());
     b.expectRemote(1, 8);
     assertEquals(Step.YIELD, b.step(Backoff.REMOTE_MIN_SPIN_NANOS));
@@ -80,24 +77,11 @@ class BackoffTest {
   void largeCallsTeachNothingAndTheBudgetRestarts() {
     Backoff b = new Backoff(1, 2);
     for (int i = 0; i < 8 * Backoff.REMOTE_SLOW_STREAK; i++) {
-      b.expectRemote(1, 1 << 20);
-      b.begin();
-      long deadline = System.nanoTime() + 1_000_000_000L;
-      long t0 = System.nanoTime();
-      int looksAfterSpin = 0;
-      while (looksAfterSpin < 64) {
-        b.pause(deadline);
-        if (System.nanoTime() - t0 > Backoff.REMOTE_LARGE_SPIN_NANOS + 1_000_000) {
-          looksAfterSpin++;
-        }
-      }
+      waitPastSpin(b, 1 << 20, Backoff.REMOTE_LARGE_SPIN_NANOS);
       b.remoteWaitDone();
     }
     assertEquals(Backoff.REMOTE_SPIN_NANOS, b.remoteBudget());
-    for (int i = 0; i < 8 * Backoff.REMOTE_SLOW_STREAK; i++) {
-      yieldOnce(b);
-      b.remoteWaitDone();
-    }
+    shrinkToFloor(b);
     assertEquals(Backoff.REMOTE_MIN_SPIN_NANOS, b.remoteBudget());
     b.expectRemote(Backoff.REMOTE_RESTART_CALLS - 1, 8);
     assertEquals(Backoff.REMOTE_MIN_SPIN_NANOS, b.remoteBudget());
@@ -106,19 +90,32 @@ class BackoffTest {
     assertEquals(Step.SPIN, b.step(Backoff.REMOTE_MIN_SPIN_NANOS));
   }
 
+  /** Waits that all outlast their spin, enough of them to take the budget to its least. */
+  private static void shrinkToFloor(Backoff b) {
+    for (int i = 0; i < 8 * Backoff.REMOTE_SLOW_STREAK; i++) {
+      yieldOnce(b);
+      b.remoteWaitDone();
+    }
+  }
+
   /**
    * Runs one wait of {@code b} past its spin budget: 64 looks after the budget (and a margin for a
    * late first look) have passed, whatever the scheduler did meanwhile, so it yields at least once.
    */
   private static void yieldOnce(Backoff b) {
-    b.expectRemote(1, 8);
+    waitPastSpin(b, 8, b.remoteBudget());
+  }
+
+  /** One wait of a call moving {@code bytes}, run until 64 looks after {@code spinNanos} (and a margin). */
+  private static void waitPastSpin(Backoff b, long bytes, long spinNanos) {
+    b.expectRemote(1, bytes);
     b.begin();
     long deadline = System.nanoTime() + 1_000_000_000L;
     long t0 = System.nanoTime();
     int looksAfterSpin = 0;
     while (looksAfterSpin < 64) {
       b.pause(deadline);
-      if (System.nanoTime() - t0 > b.remoteBudget() + 1_000_000) {
+      if (System.nanoTime() - t0 > spinNanos + 1_000_000) {
         looksAfterSpin++;
       }
     }
