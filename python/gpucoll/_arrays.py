@@ -19,8 +19,8 @@ _CODES = {
 BFLOAT16 = w.DATA_TYPES.index("BFLOAT16")
 SUPPORTED = "float32, float64, float16, bfloat16, int32, int64, int8, uint8"
 
-_GPU = ("gpucoll: %s is on a GPU (%s); this version of the Python package runs CPU arrays (NumPy, torch CPU"
-        " tensors, DLPack on the CPU) on the host backend: pass a CPU array (tensor.cpu(), cupy.asnumpy(x))")
+_GPU = ("gpucoll: %s is on %s; the Python package takes CPU arrays (NumPy, torch CPU tensors, DLPack on the"
+        " CPU) and GPU arrays (torch CUDA tensors, CuPy, __cuda_array_interface__)")
 
 
 class Adapted:
@@ -38,6 +38,10 @@ class Adapted:
     @property
     def count(self):
         return self.array.size
+
+    @property
+    def shape(self):
+        return self.array.shape
 
     def bytes(self):
         return self.array.reshape(-1).view(np.uint8)
@@ -67,8 +71,6 @@ def adapt(x, what, writable=False):
         a = x
     elif mod.startswith("torch"):
         a, code, wrap = _torch_view(x, what)
-    elif hasattr(x, "__cuda_array_interface__"):
-        raise UnsupportedArrayError(_GPU % (what, type(x).__name__))
     elif hasattr(x, "__dlpack_device__"):
         device = x.__dlpack_device__()
         if int(device[0]) != 1:  # kDLCPU

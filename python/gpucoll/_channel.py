@@ -196,6 +196,39 @@ class Channel:
         """Spin before yielding only where each waiter of this host has a core (the executor decides)."""
         self.spin_iterations = 200 if yes else 0
 
+    # ---- the device member's requests (gpu/_member.py) ----
+
+    def _data_text(self, n):
+        return bytes(self.data[:n]).decode()
+
+    def device_abi(self):
+        """The kernels' layout from the executor's kernel table, name -> value."""
+        self.request(w.OP_DEVICE_ABI, 0)
+        out = {}
+        for line in self._data_text(self.result(0)).split("\n"):
+            key, eq, value = line.partition("=")
+            if eq:
+                out[key] = int(value)
+        return out
+
+    def device_form(self, comm, records):
+        """Gathers this rank's device record with its peers'; the executor's answer as key=value lines."""
+        raw = records.encode()
+        self.ensure(len(raw))
+        self.data[:len(raw)] = memoryview(raw)
+        self.request(w.OP_DEVICE_FORM, comm, a=(len(raw),))
+        return self._data_text(self.result(0))
+
+    def device_route(self, comm, key, count):
+        """(kind, grid, block, "kernel\\nalgorithm") of one call."""
+        self.request(w.OP_DEVICE_ROUTE, comm, a=(key, count))
+        return self.result(0), self.result(1), self.result(2), self.message()
+
+    def device_error(self, comm, coll, record):
+        """Raises the exception the executor makes of a kernel's error record."""
+        self.data[:len(record)] = memoryview(record)
+        self.request(w.OP_DEVICE_ERROR, comm, a=(coll,))
+
     def result(self, k):
         return int(self.h64[(w.OFF_RESPONSE + 8) // 8 + k])
 

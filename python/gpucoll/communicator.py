@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _wire as w
 from ._arrays import _CODES, adapt, new_result
+from .gpu import _arrays as gpu_arrays
 from .errors import CollectiveError, CommunicatorStateError, InvalidArgumentError
 
 _ALIGN = w.BUFFER_ALIGN
@@ -38,11 +39,12 @@ class _Call:
     """One call record and the copies around it: ``send`` bytes go in, ``out`` bytes come back."""
 
     __slots__ = ("coll", "code", "op", "flags", "count", "root", "send", "in_place", "recv_bytes", "out",
-                 "counts", "soff", "roff", "voff", "problem")
+                 "counts", "soff", "roff", "voff", "problem", "after")
 
     def __init__(self, coll, code, op=0, count=0, root=0, send=None, recv_bytes=0, out=None, in_place=False,
-                 counts=None, problem=None):
+                 counts=None, problem=None, after=None):
         self.coll, self.code, self.op, self.count, self.root = coll, code, op, count, root
+        self.after = after  # run once ``out`` holds the result (a staged GPU result's copy back)
         self.send, self.recv_bytes, self.out, self.in_place, self.counts = send, recv_bytes, out, in_place, counts
         self.problem = problem
         self.flags = w.FLAG_REFUSED if problem else 0
@@ -82,6 +84,7 @@ class Communicator:
         self.backend = backend
         self._batch = None
         self._closed = False
+        self._device = None  # the member on this rank's GPU, formed at the first call of GPU arrays
 
     def __repr__(self):
         return "gpucoll.Communicator(rank=%d, size=%d, backend=%r)" % (self.rank, self.size, self.backend)
@@ -104,6 +107,13 @@ class Communicator:
     @_refusing(0)
     def _all_reduce(self, send, recv, op):
         opc = _code(w.REDUCE_OPS, "op", op)
+        if gpu_arrays.is_device(send):
+            s = gpu_arrays.adapt(send, "send", writable=recv is None)
+            r = s if recv is None else gpu_arrays.adapt(recv, "recv", writable=True)
+            self._same_type(s, r)
+            self._fits(r, s.count)
+            self._on_device(0, s, r, s.count, opc)
+            return send if recv is None else recv
         s = adapt(send, "send", writable=recv is None)
         r = s if recv is None else adapt(recv, "recv", writable=True)
         self._same_type(s, r)
@@ -115,6 +125,13 @@ class Communicator:
     @_refusing(1)
     def all_gather(self, send, recv=None):
         """Every rank's send in rank order: shape (size, *send.shape) when ``recv`` is not given."""
+        if gpu_arrays.is_device(send):
+            s = gpu_arrays.adapt(send, "send")
+            out, result = self._device_result(s, recv, (self.size,) + s.shape)
+            self._same_type(s, out)
+            self._fits(out, s.count * self.size)
+            self._on_device(1, s, out, s.count)
+            return result
         s = adapt(send, "send")
         out, result = self._result(s, recv, (self.size,) + s.array.shape)
         self._same_type(s, out)
@@ -127,6 +144,14 @@ class Communicator:
     def reduce_scatter(self, send, recv=None, op="sum"):
         """Block ``rank`` of the reduction over ranks of send (send.size a multiple of size)."""
         opc = _code(w.REDUCE_OPS, "op", op)
+        if gpu_arrays.is_device(send):
+            s = gpu_arrays.adapt(send, "send")
+            count = self._blocks(s)
+            out, result = self._device_result(s, recv, self._block_shape(s, count))
+            self._same_type(s, out)
+            self._fits(out, count)
+            self._on_device(2, s, out, count, opc)
+            return result
         s = adapt(send, "send")
         count = self._blocks(s)
         out, result = self._result(s, recv, self._block_shape(s, count))
@@ -139,6 +164,14 @@ class Communicator:
     @_refusing(3)
     def all_to_all(self, send, recv=None):
         """Block r of the result = block ``rank`` of rank r's send (send.size a multiple of size)."""
+        if gpu_arrays.is_device(send):
+            s = gpu_arrays.adapt(send, "send")
+            count = self._blocks(s)
+            out, result = self._device_result(s, recv, s.shape)
+            self._same_type(s, out)
+            self._fits(out, s.count)
+            self._on_device(3, s, out, count)
+            return result
         s = adapt(send, "send")
         count = self._blocks(s)
         out, result = self._result(s, recv, s.array.shape)
@@ -151,6 +184,9 @@ class Communicator:
     def all_to_allv(self, send, send_counts, recv_counts, recv=None, send_displs=None, recv_displs=None):
         """send_counts[r] elements to rank r (at send_displs[r], packed in rank order by default); the
         result holds recv_counts[r] elements from each rank r (at recv_displs[r]), as MPI_Alltoallv."""
+        if gpu_arrays.is_device(send):  # through the host: per-rank counts make no route of their own here
+            return self._via_host(lambda hs, hr: self.all_to_allv(hs, send_counts, recv_counts, hr, send_displs,
+                                                                  recv_displs), send, recv)
         s = adapt(send, "send")
         v = []
         for name, values in (("send_counts", send_counts), ("send_displs", send_displs),
@@ -173,6 +209,15 @@ class Communicator:
     @_refusing(5)
     def broadcast(self, buf, root=0, recv=None):
         """recv = root's buf on every rank; in place (into ``buf``) without ``recv``. Returns the result."""
+        if gpu_arrays.is_device(buf):
+            b = gpu_arrays.adapt(buf, "buf", writable=recv is None and self.rank != root)
+            r = b if recv is None else gpu_arrays.adapt(recv, "recv", writable=True)
+            self._same_type(b, r)
+            self._fits(r, b.count)
+            if not 0 <= int(root) < self.size:
+                raise InvalidArgumentError("gpucoll: root %r is not a rank of this group of %d" % (root, self.size))
+            self._on_device(5, b, r, b.count, root=int(root))
+            return buf if recv is None else recv
         b = adapt(buf, "buf", writable=recv is None and self.rank != root)
         r = b if recv is None else adapt(recv, "recv", writable=True)
         self._same_type(b, r)
@@ -190,6 +235,14 @@ class Communicator:
         """MAXLOC / MINLOC over (value, index) pairs, as MPI: pair i of the result is the largest
         (smallest) value among every rank's pair i, the lowest index among equal values; NaN is
         refused on every rank. Returns (values, indices), new arrays of the inputs' dtypes."""
+        if gpu_arrays.is_device(values) or gpu_arrays.is_device(indices):
+            v = gpu_arrays.adapt(values, "values")
+            i = gpu_arrays.adapt(indices, "indices")
+            hv, hi = self.all_reduce_loc(self._to_host(v).view(v.host_dtype()), self._to_host(i).view(i.host_dtype()), op)
+            (ov, rv), (oi, ri) = gpu_arrays.new_result(v, v.shape, "values"), gpu_arrays.new_result(i, i.shape, "indices")
+            self._to_device(hv, ov)
+            self._to_device(hi, oi)
+            return rv, ri
         opc = _code(w.LOC_OPS, "op", op)
         val = adapt(values, "values")
         idx = adapt(indices, "indices")
@@ -267,13 +320,22 @@ class Communicator:
             self._ch.ensure(self._ch.result(1))
             self._ch.request(w.OP_REPORT, self._id)
             n = self._ch.result(0)
-        return json.loads(bytes(self._ch.data[:n]).decode())
+        report = json.loads(bytes(self._ch.data[:n]).decode())
+        if self._device is not None:  # what this process's GPU ran, beside what the executor ran
+            observed = report.setdefault("observed", {})
+            for key, calls in self._device.observed.items():
+                observed[key] = observed.get(key, 0) + calls
+            report.setdefault("findings", []).extend("python gpu: " + f for f in self._device.findings)
+        return report
 
     def close(self):
         """Releases a communicator from split(); on the task's own communicator it only ends this
         object's use (the plugin keeps the group for later stages, as for a Java task)."""
         if not self._closed:
             self._closed = True
+            if self._device is not None:
+                self._device.close()
+                self._device = None
             if not self._ch.closed:
                 self._ch.request(w.OP_CLOSE, self._id)
 
@@ -286,6 +348,94 @@ class Communicator:
 
     def __exit__(self, *exc):
         self.close()
+
+    # ---- GPU arrays ----
+
+    def synchronize(self):
+        """Waits for this communicator's GPU work on the device's streams and raises an error a kernel
+        recorded (a peer that never came names itself here): the kernels' waits are bounded by
+        spark.gpucoll.timeout."""
+        if self._device is not None:
+            from .gpu import _driver
+            _driver.use_device(self._device.device)
+            _driver.check(_driver.lib().cuCtxSynchronize(), "cuCtxSynchronize")
+            self._device.check()
+
+    def _member(self, a):
+        m = self._device
+        if m is None:
+            from .gpu._member import DeviceMember
+            m = self._device = DeviceMember(self._ch, self._id, self.rank, self.size, a.device)
+        elif a.device != m.device:
+            raise InvalidArgumentError("gpucoll: the array is on GPU %d; this communicator runs on GPU %d"
+                                       % (a.device, m.device))
+        return m
+
+    def _device_result(self, template, recv, shape):
+        if recv is None:
+            return gpu_arrays.new_result(template, shape)
+        return gpu_arrays.adapt(recv, "recv", writable=True), recv
+
+    def _on_device(self, coll, s, r, count, op=0, root=0):
+        """One call of GPU arrays on the route the executor gives: our kernel launched here on the
+        caller's stream, the one-rank copy, or (ranks of other processes sharing a GPU, and grouped
+        calls) through the host backend, as the Java GPU communicator stages such groups."""
+        self._check_open()
+        if r.device != s.device:
+            raise InvalidArgumentError("gpucoll: recv is on GPU %d, send on GPU %d" % (r.device, s.device))
+        m = self._member(s)
+        route = m.route(coll, s.code, op, count) if count else None
+        if route is None:
+            return  # every rank passes the same count: every rank skips
+        if self._batch is None:
+            if route.kind == 0:
+                m.launch(route, coll, s.pointer, r.pointer, count, s.code, op, root, s.stream)
+                return
+            if route.kind == 1:
+                if r.pointer != s.pointer:
+                    from .gpu import _driver
+                    _driver.copy_async(r.pointer, s.pointer, r.nbytes, s.stream)
+                m.count(coll, route.algorithm)
+                return
+        m.count(coll, "gpu-staged-host")
+        hs = None if coll == 5 and self.rank != root else self._to_host(s)
+        out = np.empty(r.nbytes, np.uint8)
+        self._submit(_Call(coll, s.code, op, count, root=root, send=hs, recv_bytes=r.nbytes, out=out,
+                           after=lambda: self._to_device(out, r)))
+
+    def _via_host(self, call, send, recv):
+        """A call of GPU arrays that runs on host copies (allToAllv, MAXLOC/MINLOC): copies in,
+        the CPU call, the result copied back into ``recv`` or a new GPU array."""
+        s = gpu_arrays.adapt(send, "send")
+        dtype = np.float16 if s.host_dtype() is np.int16 else s.host_dtype()  # bfloat16 moves as 2-byte words
+        hs = self._to_host(s).view(dtype)
+        if recv is not None:
+            r = gpu_arrays.adapt(recv, "recv", writable=True)
+            hr = np.empty(r.count, dtype)
+            call(hs, hr)
+            self._to_device(hr, r)
+            return recv
+        hr = call(hs, None)
+        out, result = gpu_arrays.new_result(s, hr.shape)
+        self._to_device(hr, out)
+        return result
+
+    @staticmethod
+    def _to_host(a):
+        from .gpu import _driver
+        h = np.empty(a.nbytes, np.uint8)
+        _driver.use_device(a.device)
+        _driver.copy_to_host_async(h.ctypes.data, a.pointer, a.nbytes, a.stream)
+        _driver.synchronize(a.stream)
+        return h
+
+    @staticmethod
+    def _to_device(h, a):
+        from .gpu import _driver
+        h = np.ascontiguousarray(h)
+        _driver.use_device(a.device)
+        _driver.copy_to_device_async(a.pointer, h.ctypes.data, a.nbytes, a.stream)
+        _driver.synchronize(a.stream)
 
     # ---- how a call travels ----
 
@@ -339,6 +489,8 @@ class Communicator:
         for c in calls:
             if c.out is not None and c.recv_bytes:
                 c.out[:] = data[c.roff:c.roff + c.recv_bytes]
+            if c.after is not None:
+                c.after()
 
     def _result(self, template, recv, shape):
         """(what the call writes, what it returns): ``recv`` checked, or a new array of ``shape``."""
@@ -353,7 +505,7 @@ class Communicator:
         return s.count // self.size
 
     def _block_shape(self, s, count):
-        shape = s.array.shape
+        shape = s.shape
         if len(shape) >= 1 and shape[0] % self.size == 0:
             return (shape[0] // self.size,) + tuple(shape[1:])
         return (count,)

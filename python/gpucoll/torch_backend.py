@@ -8,8 +8,10 @@ group the plugin formed. Inside ``rdd.barrier().mapPartitions(f)``::
     ...
     torch.distributed.destroy_process_group()
 
-This version runs CPU tensors only (a CUDA tensor is refused on every rank at once, as the
-communicator refuses it). Each call completes before it returns: the ``Work`` handed back is done.
+CPU tensors run on the host backend; CUDA tensors run our kernels in this process on the tensor's
+current stream (the communicator's GPU path). Each call is complete when it returns for CPU
+tensors, and enqueued on the current stream for CUDA tensors (what follows on that stream sees
+the result, as with NCCL's stream semantics): the ``Work`` handed back is done.
 ``dist.new_group`` of all ranks shares the task's communicator; a subgroup is refused on its
 members (use ``gpucoll.communicator().split()``). The store is local to each rank, so torch's
 store barrier (``TORCH_DIST_INIT_BARRIER=1``) is not for this backend.
@@ -160,9 +162,9 @@ def _create(store, rank, world_size, timeout):
 
 
 def register():
-    """Makes "gpucoll" a torch.distributed backend (for CPU tensors); calling it again does nothing."""
+    """Makes "gpucoll" a torch.distributed backend (CPU and CUDA tensors); calling it again does nothing."""
     if BACKEND.upper() not in dist.Backend._plugins:
-        dist.Backend.register_backend(BACKEND, _create, devices=["cpu"])
+        dist.Backend.register_backend(BACKEND, _create, devices=["cpu", "cuda"])
 
 
 def init_process_group(**kwargs):

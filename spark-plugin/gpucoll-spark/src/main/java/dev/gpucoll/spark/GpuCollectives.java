@@ -534,6 +534,10 @@ public final class GpuCollectives {
    * The executor's settings (shipped by the driver plugin) overridden by the job's local properties,
    * then by the caller's (the Python session's).
    */
+  static GpuCollConf confFor(TaskContext task, Map<String, String> overrides) {
+    return confFor(task, GpuCollExecutorPlugin.active, overrides);
+  }
+
   private static GpuCollConf confFor(TaskContext task, GpuCollExecutorPlugin.ExecutorState plugin,
       Map<String, String> overrides) {
     Map<String, String> settings = new HashMap<>();

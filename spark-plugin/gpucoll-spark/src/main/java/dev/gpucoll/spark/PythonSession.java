@@ -10,17 +10,20 @@ import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.report.RankReport;
+import dev.gpucoll.core.spi.DeviceRoutes;
 import dev.gpucoll.core.report.ReportingCommunicator;
 import dev.gpucoll.core.wait.CallBounds;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.ServiceLoader;
 import org.apache.spark.TaskContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,6 +45,16 @@ final class PythonSession implements Runnable {
   static final int OP_REPORT = 5;
   static final int OP_CLOSE = 6;
   static final int OP_GROW = 7;
+  /** The Python process's GPU joins: its facts and workspace handle gathered, the group's routes made. */
+  static final int OP_DEVICE_FORM = 8;
+  /** The route of one call on the Python process's GPU: a0 = collective | type << 8 | op << 16, a1 = count. */
+  static final int OP_DEVICE_ROUTE = 9;
+  /** A kernel error record the Python process found: the GPU communicator's exception for it. */
+  static final int OP_DEVICE_ERROR = 10;
+  /** The kernels' layout (key=value lines in the data area, r0 bytes), before the workspace is made. */
+  static final int OP_DEVICE_ABI = 11;
+  /** Bytes each rank contributes to the device group's exchange (its facts and handle as key=value lines). */
+  static final int DEVICE_RECORD_BYTES = 16384;
   /** The collective code of MAXLOC / MINLOC in a call record (after {@link Collective}'s ordinals). */
   static final int LOC_ALL_REDUCE = Collective.values().length;
   static final int FLAG_REFUSED = 1;
@@ -71,6 +84,8 @@ final class PythonSession implements Runnable {
   /** Whether waits spin before yielding: see {@link #spins}. */
   private boolean spin;
   private final Map<Integer, Communicator> comms = new HashMap<>();
+  /** The device routes of communicators whose Python process launches kernels on its own GPU arrays. */
+  private final Map<Integer, DeviceRoutes.Group> deviceGroups = new HashMap<>();
   private int nextComm = 1;
   private int generation;
   private PythonMailbox box;
@@ -201,6 +216,7 @@ final class PythonSession implements Runnable {
         }
       }
       case OP_CLOSE -> {
+        deviceGroups.remove(commId);
         Communicator c = comms.remove(commId);
         if (c != null && commId != 0) {
           c.close(); // the task's own communicator belongs to the plugin's cache
@@ -215,8 +231,128 @@ final class PythonSession implements Runnable {
         box = grown;
         old.close();
       }
+      case OP_DEVICE_ABI -> {
+        StringBuilder out = new StringBuilder();
+        deviceRoutes().abi().forEach((k, v) -> out.append(k).append('=').append(v).append('\n'));
+        byte[] bytes = out.toString().getBytes(StandardCharsets.UTF_8);
+        box.data(0, bytes.length).put(bytes);
+        box.respond(0, bytes.length, 0, 0, "");
+      }
+      case OP_DEVICE_FORM -> deviceForm(commId);
+      case OP_DEVICE_ROUTE -> {
+        DeviceRoutes.Group g = deviceGroups.get(commId);
+        if (g == null) {
+          throw new IllegalStateException("communicator " + commId + " of this task has no device group");
+        }
+        long key = box.requestLong(0);
+        DeviceRoutes.Launch l = g.route(COLLECTIVES[(int) (key & 0xFF)], box.requestLong(1),
+            DATA_TYPES[(int) (key >> 8 & 0xFF)], REDUCE_OPS[(int) (key >> 16 & 0xFF)]);
+        box.respond(0, l.kind().ordinal(), l.grid(), l.block(), l.kernel() + "\n" + l.algorithm());
+      }
+      case OP_DEVICE_ERROR -> {
+        DeviceRoutes.Group g = deviceGroups.get(commId);
+        ByteBuffer rec = box.data(0, ERROR_RECORD_BYTES);
+        if (g == null || rec == null) {
+          throw new IllegalStateException("communicator " + commId + " of this task has no device group");
+        }
+        byte[] bytes = new byte[ERROR_RECORD_BYTES];
+        rec.get(bytes);
+        long c = box.requestLong(0);
+        throw g.error(bytes, c >= 0 && c < COLLECTIVES.length ? COLLECTIVES[(int) c] : null);
+      }
       default -> throw new IllegalArgumentException("unknown request " + op + " from the Python side");
     }
+  }
+
+  /** The error record's size the Python side sends (the kernel table's GcErrorRecord fits in it). */
+  static final int ERROR_RECORD_BYTES = 64;
+
+  /**
+   * The Python process's GPU joins communicator {@code commId}: every rank's facts and workspace
+   * handle (key=value lines the Python side wrote at the data area's start, a0 bytes) gathered over
+   * the communicator, this executor's host added, and the group's routes made from them by the GPU
+   * backend's {@link DeviceRoutes}: the route the Java communicator of such a group would take. The
+   * answer (key=value lines in the data area, r0 bytes): the kernels' layout, the timeout, the
+   * kernel image's file, every peer's handle and the route's findings.
+   */
+  private void deviceForm(int commId) throws IOException {
+    Communicator c = comm(commId);
+    DeviceRoutes routes = deviceRoutes();
+    long n = box.requestLong(0);
+    ByteBuffer mine = box.data(0, n);
+    if (mine == null || n <= 0) {
+      throw new IllegalArgumentException("the device facts lie outside the mailbox");
+    }
+    String host = task instanceof org.apache.spark.BarrierTaskContext b
+        ? GpuCollectives.hostOf(b.getTaskInfos()[task.partitionId()].address()) : "localhost";
+    byte[] own = (StandardCharsets.UTF_8.decode(mine) + "host=" + host + "\n").getBytes(StandardCharsets.UTF_8);
+    if (own.length > DEVICE_RECORD_BYTES) {
+      throw new IllegalArgumentException("the device facts take " + own.length + " bytes; at most "
+          + DEVICE_RECORD_BYTES + " fit");
+    }
+    ByteBuffer send = ByteBuffer.allocate(DEVICE_RECORD_BYTES).put(own).clear();
+    ByteBuffer all = ByteBuffer.allocate(DEVICE_RECORD_BYTES * c.size());
+    c.allGather(new CommBuffer.Host(send), new CommBuffer.Host(all), DEVICE_RECORD_BYTES, DataType.UINT8);
+    List<Map<String, String>> records = new ArrayList<>();
+    List<dev.gpucoll.core.spi.MemberInfo> members = new ArrayList<>();
+    for (int r = 0; r < c.size(); r++) {
+      Map<String, String> rec = keyValues(all, r * DEVICE_RECORD_BYTES);
+      records.add(rec);
+      Map<String, String> facts = new HashMap<>(rec);
+      facts.keySet().removeIf(k -> !k.contains("."));
+      members.add(new dev.gpucoll.core.spi.MemberInfo(r, rec.get("host"), rec.get("pid") + "@" + rec.get("host"),
+          facts));
+    }
+    DeviceRoutes.Group g = routes.group(c.rank(), members, GpuCollectives.confFor(task, Map.of()));
+    deviceGroups.put(commId, g);
+    Path image = shmDir.resolve(name + "-kernels-" + commId);
+    Files.deleteIfExists(image);
+    Files.createFile(image, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+    Files.write(image, routes.kernelImage()); // the Python side reads it once and unlinks it
+    StringBuilder out = new StringBuilder();
+    out.append("timeoutNs=").append(GpuCollectives.confFor(task, Map.of())
+        .get(dev.gpucoll.core.config.GpuCollConf.TIMEOUT).toNanos()).append('\n');
+    out.append("image=").append(image).append('\n');
+    for (int r = 0; r < records.size(); r++) {
+      for (String k : List.of("pid", "ipc", "nonce")) {
+        out.append("peer.").append(r).append('.').append(k).append('=').append(records.get(r).get(k)).append('\n');
+      }
+    }
+    for (String f : g.findings()) {
+      out.append("finding=").append(f.replace('\n', ' ')).append('\n');
+    }
+    byte[] bytes = out.toString().getBytes(StandardCharsets.UTF_8);
+    ByteBuffer dst = box.data(0, bytes.length);
+    if (dst == null) {
+      throw new IllegalStateException("the device group's answer (" + bytes.length + " bytes) does not fit the mailbox");
+    }
+    dst.put(bytes);
+    box.respond(0, bytes.length, 0, 0, "");
+  }
+
+  private static DeviceRoutes deviceRoutes() {
+    return ServiceLoader.load(DeviceRoutes.class, PythonSession.class.getClassLoader()).findFirst()
+        .orElseThrow(() -> new IllegalStateException("GPU arrays need the GPU backend (gpucoll-cuda) on the executor's"
+            + " class path; it is not there"));
+  }
+
+  /** The key=value lines of a NUL-padded record at {@code offset}. */
+  private static Map<String, String> keyValues(ByteBuffer all, int offset) {
+    byte[] b = new byte[DEVICE_RECORD_BYTES];
+    all.get(offset, b);
+    int end = 0;
+    while (end < b.length && b[end] != 0) {
+      end++;
+    }
+    Map<String, String> out = new HashMap<>();
+    for (String line : new String(b, 0, end, StandardCharsets.UTF_8).split("\n")) {
+      int eq = line.indexOf('=');
+      if (eq > 0) {
+        out.put(line.substring(0, eq), line.substring(eq + 1));
+      }
+    }
+    return out;
   }
 
   /**

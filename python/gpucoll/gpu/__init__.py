@@ -1,0 +1,1 @@
+"""GPU arrays: our kernels launched in the Python process on the executor's routes."""
