@@ -397,6 +397,12 @@ class Communicator:
                     _driver.copy_async(r.pointer, s.pointer, r.nbytes, s.stream)
                 m.count(coll, route.algorithm)
                 return
+        from .gpu import _driver
+        if _driver.is_capturing(s.stream):
+            raise InvalidArgumentError("gpucoll: %s of GPU arrays takes %s here (%s), which a CUDA graph cannot"
+                                       " capture: run it outside the capture" % (
+                                           w.COLLECTIVE_API_NAMES[coll], "gpu-staged-host",
+                                           "a grouped call" if self._batch is not None else route.algorithm))
         m.count(coll, "gpu-staged-host")
         hs = None if coll == 5 and self.rank != root else self._to_host(s)
         out = np.empty(r.nbytes, np.uint8)
@@ -425,6 +431,9 @@ class Communicator:
         from .gpu import _driver
         h = np.empty(a.nbytes, np.uint8)
         _driver.use_device(a.device)
+        if _driver.is_capturing(a.stream):
+            raise InvalidArgumentError("gpucoll: this call of GPU arrays runs through host copies, which a CUDA graph"
+                                       " cannot capture: run it outside the capture")
         _driver.copy_to_host_async(h.ctypes.data, a.pointer, a.nbytes, a.stream)
         _driver.synchronize(a.stream)
         return h

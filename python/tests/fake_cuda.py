@@ -105,6 +105,7 @@ def install(uuid, peers=""):
         "copy_to_device_async": lambda d, h, n, st: ctypes.memmove(d, h, n),
         "copy_async": lambda d, s, n, st: ctypes.memmove(d, s, n),
         "synchronize": lambda st: None,
+        "is_capturing": lambda st: False,
         "ipc_handle": ipc_handle, "ipc_open": ipc_open, "ipc_close": lambda p: None,
         "load_module": lambda image: len(image),
         "function": lambda module, name: name,

@@ -52,6 +52,7 @@ _SIGNATURES = {
     "cuMemcpyHtoDAsync_v2": [_U64, _P, _SZ, _P],
     "cuMemcpyDtoDAsync_v2": [_U64, _U64, _SZ, _P],
     "cuStreamSynchronize": [_P],
+    "cuStreamIsCapturing": [_P, ctypes.POINTER(_I)],
     "cuCtxSynchronize": [],
     "cuIpcGetMemHandle": [ctypes.c_char_p, _U64],
     "cuIpcOpenMemHandle_v2": [ctypes.POINTER(_U64), ctypes.c_char * 64, _U],
@@ -226,6 +227,12 @@ def copy_to_device_async(dst, host_pointer, n, stream):
 
 def copy_async(dst, src, n, stream):
     check(lib().cuMemcpyDtoDAsync_v2(dst, src, n, stream), "cuMemcpyDtoDAsync")
+
+
+def is_capturing(stream):
+    status = _I()
+    check(lib().cuStreamIsCapturing(stream, ctypes.byref(status)), "cuStreamIsCapturing")
+    return status.value != 0
 
 
 def synchronize(stream):

@@ -81,6 +81,10 @@ class PythonWireTest {
     java.put("OP_REPORT", (long) PythonSession.OP_REPORT);
     java.put("OP_CLOSE", (long) PythonSession.OP_CLOSE);
     java.put("OP_GROW", (long) PythonSession.OP_GROW);
+    java.put("OP_DEVICE_FORM", (long) PythonSession.OP_DEVICE_FORM);
+    java.put("OP_DEVICE_ROUTE", (long) PythonSession.OP_DEVICE_ROUTE);
+    java.put("OP_DEVICE_ERROR", (long) PythonSession.OP_DEVICE_ERROR);
+    java.put("OP_DEVICE_ABI", (long) PythonSession.OP_DEVICE_ABI);
     java.put("FLAG_REFUSED", (long) PythonSession.FLAG_REFUSED);
     java.put("FLAG_GROUP", (long) PythonSession.FLAG_GROUP);
     java.forEach((name, value) -> {
