@@ -5,7 +5,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 GPU_PATHS=(spark-plugin/gpucoll-cuda spark-plugin/gpucoll-gpu-checks spark-plugin/gpucoll-cudf native-kernels
   spark-plugin/gpucoll-linalg spark-plugin/gpucoll-cusolvermp
-  examples/src/main/java/dev/gpucoll/examples/gpu scripts/gpu-bundle scripts/spark-gpu scripts/gpu-acceptance)
+  examples/src/main/java/dev/gpucoll/examples/gpu scripts/gpu-bundle scripts/spark-gpu scripts/gpu-acceptance
+  python/gpucoll/gpu python/gpu-checks scripts/python/gpu-check.sh)
 ROW=$(grep -E '^\| [0-9]{4}-[0-9]{2}-[0-9]{2} \|' "$ROOT/docs/gpu-acceptance.md" | grep -E '\| PASS[^|]*\|$' | tail -1 || true)
 if [ -z "$ROW" ]; then
   echo "no PASS row in docs/gpu-acceptance.md: the GPU code at HEAD has not passed the acceptance command"

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # The GPU acceptance command: on the GPU machine (no Java there), from the repository root, with the
-# bundle that scripts/gpu-acceptance/build.sh made here carried along (.spark-bundle, .spark-app,
-# .gpu-accept):
+# bundle that scripts/gpu-acceptance/build.sh made here carried along (.spark-bundle, .pyspark,
+# .gpu-accept; .spark-app is unpacked from .gpu-accept/spark-app.tar.xz):
 #   bash scripts/gpu-acceptance/run.sh
 # It runs, one after another, each bounded: the C++ correctness test (gc_test --quick), the GPU suite
-# (--quick), the NCCL self-check, the Spark GPU job (--quick) plain and with fractional GPUs, the three
-# examples through Spark, and the GPU benchmark (--quick, then the grouped-calls section at 1, 2 and 4
-# ranks), distributed LU and Cholesky on cuBLAS/cuSOLVER and their timing; the cuDF job too when CUDF_JAR
-# names its jar. It prints one PASS/FAIL table and appends its row to
-# docs/gpu-acceptance.md; the row, the table and every log come back under $OUT
-# (gpu-acceptance-row.md, summary.txt, acceptance-logs.tar.gz): append the row to docs/gpu-acceptance.md here.
+# (--quick), the NCCL self-check, the Spark GPU job (--quick) plain and with fractional GPUs, the
+# PySpark GPU job (1 rank, then 2 ranks sharing the GPU), the three examples through Spark, and the
+# GPU benchmark (--quick, then the grouped-calls section at 1, 2 and 4 ranks), distributed LU and
+# Cholesky on cuBLAS/cuSOLVER and their timing; the cuDF job too when CUDF_JAR names its jar. It prints
+# one PASS/FAIL table and appends its row to docs/gpu-acceptance.md; the row, the table and every log
+# come back under $OUT (gpu-acceptance-row.md, summary.txt, acceptance-logs.tar.gz): append the row to docs/gpu-acceptance.md here.
 # Exit status 0 only when every step passed.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,6 +23,11 @@ START=$(date +%s)
 BUDGET_S=${BUDGET_S:-540}
 ACCEPT="$ROOT/.gpu-accept"
 APP="$ROOT/.spark-app"
+# Our jars travel stored, in one xz stream; here they become .spark-app again, as the steps expect it.
+if [ -f "$ACCEPT/spark-app.tar.xz" ]; then
+  rm -rf "$APP"
+  xz -dc "$ACCEPT/spark-app.tar.xz" | tar -x -C "$ROOT" || { echo "gpu-acceptance: unpacking .spark-app failed" >&2; exit 2; }
+fi
 for need in "$ACCEPT/COMMIT" "$APP/COMMIT"; do
   [ -f "$need" ] || { echo "gpu-acceptance: $need is missing: build the bundle with scripts/gpu-acceptance/build.sh" >&2; exit 2; }
 done
@@ -45,7 +50,7 @@ CP="$(ls "$APP"/gpucoll-dist_2.13-*.jar | head -1):$(ls "$APP"/gpucoll-check-sup
 JRUN="'$JAVA' -Xmx8g -XX:+UseParallelGC -Dorg.bytedeco.javacpp.cachedir=/tmp/javacpp-cache -cp '$CP'"
 BIN=/tmp/gpucoll-bin
 mkdir -p "$BIN"
-gunzip -c "$ACCEPT/gc_test.gz" > "$BIN/gc_test" && chmod +x "$BIN/gc_test"
+xz -dc "$ACCEPT/gc_test.xz" > "$BIN/gc_test" && chmod +x "$BIN/gc_test"
 cp native-kernels/test/correctness-matrix.txt "$BIN/"
 
 declare -A RESULT
@@ -84,6 +89,8 @@ step suite 150 "$JRUN dev.gpucoll.cuda.check.GpuSuite --quick --budget-seconds 1
 step nccl 60 "$JRUN dev.gpucoll.cuda.check.NcclSelfCheck"
 step spark 150 "bash scripts/spark-gpu/run.sh --quick"
 step spark-frac 120 "bash scripts/spark-gpu/run.sh --quick --fractional"
+# The PySpark job through spark-submit --py-files: 1 rank with the GPU, then 2 ranks sharing it.
+step python 120 "bash scripts/python/gpu-check.sh --commit $COMMIT"
 # The three examples, then distributed LU and Cholesky with cuBLAS / cuSOLVER kernels on the ranks.
 step examples 240 "bash scripts/spark-gpu/examples.sh --master 'local[4]' && EXAMPLES='lu cholesky' \\
   bash scripts/spark-gpu/examples.sh --master 'local[4]' --kernels gpu --n 2048 --block 128"
@@ -113,7 +120,7 @@ DATE=$(date -u +%F)
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
 MACHINE="$(nvidia-smi -L | grep -c '^GPU ') x $GPU"
-ROW="| $DATE | $COMMIT | $MACHINE | $DRIVER | ${RESULT[gc_test]} | ${RESULT[suite]} | ${RESULT[nccl]} | ${RESULT[spark]} | ${RESULT[spark-frac]} | ${RESULT[examples]} | ${RESULT[linalg]} | ${RESULT[bench]} | $RESULT_ALL (${TOTAL} s) |"
+ROW="| $DATE | $COMMIT | $MACHINE | $DRIVER | ${RESULT[gc_test]} | ${RESULT[suite]} | ${RESULT[nccl]} | ${RESULT[spark]} | ${RESULT[spark-frac]} | ${RESULT[python]} | ${RESULT[examples]} | ${RESULT[linalg]} | ${RESULT[bench]} | $RESULT_ALL (${TOTAL} s) |"
 {
   echo "================ GPU acceptance: $RESULT_ALL in ${TOTAL} s, commit $COMMIT, $MACHINE, driver $DRIVER"
   for n in "${ORDER[@]}"; do printf '%-11s %s\n' "$n" "${RESULT[$n]}"; done

@@ -4,7 +4,8 @@ stored jars compresses far better with xz than already-deflated jars), native li
 other platforms dropped, and, for the jars a package list names, only the classes of the listed
 packages kept (every other entry is kept).
 
-Usage: repack_jars.py SRC_DIR DST_DIR [PACKAGE_LIST]
+Usage: repack_jars.py [--keep-natives] SRC_DIR DST_DIR [PACKAGE_LIST]
+  --keep-natives: keep every native library (our jars: JUCX's libjucx_amd64.so names no OS)
   PACKAGE_LIST: lines "<jar name prefix> <package>" ('#' starts a comment)
 Prints one line per jar: name, bytes before, after, entries dropped.
 """
@@ -37,7 +38,7 @@ def read_packages(path):
     return out
 
 
-def repack(src, dst, packages):
+def repack(src, dst, packages, keep_natives=False):
     dropped = 0
     jar = os.path.basename(src)
     kept_packages = next((v for k, v in packages.items() if jar.startswith(k + "-")), None)
@@ -47,7 +48,7 @@ def repack(src, dst, packages):
             if kept_packages is not None and name.endswith(".class") and name.rsplit("/", 1)[0] not in kept_packages:
                 dropped += 1
                 continue
-            if not keep(jar, name):
+            if not keep_natives and not keep(jar, name):
                 dropped += 1
                 continue
             out = zipfile.ZipInfo(info.filename, date_time=info.date_time)
@@ -58,17 +59,21 @@ def repack(src, dst, packages):
 
 
 def main():
-    if len(sys.argv) not in (3, 4):
+    args = sys.argv[1:]
+    keep_natives = args[:1] == ["--keep-natives"]
+    if keep_natives:
+        args = args[1:]
+    if len(args) not in (2, 3):
         sys.exit(__doc__)
-    src_dir, dst_dir = sys.argv[1], sys.argv[2]
-    packages = read_packages(sys.argv[3]) if len(sys.argv) == 4 else {}
+    src_dir, dst_dir = args[0], args[1]
+    packages = read_packages(args[2]) if len(args) == 3 else {}
     os.makedirs(dst_dir, exist_ok=True)
     for name in sorted(os.listdir(src_dir)):
         if not name.endswith(".jar"):
             continue
         src = os.path.join(src_dir, name)
         dst = os.path.join(dst_dir, name)
-        dropped = repack(src, dst, packages)
+        dropped = repack(src, dst, packages, keep_natives)
         print("%-60s %10d -> %10d  entries dropped: %d" % (name, os.path.getsize(src), os.path.getsize(dst), dropped))
 
 

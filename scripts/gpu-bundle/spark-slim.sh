@@ -26,10 +26,11 @@ APP="$ROOT/.spark-app"
 PART_MIB=${SPARK_PART_MIB:-56}
 # Spark's launcher adds --add-modules=jdk.incubator.vector to every executor command line, and its
 # classes, Hadoop's and Jetty's use these (found with jdeps --print-module-deps, then by running: Hadoop's
-# UserGroupInformation, which every Spark JVM calls, needs jdk.security.auth's UnixLoginModule).
+# UserGroupInformation, which every Spark JVM calls, needs jdk.security.auth's UnixLoginModule; the
+# plugin's Python channel checks its peer with jdk.net's SO_PEERCRED).
 SPARK_JDK_MODULES=java.base,java.compiler,java.desktop,java.instrument,java.logging,java.management,java.naming,\
 java.net.http,java.rmi,java.scripting,java.security.jgss,java.security.sasl,java.sql,java.xml,jdk.incubator.vector,\
-jdk.management,jdk.unsupported,jdk.crypto.ec,jdk.zipfs,jdk.security.auth,jdk.security.jgss
+jdk.management,jdk.unsupported,jdk.crypto.ec,jdk.zipfs,jdk.security.auth,jdk.security.jgss,jdk.net
 
 MVN=(mvn -B -q -o)
 if ! mvn -B -q -o -f "$ROOT/scripts/gpu-bundle/spark-slim/pom.xml" dependency:resolve >/dev/null 2>&1; then

@@ -78,10 +78,10 @@ if [ -n "$CUDF_JAR" ]; then
   ls "$APP"/gpucoll-cudf-*.jar >/dev/null 2>&1 || { echo "run.sh: no gpucoll-cudf jar in .spark-app (rebuild it with" \
     "scripts/gpu-bundle/spark-slim.sh --app-only)" >&2; exit 2; }
 fi
-JAVA="$SPARK_SLIM/jre/bin/java"
-export JAVA_HOME="$SPARK_SLIM/jre" SPARK_HOME="$SPARK_SLIM" SPARK_SCALA_VERSION=2.13
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast on these machines
 RUN=$(mktemp -d /tmp/gpucoll-spark-run.XXXXXX)
+# JAVA, JFLAGS, JAVA_HOME, SPARK_HOME; cluster_start, cluster_stop
+source "$ROOT/scripts/spark-gpu/cluster.sh"
 export SPARK_LOCAL_DIRS="$RUN/local" # the Workers' and executors' scratch space, removed at the end
 # As a user deploys it: the one jar through --jars, the job as the application jar; no extraClassPath.
 DIST_JAR=$(ls "$APP"/gpucoll-dist_2.13-*.jar | head -1)
@@ -95,8 +95,6 @@ else
   JARS="$DIST_JAR,$CHECK_JAR"
   JOB=SparkGpuCheck
 fi
-# Spark's own JVM flags for Java 17+ (one place: spark.jvm.flags in the root pom).
-read -r -a JFLAGS <<< "$(sed -n 's:.*<spark.jvm.flags>\(.*\)</spark.jvm.flags>.*:\1:p' "$ROOT/pom.xml")"
 LOG4J="-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties"
 
 # ---- 2. the cluster
@@ -119,45 +117,10 @@ echo "== Spark run: backend $BACKEND, $WORKERS worker(s), $RANKS rank(s)${FRACTI
   | tee "$RUN/logs/gpus.txt"
 "$JAVA" -version 2>&1 | sed -n 1p
 
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  wait 2>/dev/null
-}
+cleanup() { cluster_stop; }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null \
-  || echo $((20000 + RANDOM % 20000)); }
-MPORT=$(free_port)
-MASTER="spark://127.0.0.1:$MPORT"
-# Master and Workers log at Spark's default level (INFO): the registration lines below are read from it.
-"$JAVA" "${JFLAGS[@]}" -Xmx1g -cp "$SPARK_SLIM/jars/*" org.apache.spark.deploy.master.Master \
-  --host 127.0.0.1 --port "$MPORT" --webui-port 0 > "$RUN/logs/master.log" 2>&1 &
-PIDS+=($!)
-for ((w = 0; w < WORKERS; w++)); do
-  WOPTS=()
-  if [ -n "$TASK_GPU" ]; then
-    # Each Worker sees only its GPU, so its executors never discover the other Workers' GPUs.
-    printf '#!/usr/bin/env bash\necho '"'"'{"name": "gpu", "addresses": ["%d"]}'"'"'\n' "$w" > "$RUN/gpu$w.sh"
-    chmod +x "$RUN/gpu$w.sh"
-    WOPTS=(-Dspark.worker.resource.gpu.amount=1 "-Dspark.worker.resource.gpu.discoveryScript=$RUN/gpu$w.sh")
-  fi
-  "$JAVA" "${JFLAGS[@]}" -Xmx1g "${WOPTS[@]}" -cp "$SPARK_SLIM/jars/*" \
-    org.apache.spark.deploy.worker.Worker --host 127.0.0.1 --port 0 --webui-port 0 --cores "$CORES" \
-    --memory "$([ "$BACKEND" = gpu ] && echo 24g || echo 2g)" --work-dir "$RUN/work$w" "$MASTER" \
-    > "$RUN/logs/worker$w.log" 2>&1 &
-  PIDS+=($!)
-done
-registered() { grep -c 'Registering worker' "$RUN/logs/master.log" 2>/dev/null; }
-for _ in $(seq 1 240); do
-  [ "$(registered)" -ge "$WORKERS" ] && break
-  for p in "${PIDS[@]}"; do
-    kill -0 "$p" 2>/dev/null || { echo "run.sh: the Master or a Worker exited at start:" >&2
-      grep -h -m3 -E 'Exception|Error' "$RUN"/logs/*.log >&2; tar -C "$RUN" -czf "$LOGS/spark-logs.tar.gz" logs ; exit 1; }
-  done
-  sleep 0.5
-done
-if [ "$(registered)" -lt "$WORKERS" ]; then
-  echo "run.sh: only $(registered) of $WORKERS workers registered with the master within 120 s" >&2
+if ! cluster_start "$WORKERS" "$CORES" "$([ "$BACKEND" = gpu ] && echo 24g || echo 2g)" \
+    "$([ -n "$TASK_GPU" ] && echo gpu)"; then
   tar -C "$RUN" -czf "$LOGS/spark-logs.tar.gz" logs
   exit 1
 fi
