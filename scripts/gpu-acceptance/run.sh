@@ -90,7 +90,7 @@ step nccl 60 "$JRUN dev.gpucoll.cuda.check.NcclSelfCheck"
 step spark 150 "bash scripts/spark-gpu/run.sh --quick"
 step spark-frac 120 "bash scripts/spark-gpu/run.sh --quick --fractional"
 # The PySpark job through spark-submit --py-files: 1 rank with the GPU, then 2 ranks sharing it.
-step python 120 "bash scripts/python/gpu-check.sh --commit $COMMIT"
+step python 200 "bash scripts/python/gpu-check.sh --commit $COMMIT"
 # The three examples, then distributed LU and Cholesky with cuBLAS / cuSOLVER kernels on the ranks.
 step examples 240 "bash scripts/spark-gpu/examples.sh --master 'local[4]' && EXAMPLES='lu cholesky' \\
   bash scripts/spark-gpu/examples.sh --master 'local[4]' --kernels gpu --n 2048 --block 128"
