@@ -91,6 +91,7 @@ fi
 submit() {
   local ranks=$1 task_gpu=$2
   echo "== python-$ranks: $ranks rank(s), task gpu amount $task_gpu"
+  mkdir -p "$OUT/python-$ranks"
   "$JAVA" "${JFLAGS[@]}" "$LOG4J" -Xmx2g -cp "$SPARK_SLIM/jars/*" org.apache.spark.deploy.SparkSubmit \
     --master "$MASTER" --deploy-mode client --jars "$DIST_JAR" --py-files "$RUN/gpucoll.zip" \
     --conf spark.plugins=dev.gpucoll.spark.GpuCollectivesPlugin \
