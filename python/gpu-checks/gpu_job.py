@@ -226,9 +226,9 @@ def main():
     p.add_argument("--commit", default="")
     p.add_argument("--calls", type=int, default=2000)
     args = p.parse_args()
-    from pyspark.sql import SparkSession
-    spark = SparkSession.builder.appName("gpucoll-python-gpu-%dr" % args.ranks).getOrCreate()
-    sc = spark.sparkContext
+    from pyspark import SparkConf, SparkContext
+    # SparkContext, not a SparkSession: the GPU machine's slim Spark set has no spark-sql.
+    sc = SparkContext.getOrCreate(SparkConf().setAppName("gpucoll-python-gpu-%dr" % args.ranks))
     sc.setLogLevel("WARN")
     phases = ["route"] + (["forced"] if args.ranks == 1 else [])
     results = {}
@@ -267,7 +267,7 @@ def main():
                 failures.append(("ddp", 0, "losses differ by %g" % diff))
     print("failures: %s" % (failures or "none"))
     print("gpucoll python gpu check: %s" % ("FAIL" if failures else "PASS"))
-    spark.stop()
+    sc.stop()
     sys.exit(1 if failures else 0)
 
 
