@@ -20,6 +20,11 @@ CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
 CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
 
+class _IpcHandle(ctypes.Structure):
+    """CUipcMemHandle: 64 bytes passed by value (a ctypes array would pass a pointer)."""
+    _fields_ = [("reserved", ctypes.c_char * 64)]
+
+
 _P = ctypes.c_void_p
 _U64 = ctypes.c_uint64
 _I = ctypes.c_int
@@ -55,7 +60,7 @@ _SIGNATURES = {
     "cuStreamIsCapturing": [_P, ctypes.POINTER(_I)],
     "cuCtxSynchronize": [],
     "cuIpcGetMemHandle": [ctypes.c_char_p, _U64],
-    "cuIpcOpenMemHandle_v2": [ctypes.POINTER(_U64), ctypes.c_char * 64, _U],
+    "cuIpcOpenMemHandle_v2": [ctypes.POINTER(_U64), _IpcHandle, _U],
     "cuIpcCloseMemHandle": [_U64],
     "cuModuleLoadData": [ctypes.POINTER(_P), ctypes.c_char_p],
     "cuModuleGetFunction": [ctypes.POINTER(_P), _P, ctypes.c_char_p],
@@ -246,7 +251,7 @@ def ipc_handle(pointer):
 
 
 def ipc_open(handle):
-    h = (ctypes.c_char * 64).from_buffer_copy(handle)
+    h = _IpcHandle.from_buffer_copy(handle)
     p = _U64()
     check(lib().cuIpcOpenMemHandle_v2(ctypes.byref(p), h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
           "cuIpcOpenMemHandle")
