@@ -51,26 +51,47 @@ final class Backoff {
    * (simulated hosts on one machine, an oversubscribed host): spinning on only delays it (measured:
    * 3 simulated hosts on 2 cores, 8 B calls 4-8 ms with a fixed 2 ms budget, against 0.9-1.6 ms for
    * the calls that spun 50 us). So every {@link #REMOTE_SLOW_STREAK} waits in a row that had to
-   * yield halve the budget, down to this, and each wait met while spinning doubles it again: where
-   * a message arrives within the spin, as on a host with a core per rank, the budget stays; a
-   * loaded machine that now and then holds a peer up does not shrink it (measured: shrinking at
-   * every yielding wait left 2 simulated hosts at load 16 with 80 us medians at 8 B, 13 us with 2 ms).
+   * yield halve the budget, down to this, and a wait met only after more than half its budget
+   * doubles it again: where a message arrives within the spin, as on a host with a core per rank,
+   * the budget stays; a loaded machine that now and then holds a peer up does not shrink it
+   * (measured: shrinking at every yielding wait left 2 simulated hosts at load 16 with 80 us medians
+   * at 8 B, 13 us with 2 ms). A wait met sooner says nothing for a longer spin: where the group's
+   * ranks outnumber the cores, waits met within 20 us doubled a budget at the floor back to 2 ms
+   * within a few calls, whose waits that did outlast it then spun 2 ms on a core a peer needed
+   * (measured: 3 simulated hosts on 2 cores, calls of 4-6 ms for hundreds of calls against 0.2-0.3
+   * ms at the floor).
    */
   static final long REMOTE_MIN_SPIN_NANOS = 20_000;
   /** Waits in a row that had to yield before the learnt budget halves. */
   static final int REMOTE_SLOW_STREAK = 4;
   /**
-   * Every this many calls, on every leader at the same call (by its number), the learnt budget
-   * starts again from {@link #REMOTE_SPIN_NANOS}. Beside other work on the cores a budget at its
+   * Every this many calls, on every leader at the same calls (by their numbers), the learnt budget
+   * is put to a trial ({@link #REMOTE_TRIAL_CALLS}). Beside other work on the cores a budget at its
    * floor holds itself: every wait yields the core to that work, so the peer's waits outlast their
-   * spin too and no wait is met while spinning, which alone would grow the budget back (measured: 2
-   * simulated hosts on 2 cores beside a compiler, 8 B calls 100 us at the floor against 15-26 us with
-   * a 2 ms spin, Open MPI 16 us). Both leaders spinning again meet their messages and keep the
-   * budget. Where the peer needs this very core the budget shrinks back only slowly, since a 2 ms
-   * spin is then often met too (measured: 3 simulated hosts on 2 cores, the first size after the
-   * restart, 8 B allReduce, 1.1 ms a call against 0.17 ms without it; docs/bench-host.md).
+   * spin too and no wait is met while spinning (measured: 2 simulated hosts on 2 cores beside a
+   * compiler, 8 B calls 100 us at the floor against 15-26 us with a 2 ms spin, Open MPI 16 us). A
+   * 2 ms budget can hold itself as wrongly where the group's ranks outnumber the cores (3 simulated
+   * hosts on 2 cores): a leader whose peers are mostly there when it looks meets most waits at once,
+   * so 4 slow waits in a row are rare, while each wait that does outlast it spins 2 ms on the core a
+   * peer needs (measured: one of 3 leaders kept 2 ms for 6000 calls, 94 % of its waits met within 20
+   * us, at 400-2000 us a call against 180-210 us once every leader was at the floor).
    */
   static final long REMOTE_RESTART_CALLS = 4096;
+  /**
+   * The trial: the first this many calls of every {@link #REMOTE_RESTART_CALLS} (from the first)
+   * spin at most {@link #REMOTE_MIN_SPIN_NANOS}, the next as many up to {@link #REMOTE_SPIN_NANOS}
+   * (no wait learns meanwhile), and the budget then starts from the floor when its calls took at
+   * most {@link #REMOTE_FLOOR_WINS} of the spinning calls' time, else from the top. Spinning calls
+   * that have already taken {@link #REMOTE_SPIN_GIVES_UP} times the floor's whole half stop
+   * spinning at once (measured: 3 simulated hosts on 2 cores, every leader spinning 2 ms, 4-6 ms a
+   * call against 0.3 ms at the floor). Every leader times the same calls of one collective, whose
+   * period is the group's, so they choose alike.
+   */
+  static final long REMOTE_TRIAL_CALLS = 128;
+  /** The floor wins a trial when its calls took at most this share of the spinning calls' time. */
+  static final double REMOTE_FLOOR_WINS = 0.8;
+  /** A trial's spinning half ends early once it took this many times the floor's half. */
+  static final long REMOTE_SPIN_GIVES_UP = 2;
   /** Longest sleep between checks: a chunked large message waits many times per call. */
   private static final long MAX_PARK_NANOS = 100_000;
 
@@ -88,6 +109,11 @@ final class Backoff {
   private boolean largeCall;
   private long parkNanos;
   private int calls;
+  /** The call in progress is one of a trial's: its waits teach nothing. */
+  private boolean trial;
+  /** When the trial's present half began (System.nanoTime), and how long its floor's half took. */
+  private long trialStart;
+  private long floorHalfNanos;
 
   /** How a wait that has gone on for a while looks next. */
   enum Step { SPIN, YIELD, PARK }
@@ -117,37 +143,65 @@ final class Backoff {
    * Sets the spin budget for the waits of call {@code call} (numbered from 1, the same on every
    * leader) on another host, from the bytes the call moves; the budget holds however many ranks
    * share this host (the wait is for the network, not for them). Every
-   * {@link #REMOTE_RESTART_CALLS} calls the learnt budget starts again from its top.
+   * {@link #REMOTE_RESTART_CALLS} calls, from the first, the learnt budget is put to a trial.
    */
   void expectRemote(long call, long bytes) {
-    if (call % REMOTE_RESTART_CALLS == 0) {
+    expectRemote(call, bytes, System.nanoTime());
+  }
+
+  /** {@link #expectRemote(long, long)} at time {@code now} (System.nanoTime): the policy, apart from the clock. */
+  void expectRemote(long call, long bytes, long now) {
+    long phase = (call - 1) % REMOTE_RESTART_CALLS;
+    if (phase == 0) {
+      trialStart = now;
+      remoteBudget = REMOTE_MIN_SPIN_NANOS;
+    } else if (phase == REMOTE_TRIAL_CALLS) {
+      floorHalfNanos = now - trialStart;
+      trialStart = now;
       remoteBudget = REMOTE_SPIN_NANOS;
+    } else if (phase > REMOTE_TRIAL_CALLS && phase < 2 * REMOTE_TRIAL_CALLS
+        && now - trialStart > REMOTE_SPIN_GIVES_UP * floorHalfNanos) {
+      remoteBudget = REMOTE_MIN_SPIN_NANOS; // the spinning half lost already
+    } else if (phase == 2 * REMOTE_TRIAL_CALLS) {
+      boolean floorWins = remoteBudget == REMOTE_MIN_SPIN_NANOS
+          || floorHalfNanos <= REMOTE_FLOOR_WINS * (now - trialStart);
+      remoteBudget = floorWins ? REMOTE_MIN_SPIN_NANOS : REMOTE_SPIN_NANOS;
       slowStreak = 0;
     }
+    trial = phase < 2 * REMOTE_TRIAL_CALLS;
     largeCall = bytes > REMOTE_LARGE_BYTES;
     spinNanos = Math.min(remoteBudget, largeCall ? REMOTE_LARGE_SPIN_NANOS : REMOTE_SPIN_NANOS);
   }
 
   /**
    * A wait for another host ended: {@link #REMOTE_SLOW_STREAK} in a row that had to go past their
-   * spin halve the learnt budget, one that did not doubles it (within
+   * spin halve the learnt budget, one met after more than half of it doubles it (within
    * [{@link #REMOTE_MIN_SPIN_NANOS}, {@link #REMOTE_SPIN_NANOS}]). The waits of large calls teach
    * nothing: they spin {@link #REMOTE_LARGE_SPIN_NANOS} at most and outlast it as the data flows, so
-   * they would shrink the small calls' budget whatever the peer does.
+   * they would shrink the small calls' budget whatever the peer does; nor do a trial's.
    */
   void remoteWaitDone() {
-    if (largeCall) {
-      yielded = false;
-      return;
+    boolean slow = yielded;
+    yielded = false;
+    if (!largeCall && !trial) {
+      learnRemote(slow, start == 0 ? 0 : System.nanoTime() - start);
     }
-    if (!yielded) {
+  }
+
+  /**
+   * The learnt budget after a wait of a small call outside a trial that went past its spin
+   * ({@code slow}) or was met after {@code waitedNanos}: the policy, apart from the clock.
+   */
+  void learnRemote(boolean slow, long waitedNanos) {
+    if (!slow) {
       slowStreak = 0;
-      remoteBudget = Math.min(REMOTE_SPIN_NANOS, remoteBudget * 2);
+      if (2 * waitedNanos > remoteBudget) {
+        remoteBudget = Math.min(REMOTE_SPIN_NANOS, remoteBudget * 2);
+      }
     } else if (++slowStreak >= REMOTE_SLOW_STREAK) {
       slowStreak = 0;
       remoteBudget = Math.max(REMOTE_MIN_SPIN_NANOS, remoteBudget / 2);
     }
-    yielded = false;
   }
 
   /** The spin budget the next wait for another host of a small call starts with. */
