@@ -55,6 +55,8 @@ final class PythonSession implements Runnable {
   static final int OP_DEVICE_ABI = 11;
   /** Bytes each rank contributes to the device group's exchange (its facts and handle as key=value lines). */
   static final int DEVICE_RECORD_BYTES = 16384;
+  /** The error record's size the Python side sends (the kernel table's GcErrorRecord fits in it). */
+  static final int ERROR_RECORD_BYTES = 64;
   /** The collective code of MAXLOC / MINLOC in a call record (after {@link Collective}'s ordinals). */
   static final int LOC_ALL_REDUCE = Collective.values().length;
   static final int FLAG_REFUSED = 1;
@@ -264,9 +266,6 @@ final class PythonSession implements Runnable {
     }
   }
 
-  /** The error record's size the Python side sends (the kernel table's GcErrorRecord fits in it). */
-  static final int ERROR_RECORD_BYTES = 64;
-
   /**
    * The Python process's GPU joins communicator {@code commId}: every rank's facts and workspace
    * handle (key=value lines the Python side wrote at the data area's start, a0 bytes) gathered over
@@ -303,7 +302,8 @@ final class PythonSession implements Runnable {
       members.add(new dev.gpucoll.core.spi.MemberInfo(r, rec.get("host"), rec.get("pid") + "@" + rec.get("host"),
           facts));
     }
-    DeviceRoutes.Group g = routes.group(c.rank(), members, GpuCollectives.confFor(task, Map.of()));
+    dev.gpucoll.core.config.GpuCollConf conf = GpuCollectives.confFor(task, Map.of());
+    DeviceRoutes.Group g = routes.group(c.rank(), members, conf);
     deviceGroups.put(commId, g);
     Path image = shmDir.resolve(name + "-kernels-" + commId);
     Files.deleteIfExists(image);
@@ -311,8 +311,7 @@ final class PythonSession implements Runnable {
         java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
     Files.write(image, routes.kernelImage()); // the Python side reads it once and unlinks it
     StringBuilder out = new StringBuilder();
-    out.append("timeoutNs=").append(GpuCollectives.confFor(task, Map.of())
-        .get(dev.gpucoll.core.config.GpuCollConf.TIMEOUT).toNanos()).append('\n');
+    out.append("timeoutNs=").append(conf.get(dev.gpucoll.core.config.GpuCollConf.TIMEOUT).toNanos()).append('\n');
     out.append("image=").append(image).append('\n');
     for (int r = 0; r < records.size(); r++) {
       for (String k : List.of("pid", "ipc", "nonce")) {
