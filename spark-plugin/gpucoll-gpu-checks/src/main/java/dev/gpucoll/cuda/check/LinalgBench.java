@@ -83,6 +83,8 @@ public final class LinalgBench {
     }
     System.out.println("CUDA_MODULE_LOADING=" + System.getenv("CUDA_MODULE_LOADING")
         + " (EAGER: ranks sharing a GPU must not load a kernel lazily while another rank's kernel spins)");
+    System.out.println("CUDA_DEVICE_MAX_CONNECTIONS=" + System.getenv("CUDA_DEVICE_MAX_CONNECTIONS")
+        + " (32: each rank's streams a hardware queue of their own, none behind another rank's spinning kernel)");
     List<Row> rows = new ArrayList<>();
     boolean failed = false;
     for (String factor : factors) {
