@@ -96,12 +96,9 @@ step examples 240 "bash scripts/spark-gpu/examples.sh --master 'local[4]' && EXA
   bash scripts/spark-gpu/examples.sh --master 'local[4]' --kernels gpu --n 2048 --block 128"
 # gpucoll-linalg's device path (DeviceSolver) on 1 x 1, 1 x 2, 2 x 1 and 2 x 2 grids of ranks sharing
 # the GPU, ragged shapes, every factorization's solve residual checked (LinalgBench fails above 10);
-# the libraries loaded eagerly and a hardware queue per stream, as ranks that spin on one GPU need
-# (docs/linalg.md "On the device"); then potrf on 1 x 3, the shape that stopped before queues were set.
-step linalg 200 "CUDA_MODULE_LOADING=EAGER CUDA_DEVICE_MAX_CONNECTIONS=32 $JRUN dev.gpucoll.cuda.check.LinalgBench --sizes 1000,2049 --block 128 \
-  --grids 1x1,1x2,2x1,2x2 --repeat 1 --commit $COMMIT --json-dir \"\$OUT\" && CUDA_MODULE_LOADING=EAGER \
-  CUDA_DEVICE_MAX_CONNECTIONS=32 $JRUN dev.gpucoll.cuda.check.LinalgBench --sizes 1000 --block 128 --grids 1x3,2x3 \
-  --factors potrf --repeat 3 --commit $COMMIT --json-dir \"\$OUT/linalg-3-columns\""
+# the libraries loaded eagerly, as ranks that spin on one GPU need (docs/linalg.md "On the device").
+step linalg 150 "CUDA_MODULE_LOADING=EAGER $JRUN dev.gpucoll.cuda.check.LinalgBench --sizes 1000,2049 --block 128 \
+  --grids 1x1,1x2,2x1,2x2 --repeat 1 --commit $COMMIT --json-dir \"\$OUT\""
 # The benchmark's quick sections, then its grouped calls at 1, 2 and 4 ranks (each section bounded),
 # then the factorizations' timing against one process (cuSOLVER getrf / potrf of the whole matrix).
 step bench 260 "$JRUN dev.gpucoll.cuda.check.GpuBench --quick --section-timeout-s 60 --json-dir \"\$OUT/bench\" \

@@ -57,14 +57,12 @@ fi
 
 # The distributed LU and Cholesky on the device beside cuSOLVER (and cuSOLVERMp when the bundle has it).
 # Ranks sharing the GPU spin in our kernels: every library kernel is loaded when its library loads, never
-# lazily while a peer spins (CUDA_MODULE_LOADING=EAGER), and every stream gets a hardware queue of its own
-# (CUDA_DEVICE_MAX_CONNECTIONS=32; with CUDA's 8, two ranks' streams can share one, and a library kernel
-# queued behind a peer's spinning collective waits for it: docs/linalg.md "On the device").
+# lazily while a peer spins (CUDA_MODULE_LOADING=EAGER). CUDA_DEVICE_MAX_CONNECTIONS passes through (32
+# did not keep potrf on 1 x 3 from stopping: docs/linalg.md "On the device").
 if [ "$WHAT" = linalg ]; then
   MP=""
   if unpack_cusolvermp; then MP=--cusolvermp; fi
-  CUDA_MODULE_LOADING=EAGER CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32} \
-    "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.check.LinalgBench \
+  CUDA_MODULE_LOADING=EAGER "$JAVA" "${JOPTS[@]}" dev.gpucoll.cuda.check.LinalgBench \
     ${LINALG_ARGS:---sizes 4096,8192,16384 --block 512,1024 --grids 1x1,2x2} $MP \
     --commit "$(head -1 "$BUNDLE/COMMIT" | cut -c1-7)" --json-dir "$LOGS" 2>&1 | tee -a "$LOGS/linalg.log"
   exit "${PIPESTATUS[0]}"
