@@ -130,7 +130,30 @@ final class UcxTransport implements PeerTransport {
 
   private static UcpParams params(String netDevices) {
     UcpParams p = new UcpParams().requestTagFeature();
-    return netDevices == null ? p : p.setConfig("NET_DEVICES", netDevices);
+    for (Map.Entry<String, String> e : settingsFor(netDevices, System.getenv()).entrySet()) {
+      p.setConfig(e.getKey(), e.getValue());
+    }
+    return p;
+  }
+
+  /**
+   * UCX settings of a context on {@code netDevices} ({@link #netDevicesFor}; null: UCX's choice):
+   * NET_DEVICES, and where those are one network interface and no RDMA port (TCP alone) eager
+   * messages at every size (RNDV_THRESH=inf): over TCP, UCX's rendezvous adds a round trip per
+   * message and copies the data anyway, and the eager protocol took allReduce 1 MiB between two
+   * hosts from 1.86x to 1.33x Open MPI's time (docs/bench-host.md). With an RDMA port the
+   * rendezvous is what moves large messages without copies, so it stays. A UCX_RNDV_THRESH in the
+   * environment stands.
+   */
+  static Map<String, String> settingsFor(String netDevices, Map<String, String> env) {
+    if (netDevices == null) {
+      return Map.of();
+    }
+    boolean tcpOnly = !netDevices.contains(":");
+    if (tcpOnly && env.get("UCX_RNDV_THRESH") == null) {
+      return Map.of("NET_DEVICES", netDevices, "RNDV_THRESH", "inf");
+    }
+    return Map.of("NET_DEVICES", netDevices);
   }
 
   /** Contexts limited to the network devices named by their key (see {@link #netDevicesFor}). */

@@ -29,6 +29,17 @@ class UcxNetDevicesTest {
   }
 
   @Test
+  void tcpAloneSendsEagerAtEverySizeUnlessTheEnvironmentSaysOtherwise() {
+    assertEquals(java.util.Map.of("NET_DEVICES", "eth0", "RNDV_THRESH", "inf"),
+        UcxTransport.settingsFor("eth0", java.util.Map.of()));
+    assertEquals(java.util.Map.of("NET_DEVICES", "eth0"),
+        UcxTransport.settingsFor("eth0", java.util.Map.of("UCX_RNDV_THRESH", "64k")));
+    assertEquals(java.util.Map.of("NET_DEVICES", "eth0,mlx5_0:1"),
+        UcxTransport.settingsFor("eth0,mlx5_0:1", java.util.Map.of()), "an RDMA port keeps UCX's rendezvous");
+    assertEquals(java.util.Map.of(), UcxTransport.settingsFor(null, java.util.Map.of()));
+  }
+
+  @Test
   void aWorkerOnTheLimitedContextHasAnAddress() {
     NeedsUcx.assume();
     UcxTransport t = UcxTransport.open(1, "127.0.0.1");
