@@ -184,22 +184,6 @@ def latency(comm, dev, calls):
                 best = us if best is None else min(best, us)
             row[name] = round(best, 3)
         row["ours_over_nccl"] = round(row["ours_us"] / row["nccl_us"], 3)
-        # The floor of a launch from Python: the same kernel and arguments through the same ctypes
-        # cuLaunchKernel, nothing else (a one-rank kernel takes a fresh epoch on the device anyway).
-        m = comm._device
-        r = m._routes[(0, 0, 0, nbytes // 4)]
-        stream = torch.cuda.current_stream(dev).cuda_stream
-        best = None
-        for _ in range(5):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                m._launch(r.function, r.grid, 1, 1, r.block, 1, 1, 0, stream, m._params, None)
-            torch.cuda.synchronize()
-            us = (time.perf_counter() - t0) / calls * 1e6
-            best = us if best is None else min(best, us)
-        row["ctypes_launch_us"] = round(best, 3)
-        row["ours_over_launch"] = round(row["ours_us"] / best, 3)
         rows.append(row)
     dist.destroy_process_group()
     return rows
@@ -272,10 +256,8 @@ def main():
         print("%-7s %5.1f s  checks per rank %s  graph: %s  observed: %s" % (
             phase, res["seconds"], [r["checks"] for r in res["ranks"]], r0.get("graph"), r0.get("observed")))
         for row in r0.get("latency", []):
-            print("  eager all_reduce %6d B: ours %7.3f us, torch.distributed NCCL %7.3f us, ours/NCCL %.3f;"
-                  " the bare ctypes launch %6.3f us, ours/launch %.2f" % (
-                      row["bytes"], row["ours_us"], row["nccl_us"], row["ours_over_nccl"], row["ctypes_launch_us"],
-                      row["ours_over_launch"]))
+            print("  eager all_reduce %6d B: ours %7.3f us, torch.distributed NCCL %7.3f us, ours/NCCL %.3f" % (
+                row["bytes"], row["ours_us"], row["nccl_us"], row["ours_over_nccl"]))
         if "ddp" in r0:
             d = r0["ddp"]
             diff = max(abs(a - b) for a, b in zip(d["gpucoll"], d["nccl"]))

@@ -57,8 +57,7 @@ fi
 
 # The distributed LU and Cholesky on the device beside cuSOLVER (and cuSOLVERMp when the bundle has it).
 # Ranks sharing the GPU spin in our kernels: every library kernel is loaded when its library loads, never
-# lazily while a peer spins (CUDA_MODULE_LOADING=EAGER). CUDA_DEVICE_MAX_CONNECTIONS passes through (32
-# did not keep potrf on 1 x 3 from stopping: docs/linalg.md "On the device").
+# lazily while a peer spins (CUDA_MODULE_LOADING=EAGER).
 if [ "$WHAT" = linalg ]; then
   MP=""
   if unpack_cusolvermp; then MP=--cusolvermp; fi

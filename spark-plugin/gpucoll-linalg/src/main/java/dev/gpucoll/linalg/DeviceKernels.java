@@ -14,7 +14,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import org.bytedeco.cuda.cublas.cublasContext;
-import org.bytedeco.cuda.cudart.CUevent_st;
 import org.bytedeco.cuda.cudart.CUfunc_st;
 import org.bytedeco.cuda.cudart.CUmod_st;
 import org.bytedeco.cuda.cudart.CUstream_st;
@@ -56,14 +55,9 @@ final class DeviceKernels implements DeviceOps {
   /** Pinned host words for what a step reads back (pivots, status), {@link #HOST_WORDS} of 8 bytes. */
   private final long host;
   static final int HOST_WORDS = 1 << 19;
-  private final CUevent_st[] events = new CUevent_st[EVENTS];
-  /** The side stream's kernel set (null on the side stream itself, which owns its stream). */
-  private final DeviceKernels side;
-  private final boolean ownsStream;
 
-  private DeviceKernels(long stream, boolean isSide) {
+  private DeviceKernels(long stream) {
     this.stream = stream;
-    this.ownsStream = isSide;
     this.cuStream = new CUstream_st(at(stream));
     check(cublas.cublasCreate_v2(blas), "cublasCreate");
     check(cublas.cublasSetStream_v2(blas, cuStream), "cublasSetStream");
@@ -75,17 +69,6 @@ final class DeviceKernels implements DeviceOps {
     Pointer h = new Pointer();
     check(cudart.cudaMallocHost(h, 8L * HOST_WORDS), "cudaMallocHost");
     host = h.address();
-    for (int e = 0; e < EVENTS; e++) {
-      events[e] = new CUevent_st();
-      check(cudart.cudaEventCreateWithFlags(events[e], cudart.cudaEventDisableTiming), "cudaEventCreateWithFlags");
-    }
-    side = isSide ? null : new DeviceKernels(nonBlockingStream(), true);
-  }
-
-  private static long nonBlockingStream() {
-    CUstream_st s = new CUstream_st();
-    check(cudart.cudaStreamCreateWithFlags(s, cudart.cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-    return s.address();
   }
 
   /** The kernel set on {@code stream} (a cudaStream_t) of the calling thread's current device. */
@@ -98,7 +81,7 @@ final class DeviceKernels implements DeviceOps {
       throw new IllegalStateException("the device kernel set needs CUDA's runtime, cuBLAS and cuSOLVER (libcudart,"
           + " libcublas, libcusolver of the CUDA toolkit on LD_LIBRARY_PATH): " + e, e);
     }
-    return new DeviceKernels(stream, false);
+    return new DeviceKernels(stream);
   }
 
   @Override
@@ -107,34 +90,7 @@ final class DeviceKernels implements DeviceOps {
   }
 
   @Override
-  public DeviceOps side() {
-    if (side == null) {
-      throw new IllegalStateException("a side stream has no side stream of its own");
-    }
-    return side;
-  }
-
-  @Override
-  public void record(int event) {
-    check(cudart.cudaEventRecord(events[event], cuStream), "cudaEventRecord");
-  }
-
-  @Override
-  public void await(DeviceOps other, int event) {
-    check(cudart.cudaStreamWaitEvent(cuStream, ((DeviceKernels) other).events[event], 0), "cudaStreamWaitEvent");
-  }
-
-  @Override
   public void close() {
-    if (side != null) {
-      side.close();
-    }
-    for (CUevent_st e : events) {
-      cudart.cudaEventDestroy(e);
-    }
-    if (ownsStream) {
-      cudart.cudaStreamSynchronize(cuStream);
-    }
     cusolver.cusolverDnDestroy(solver);
     cublas.cublasDestroy_v2(blas);
     cudart.cudaFree(at(blasWorkspace));
@@ -142,9 +98,6 @@ final class DeviceKernels implements DeviceOps {
     one.close();
     minusOne.close();
     zero.close();
-    if (ownsStream) {
-      cudart.cudaStreamDestroy(cuStream);
-    }
   }
 
   // ---- memory ----

@@ -29,23 +29,6 @@ interface DeviceOps extends AutoCloseable {
   /** Waits for the stream. */
   void sync();
 
-  /**
-   * The kernel set on this one's side stream: a second stream of the same device with its own
-   * library handles and workspace, made when this one opens, so that a step can run beside this
-   * stream's work (the trailing update beside the next panel). {@link #record} and {@link #await}
-   * order the two streams; nothing else does.
-   */
-  DeviceOps side();
-
-  /** Marks everything enqueued on this stream so far as event {@code event} (0 ≤ event < {@link #EVENTS}). */
-  void record(int event);
-
-  /** Work enqueued on this stream from now on waits for {@code other}'s last {@link #record} of {@code event}. */
-  void await(DeviceOps other, int event);
-
-  /** Events each stream has. */
-  int EVENTS = 4;
-
   /** Host memory the stream can copy to and from (valid to read after {@link #sync}). */
   long host();
 

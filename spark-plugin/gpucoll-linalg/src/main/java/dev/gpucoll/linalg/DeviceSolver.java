@@ -358,18 +358,6 @@ public final class DeviceSolver implements AutoCloseable {
     }
   }
 
-  /** Events: the step's panel is everywhere it is needed (main stream); the next panel's block column is up to date (side). */
-  private static final int PANEL_READY = 0;
-  private static final int LOOKED_AHEAD = 1;
-  private static final int UPDATED = 2;
-
-  /**
-   * Right-looking with look-ahead: the trailing update of step k runs on the side stream, the next
-   * step's block column first, so that step k + 1's diagonal potrf, trsm and broadcasts (the main
-   * stream, where the collectives are) run beside the rest of step k's update. The panel and its
-   * transposed rows alternate between two buffers; step k + 2 reuses step k's only after awaiting
-   * the side stream past step k's update.
-   */
   private void potrfSteps(GridCalls calls, FactorPlan plan, DeviceMatrix a) {
     Descriptor d = a.descriptor();
     int np = d.gridRows();
@@ -379,108 +367,78 @@ public final class DeviceSolver implements AutoCloseable {
     int nb = d.nb();
     int most = d.numrocRows(d.rsrc());
     long diag = need("potrf.diag", 8L * (nb * nb + 1));
-    long[] panels = {need("potrf.panel.0", 8L * ((long) most * nb + 1)), need("potrf.panel.1", 8L * ((long) most * nb + 1))};
+    long panel = need("potrf.panel", 8L * ((long) most * nb + 1));
     long send = need("potrf.send", 8L * most * nb);
     long gathered = need("potrf.gathered", 8L * np * most * nb);
-    long[] transposed = {need("potrf.transposed.0", 8L * nb * a.cols()), need("potrf.transposed.1", 8L * nb * a.cols())};
+    long transposed = need("potrf.transposed", 8L * nb * a.cols());
     long columnRows = need("potrf.rows", 4L * a.cols() + 8);
     int lwork = kernels.potrfWorkspace(nb, lld);
     long work = need("potrf.work", 8L * lwork);
-    DeviceOps updates = kernels.side();
-    List<FactorPlan.Step> steps = plan.steps();
-    try {
-      for (int k = 0; k < steps.size(); k++) {
-        FactorPlan.Step s = steps.get(k);
-        long panel = panels[k % 2];
-        int w = s.width();
-        int r1 = s.trailingLocalRows(p).from();
-        int rows = a.rows() - r1;
-        int c0 = s.panelLocalCols().from();
-        long status = panel + 8L * rows * w;
-        kernels.await(updates, LOOKED_AHEAD);
-        if (q == s.panelCol()) {
-          if (p == s.diagRow()) {
-            int r0 = s.diagLocalRows().from();
-            kernels.potrf(a.at(r0, c0), lld, w, work, lwork, diag + 8L * w * w);
-            kernels.copy(diag, w, a.at(r0, c0), lld, w, w);
-          }
-          if (np > 1) {
-            calls.columnBroadcast(device(diag, 8L * (w * w + 1)), (long) w * w + 1, s.diagRow());
-          }
-          kernels.solveRightLowerTransposed(diag, w, a.at(r1, c0), lld, rows, w);
-          kernels.copy(panel, rows, a.at(r1, c0), lld, rows, w);
-          kernels.copyBytes(status, diag + 8L * w * w, 8);
+    for (FactorPlan.Step s : plan.steps()) {
+      int w = s.width();
+      int r1 = s.trailingLocalRows(p).from();
+      int rows = a.rows() - r1;
+      int c0 = s.panelLocalCols().from();
+      long status = panel + 8L * rows * w;
+      if (q == s.panelCol()) {
+        if (p == s.diagRow()) {
+          int r0 = s.diagLocalRows().from();
+          kernels.potrf(a.at(r0, c0), lld, w, work, lwork, diag + 8L * w * w);
+          kernels.copy(diag, w, a.at(r0, c0), lld, w, w);
         }
-        if (d.gridCols() > 1) {
-          calls.rowBroadcast(device(panel, 8L * ((long) rows * w + 1)), (long) rows * w + 1, s.panelCol());
-        }
-        kernels.copyBytes(kernels.host(), status, 4);
-        kernels.sync();
-        throwIfNotDefinite(kernels.hostInt(0), s.first());
-        if (s.end() == d.n()) {
-          continue;
-        }
-        // The rows of L21 that match this rank's trailing columns come from the process rows holding them.
-        int widest = 0;
-        for (int pr = 0; pr < np; pr++) {
-          widest = Math.max(widest, d.numrocRows(pr) - d.localRowsBefore(s.end(), pr));
-        }
-        long all = panel;
-        int ldAll = rows;
         if (np > 1) {
-          kernels.copy(send, widest, panel, rows, rows, w);
-          calls.columnAllGather(device(send, 8L * widest * w), device(gathered, 8L * np * widest * w), (long) widest * w);
-          all = gathered;
-          ldAll = widest;
+          calls.columnBroadcast(device(diag, 8L * (w * w + 1)), (long) w * w + 1, s.diagRow());
         }
-        IndexRange right = s.trailingLocalCols(q);
-        int[] index = new int[right.size()];
-        for (int lj = right.from(); lj < right.to(); lj++) {
-          int g = d.indxg2pRow(d.indxl2gCol(lj, q));
-          int gl = d.indxg2lRow(d.indxl2gCol(lj, q)) - d.localRowsBefore(s.end(), g);
-          index[lj - right.from()] = (np > 1 ? g * widest * w : 0) + gl;
+        kernels.solveRightLowerTransposed(diag, w, a.at(r1, c0), lld, rows, w);
+        kernels.copy(panel, rows, a.at(r1, c0), lld, rows, w);
+        kernels.copyBytes(status, diag + 8L * w * w, 8);
+      }
+      if (d.gridCols() > 1) {
+        calls.rowBroadcast(device(panel, 8L * ((long) rows * w + 1)), (long) rows * w + 1, s.panelCol());
+      }
+      kernels.copyBytes(kernels.host(), status, 4);
+      kernels.sync();
+      throwIfNotDefinite(kernels.hostInt(0), s.first());
+      if (s.end() == d.n()) {
+        continue;
+      }
+      // The rows of L21 that match this rank's trailing columns come from the process rows holding them.
+      int widest = 0;
+      for (int pr = 0; pr < np; pr++) {
+        widest = Math.max(widest, d.numrocRows(pr) - d.localRowsBefore(s.end(), pr));
+      }
+      long all = panel;
+      int ldAll = rows;
+      if (np > 1) {
+        kernels.copy(send, widest, panel, rows, rows, w);
+        calls.columnAllGather(device(send, 8L * widest * w), device(gathered, 8L * np * widest * w), (long) widest * w);
+        all = gathered;
+        ldAll = widest;
+      }
+      IndexRange right = s.trailingLocalCols(q);
+      int c1 = right.from();
+      int cols = right.size();
+      int[] index = new int[cols];
+      for (int lj = c1; lj < right.to(); lj++) {
+        int g = d.indxg2pRow(d.indxl2gCol(lj, q));
+        int gl = d.indxg2lRow(d.indxl2gCol(lj, q)) - d.localRowsBefore(s.end(), g);
+        index[lj - c1] = (np > 1 ? g * widest * w : 0) + gl;
+      }
+      kernels.putHostInts(HOST_ROWS_AT, index, 0, cols);
+      kernels.copyBytes(columnRows, kernels.host() + HOST_ROWS_AT, 4L * cols);
+      kernels.gatherRows(all, ldAll, columnRows, cols, 0, w, transposed, w); // w × cols, leading dimension w
+      for (int lj = c1; lj < right.to(); ) {
+        int width = Math.min(nb - lj % nb, right.to() - lj); // one block column of this rank
+        int g0 = d.indxl2gCol(lj, q);
+        int from = d.localRowsBefore(g0, p);
+        long t = transposed + 8L * (lj - c1) * w;
+        if (d.indxg2pRow(g0) == p) {
+          kernels.subtractSymmetricProduct(a.at(from, lj), lld, width, panel + 8L * (from - r1), rows, w);
+          from += width;
         }
-        long t = transposed[k % 2]; // w × right.size(), leading dimension w
-        kernels.putHostInts(HOST_ROWS_AT, index, 0, index.length);
-        kernels.copyBytes(columnRows, kernels.host() + HOST_ROWS_AT, 4L * index.length);
-        kernels.gatherRows(all, ldAll, columnRows, index.length, 0, w, t, w);
-        kernels.record(PANEL_READY);
-        updates.await(kernels, PANEL_READY);
-        FactorPlan.Step next = steps.get(k + 1);
-        int split = q == next.panelCol() ? next.panelLocalCols().to() : right.from();
-        update(updates, a, s, panel, rows, t, right.from(), right.from(), split);
-        updates.record(LOOKED_AHEAD);
-        update(updates, a, s, panel, rows, t, right.from(), split, right.to());
+        kernels.subtractProduct(a.at(from, lj), lld, a.rows() - from, width, panel + 8L * (from - r1), rows, t, w, w);
+        lj += width;
       }
-    } finally {
-      updates.record(UPDATED);
-      kernels.await(updates, UPDATED);
-    }
-  }
-
-  /**
-   * Step s's update of this rank's local columns [from, to) on {@code on}: per local block column a
-   * dsyrk on its diagonal block (where this process row holds it) and a dgemm below it. {@code t}:
-   * the transposed rows of L21 for the columns from {@code c1} on.
-   */
-  private void update(DeviceOps on, DeviceMatrix a, FactorPlan.Step s, long panel, int rows, long t, int c1,
-      int from, int to) {
-    Descriptor d = a.descriptor();
-    int p = a.prow();
-    int q = a.pcol();
-    int w = s.width();
-    int r1 = s.trailingLocalRows(p).from();
-    for (int lj = from; lj < to; ) {
-      int width = Math.min(d.nb() - lj % d.nb(), to - lj); // one block column of this rank
-      int g0 = d.indxl2gCol(lj, q);
-      int at = d.localRowsBefore(g0, p);
-      if (d.indxg2pRow(g0) == p) {
-        on.subtractSymmetricProduct(a.at(at, lj), d.lld(), width, panel + 8L * (at - r1), rows, w);
-        at += width;
-      }
-      on.subtractProduct(a.at(at, lj), d.lld(), a.rows() - at, width, panel + 8L * (at - r1), rows,
-          t + 8L * (lj - c1) * w, w, w);
-      lj += width;
     }
   }
 

@@ -3,10 +3,6 @@ package dev.gpucoll.linalg;
 import dev.gpucoll.api.CommBuffer;
 import dev.ludovic.netlib.lapack.JavaLAPACK;
 import dev.ludovic.netlib.lapack.LAPACK;
-import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -22,19 +18,13 @@ import org.netlib.util.intW;
  * A device kernel set over host memory, for running {@link DeviceSolver}'s steps without a GPU: its
  * "device" addresses are native host memory, the collectives get them as direct ByteBuffers (the
  * host backend's buffers), and each BLAS / LAPACK call is reference netlib's on a copy of its
- * operands. Everything on the stream runs at once: it is always idle. Its {@link #side()} stream is
- * the opposite: what is enqueued there runs as late as it may, when this stream awaits one of its
- * events or it is synchronized; so a step that reads the side stream's results without awaiting
- * them, or overwrites what the side stream has still to read, computes wrong numbers here. So the
- * steps' layout, index, planning and ordering code is checked here, and the CUDA calls behind
- * {@link DeviceKernels} on the GPU machine.
+ * operands. Everything runs at once: the stream is always idle. So the steps' layout, index and
+ * planning code is checked here, and the CUDA calls behind {@link DeviceKernels} on the GPU machine.
  */
 final class EmulatedDevice implements DeviceOps {
   private static final LAPACK LAPACK = JavaLAPACK.getInstance();
   private final List<Pointer> live = new ArrayList<>();
   private final long host = malloc(1 << 22);
-  private DeviceOps side;
-  private Deferred deferred;
 
   @Override
   public long stream() {
@@ -110,88 +100,6 @@ final class EmulatedDevice implements DeviceOps {
 
   @Override
   public void sync() {}
-
-  @Override
-  public synchronized DeviceOps side() {
-    if (side == null) {
-      deferred = new Deferred(this);
-      side = (DeviceOps) Proxy.newProxyInstance(DeviceOps.class.getClassLoader(), new Class<?>[] {DeviceOps.class},
-          deferred);
-    }
-    return side;
-  }
-
-  /** Everything on this stream has run already. */
-  @Override
-  public void record(int event) {}
-
-  @Override
-  public void await(DeviceOps other, int event) {
-    if (other == side && side != null) {
-      deferred.runThrough(event);
-    }
-  }
-
-  /**
-   * The side stream: memory, host words and sizes are the device's at once; every other call is kept
-   * in order and run when the device awaits a later event, or at sync and close.
-   */
-  private static final class Deferred implements InvocationHandler {
-    private static final java.util.Set<String> AT_ONCE = java.util.Set.of("stream", "malloc", "free", "buffer", "host",
-        "hostInt", "hostLong", "putHostInts", "getrfWorkspace", "potrfWorkspace");
-    private final EmulatedDevice device;
-    private final List<Runnable> queued = new ArrayList<>();
-    private final int[] recordedAt = new int[EVENTS];
-    private int ran;
-
-    Deferred(EmulatedDevice device) {
-      this.device = device;
-    }
-
-    @Override
-    public Object invoke(Object proxy, Method m, Object[] args) throws Throwable {
-      switch (m.getName()) {
-        case "record" -> recordedAt[(Integer) args[0]] = queued.size();
-        case "await" -> { } // the device's own stream has always run already
-        case "sync", "close" -> runThrough(-1);
-        case "side" -> throw new IllegalStateException("a side stream has no side stream of its own");
-        case "equals" -> {
-          return proxy == args[0];
-        }
-        case "hashCode" -> {
-          return System.identityHashCode(proxy);
-        }
-        case "toString" -> {
-          return "the emulated side stream";
-        }
-        default -> {
-          if (AT_ONCE.contains(m.getName())) {
-            return call(m, args);
-          }
-          queued.add(() -> call(m, args));
-        }
-      }
-      return null;
-    }
-
-    private Object call(Method m, Object[] args) {
-      try {
-        return m.invoke(device, args);
-      } catch (InvocationTargetException e) {
-        throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
-      } catch (IllegalAccessException e) {
-        throw new IllegalStateException(e);
-      }
-    }
-
-    /** Runs what was queued before the last record of {@code event} (everything: -1). */
-    void runThrough(int event) {
-      int to = event < 0 ? queued.size() : recordedAt[event];
-      while (ran < to) {
-        queued.get(ran++).run();
-      }
-    }
-  }
 
   @Override
   public long host() {
@@ -402,9 +310,6 @@ final class EmulatedDevice implements DeviceOps {
 
   @Override
   public synchronized void close() {
-    if (deferred != null) {
-      deferred.runThrough(-1);
-    }
     for (Pointer p : live) {
       Pointer.free(p);
     }

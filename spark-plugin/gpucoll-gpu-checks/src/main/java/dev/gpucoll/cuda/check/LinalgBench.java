@@ -31,19 +31,13 @@ import org.bytedeco.javacpp.IntPointer;
  * end, the slowest rank's; GFLOP/s count 2n³/3 (LU) and n³/3 (Cholesky). Every factorization is
  * checked: X of A X = B (B seeded, one column) by the residual ‖B − A X‖₂ / (‖A‖_F ‖X‖₂ n ε),
  * computed on the device apart from the routines. Prints a table and writes
- * {@code linalg-gpu-<date>-<commit>.json} into {@code --json-dir}, rewritten after every row. A case
- * that does not finish within {@code --case-timeout-s} is recorded as stopped, with every rank's
- * stack printed, and ends the run with exit status 3 (kernels that still spin cannot be taken back).
+ * {@code linalg-gpu-<date>-<commit>.json} into {@code --json-dir}.
  *
  * <p>Usage: LinalgBench [--sizes 4096,8192] [--block 1024] [--grids 1x1,2x2] [--factors getrf,potrf]
- * [--repeat 3] [--json-dir DIR] [--commit SHA] [--machine TEXT] [--case-timeout-s 600]
+ * [--repeat 3] [--json-dir DIR] [--commit SHA] [--machine TEXT]
  */
 public final class LinalgBench {
   private static final double EPS = Math.ulp(1.0) / 2;
-
-  private static Duration caseTimeout = Duration.ofMinutes(10);
-  /** What a case that does not finish does, before its group is closed. */
-  private static java.util.function.Consumer<RuntimeException> onStop = e -> { };
 
   private record Row(String factor, int n, int nb, String grid, double oursMs, double anchorMs, double residual) {
     /** The same factor by cuSOLVERMp 1 × 1: on our communicator's ncclComm_t, and on a plain one. */
@@ -84,14 +78,11 @@ public final class LinalgBench {
         case "--commit" -> commit = args[++i];
         case "--machine" -> machine = args[++i];
         case "--cusolvermp" -> withCuSolverMp = true;
-        case "--case-timeout-s" -> caseTimeout = Duration.ofSeconds(Long.parseLong(args[++i]));
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
       }
     }
     System.out.println("CUDA_MODULE_LOADING=" + System.getenv("CUDA_MODULE_LOADING")
         + " (EAGER: ranks sharing a GPU must not load a kernel lazily while another rank's kernel spins)");
-    System.out.println("CUDA_DEVICE_MAX_CONNECTIONS=" + System.getenv("CUDA_DEVICE_MAX_CONNECTIONS")
-        + " (hardware queues; unset: CUDA's 8)");
     List<Row> rows = new ArrayList<>();
     boolean failed = false;
     for (String factor : factors) {
@@ -100,29 +91,9 @@ public final class LinalgBench {
         double anchor = anchorMs(factor, n, repeat);
         for (int[] g : grids) {
           for (int nb : g[0] * g[1] == 1 ? blocks.subList(blocks.size() - 1, blocks.size()) : blocks) {
-            String caseName = factor + " n=" + n + " nb=" + nb + " on " + g[0] + " x " + g[1];
-            Row stopped = new Row(factor, n, nb, g[0] + "x" + g[1] + " (stopped)", Double.NaN, anchor, Double.NaN);
-            String dir = jsonDir.toString();
-            String c = commit;
-            String m = machine;
-            int rep = repeat;
-            onStop = e -> {
-              // Kernels that still spin cannot be taken back: say where every rank is, keep the record, end.
-              System.out.println(caseName + " STOPPED: " + e);
-              dumpRankThreads();
-              rows.add(stopped);
-              try {
-                writeRecord(Path.of(dir), c, m, rep, rows);
-              } catch (java.io.IOException io) {
-                System.out.println("record not written: " + io);
-              }
-              System.out.flush();
-              Runtime.getRuntime().halt(3);
-            };
             Row row = ours(factor, n, nb, g[0], g[1], repeat, anchor);
             rows.add(row);
             System.out.println(format(row));
-            writeRecord(jsonDir, commit, machine, repeat, rows);
             failed |= !(row.residual <= 10);
           }
         }
@@ -132,7 +103,6 @@ public final class LinalgBench {
             rows.add(row);
             System.out.println(format(row));
           }
-          writeRecord(jsonDir, commit, machine, repeat, rows);
         }
       }
     }
@@ -141,57 +111,23 @@ public final class LinalgBench {
     for (Row r : rows) {
       System.out.println(format(r));
     }
-    System.out.println("record: " + writeRecord(jsonDir, commit, machine, repeat, rows));
-    System.exit(failed ? 1 : 0);
-  }
-
-  private static Path writeRecord(Path jsonDir, String commit, String machine, int repeat, List<Row> rows)
-      throws java.io.IOException {
     Files.createDirectories(jsonDir);
     StringBuilder json = new StringBuilder("{\"kind\":\"linalg-gpu\",\"date\":\"" + LocalDate.now() + "\",\"commit\":\""
         + commit + "\",\"machine\":\"" + machine + "\",\"repeat\":" + repeat
-        + ",\"cuda_device_max_connections\":\"" + System.getenv("CUDA_DEVICE_MAX_CONNECTIONS") + "\""
         + ",\"timing\":\"median of repeat runs after an untimed one; slowest rank, call to stream end\","
         + "\"residual\":\"||B - A X||_2 / (||A||_F ||X||_2 n eps), eps = 2^-53\",\"rows\":[");
     for (int i = 0; i < rows.size(); i++) {
       Row r = rows.get(i);
       json.append(i == 0 ? "" : ",").append(String.format(Locale.ROOT, "{\"factor\":\"%s\",\"n\":%d,\"nb\":%d,"
-          + "\"grid\":\"%s\",\"ours_ms\":%s,\"ours_gflops\":%s,\"cusolver_ms\":%.3f,\"cusolver_gflops\":%.1f,"
-          + "\"cusolver_time_over_ours\":%s,\"residual\":%s}", r.factor, r.n, r.nb, r.grid, number(r.oursMs, 3),
-          number(r.gflops(r.oursMs), 1), r.anchorMs, r.gflops(r.anchorMs), number(r.anchorMs / r.oursMs, 3),
-          number(r.residual, 4)));
+          + "\"grid\":\"%s\",\"ours_ms\":%.3f,\"ours_gflops\":%.1f,\"cusolver_ms\":%.3f,\"cusolver_gflops\":%.1f,"
+          + "\"cusolver_time_over_ours\":%.3f,\"residual\":%.4f}", r.factor, r.n, r.nb, r.grid, r.oursMs,
+          r.gflops(r.oursMs), r.anchorMs, r.gflops(r.anchorMs), r.anchorMs / r.oursMs, r.residual));
     }
     json.append("]}\n");
     Path file = jsonDir.resolve("linalg-gpu-" + LocalDate.now() + "-" + commit + ".json");
     Files.writeString(file, json);
-    return file;
-  }
-
-  /** A JSON number, or null where there is none (a stopped case, cuSOLVERMp's unchecked residual). */
-  private static String number(double v, int decimals) {
-    return Double.isFinite(v) ? String.format(Locale.ROOT, "%." + decimals + "f", v) : "null";
-  }
-
-  /** Every rank thread's stack: where a case that did not finish is. */
-  private static void dumpRankThreads() {
-    Thread.getAllStackTraces().forEach((t, stack) -> {
-      if (t.getName().contains("-rank")) {
-        System.out.println("\"" + t.getName() + "\" " + t.getState());
-        for (StackTraceElement e : stack) {
-          System.out.println("    at " + e);
-        }
-      }
-    });
-  }
-
-  /** The case's body on every rank within {@code --case-timeout-s}; else {@link #onStop}, before the group closes. */
-  private static void runOrStop(RankGroup g, RankGroup.RankTask<Object> task) {
-    try {
-      g.onAll(caseTimeout, task);
-    } catch (RuntimeException e) {
-      onStop.accept(e);
-      throw e;
-    }
+    System.out.println("record: " + file);
+    System.exit(failed ? 1 : 0);
   }
 
   private static String format(Row r) {
@@ -218,7 +154,7 @@ public final class LinalgBench {
     double[] x = new double[n];
     System.out.println("  " + factor + " n=" + n + " nb=" + nb + " on " + np + " x " + nq + " ...");
     try (RankGroup g = RankGroup.create(np * nq, 0, null, Duration.ofMinutes(2), 8)) {
-      runOrStop(g, r -> {
+      g.onAll(Duration.ofMinutes(10), r -> {
         // cudaFree waits for the whole device: nothing is freed until every rank has left its last collective
         // (the grid's close included), or a rank's free would wait for a peer's spinning kernel, and that peer for it.
         ProcessGrid<GpuCommunicator> grid = ProcessGrid.of(r.comm, np, nq);
@@ -285,7 +221,7 @@ public final class LinalgBench {
     Descriptor da = Descriptor.of(n, n, nb, nb, 1, 1);
     List<Row> out = new ArrayList<>();
     try (RankGroup g = RankGroup.create(1, 0, null, Duration.ofMinutes(2), 8)) {
-      g.onAll(caseTimeout, r -> {
+      g.onAll(Duration.ofMinutes(10), r -> {
         org.bytedeco.cuda.nccl.ncclComm plain = CuSolverMpCheck.plainNcclComm(0);
         long ipiv = CudaNative.malloc(8L * dev.gpucoll.cusolvermp.CuSolverMp.pivotCount(da, 0));
         try (DeviceMatrix a = DeviceMatrix.allocate(da, 0, 0);
