@@ -141,7 +141,7 @@ final class UcxTransport implements PeerTransport {
    * NET_DEVICES, and where those are one network interface and no RDMA port (TCP alone) eager
    * messages at every size (RNDV_THRESH=inf): over TCP, UCX's rendezvous adds a round trip per
    * message and copies the data anyway, and the eager protocol took allReduce 1 MiB between two
-   * hosts from 1.86x to 1.33x Open MPI's time (docs/bench-host.md). With an RDMA port the
+   * hosts from 1.58x to 1.25x Open MPI's time in one run (docs/bench-host.md). With an RDMA port the
    * rendezvous is what moves large messages without copies, so it stays. A UCX_RNDV_THRESH in the
    * environment stands.
    */
