@@ -530,14 +530,15 @@ public final class GpuCollectives {
     }
   }
 
+  /** The task's settings: the executor's (shipped by the driver plugin) overridden by the job's local properties. */
+  static GpuCollConf confFor(TaskContext task) {
+    return confFor(task, GpuCollExecutorPlugin.active, Map.of());
+  }
+
   /**
    * The executor's settings (shipped by the driver plugin) overridden by the job's local properties,
    * then by the caller's (the Python session's).
    */
-  static GpuCollConf confFor(TaskContext task, Map<String, String> overrides) {
-    return confFor(task, GpuCollExecutorPlugin.active, overrides);
-  }
-
   private static GpuCollConf confFor(TaskContext task, GpuCollExecutorPlugin.ExecutorState plugin,
       Map<String, String> overrides) {
     Map<String, String> settings = new HashMap<>();

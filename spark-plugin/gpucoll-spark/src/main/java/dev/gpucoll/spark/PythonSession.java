@@ -9,9 +9,11 @@ import dev.gpucoll.api.LocOp;
 import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
-import dev.gpucoll.core.spi.DeviceRoutes;
 import dev.gpucoll.core.report.ReportingCommunicator;
+import dev.gpucoll.core.spi.DeviceRoutes;
+import dev.gpucoll.core.spi.MemberInfo;
 import dev.gpucoll.core.wait.CallBounds;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -19,6 +21,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -171,7 +174,7 @@ final class PythonSession implements Runnable {
     switch (op) {
       case OP_FORM -> {
         Communicator c = GpuCollectives.communicatorOf(task, Map.of(
-            dev.gpucoll.core.config.GpuCollConf.INTERNAL_WAITERS_PER_RANK.key(), String.valueOf(WAITERS_PER_RANK)));
+            GpuCollConf.INTERNAL_WAITERS_PER_RANK.key(), String.valueOf(WAITERS_PER_RANK)));
         comms.put(0, c);
         spin = spins(task);
         box.respond(0, c.rank(), c.size(), spin ? 1 : 0, c.backend());
@@ -236,9 +239,7 @@ final class PythonSession implements Runnable {
       case OP_DEVICE_ABI -> {
         StringBuilder out = new StringBuilder();
         deviceRoutes().abi().forEach((k, v) -> out.append(k).append('=').append(v).append('\n'));
-        byte[] bytes = out.toString().getBytes(StandardCharsets.UTF_8);
-        box.data(0, bytes.length).put(bytes);
-        box.respond(0, bytes.length, 0, 0, "");
+        respondText(out, "the kernels' layout");
       }
       case OP_DEVICE_FORM -> deviceForm(commId);
       case OP_DEVICE_ROUTE -> {
@@ -293,25 +294,23 @@ final class PythonSession implements Runnable {
     ByteBuffer all = ByteBuffer.allocate(DEVICE_RECORD_BYTES * c.size());
     c.allGather(new CommBuffer.Host(send), new CommBuffer.Host(all), DEVICE_RECORD_BYTES, DataType.UINT8);
     List<Map<String, String>> records = new ArrayList<>();
-    List<dev.gpucoll.core.spi.MemberInfo> members = new ArrayList<>();
+    List<MemberInfo> members = new ArrayList<>();
     for (int r = 0; r < c.size(); r++) {
       Map<String, String> rec = keyValues(all, r * DEVICE_RECORD_BYTES);
       records.add(rec);
       Map<String, String> facts = new HashMap<>(rec);
       facts.keySet().removeIf(k -> !k.contains("."));
-      members.add(new dev.gpucoll.core.spi.MemberInfo(r, rec.get("host"), rec.get("pid") + "@" + rec.get("host"),
-          facts));
+      members.add(new MemberInfo(r, rec.get("host"), rec.get("pid") + "@" + rec.get("host"), facts));
     }
-    dev.gpucoll.core.config.GpuCollConf conf = GpuCollectives.confFor(task, Map.of());
+    GpuCollConf conf = GpuCollectives.confFor(task);
     DeviceRoutes.Group g = routes.group(c.rank(), members, conf);
     deviceGroups.put(commId, g);
     Path image = shmDir.resolve(name + "-kernels-" + commId);
     Files.deleteIfExists(image);
-    Files.createFile(image, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+    Files.createFile(image, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
     Files.write(image, routes.kernelImage()); // the Python side reads it once and unlinks it
     StringBuilder out = new StringBuilder();
-    out.append("timeoutNs=").append(conf.get(dev.gpucoll.core.config.GpuCollConf.TIMEOUT).toNanos()).append('\n');
+    out.append("timeoutNs=").append(conf.get(GpuCollConf.TIMEOUT).toNanos()).append('\n');
     out.append("image=").append(image).append('\n');
     for (int r = 0; r < records.size(); r++) {
       for (String k : List.of("pid", "ipc", "nonce")) {
@@ -321,10 +320,15 @@ final class PythonSession implements Runnable {
     for (String f : g.findings()) {
       out.append("finding=").append(f.replace('\n', ' ')).append('\n');
     }
-    byte[] bytes = out.toString().getBytes(StandardCharsets.UTF_8);
+    respondText(out, "the device group's answer");
+  }
+
+  /** Answers with {@code text} at the data area's start, r0 its length in bytes. */
+  private void respondText(CharSequence text, String what) {
+    byte[] bytes = text.toString().getBytes(StandardCharsets.UTF_8);
     ByteBuffer dst = box.data(0, bytes.length);
     if (dst == null) {
-      throw new IllegalStateException("the device group's answer (" + bytes.length + " bytes) does not fit the mailbox");
+      throw new IllegalStateException(what + " (" + bytes.length + " bytes) does not fit the mailbox");
     }
     dst.put(bytes);
     box.respond(0, bytes.length, 0, 0, "");
