@@ -8,8 +8,9 @@ import struct
 
 import numpy as np
 
+from . import _arrays as host_arrays
 from . import _wire as w
-from ._arrays import _CODES, adapt, new_result
+from ._arrays import _CODES, adapt
 from .gpu import _arrays as gpu_arrays
 from .errors import CollectiveError, CommunicatorStateError, InvalidArgumentError
 
@@ -22,6 +23,11 @@ _PAIR_INDICES = {np.dtype(np.int32): "INT32", np.dtype(np.int64): "INT64"}
 
 def _align(n):
     return (n + _ALIGN - 1) & ~(_ALIGN - 1)
+
+
+def _kit(x):
+    """The adapters for ``x``: the GPU's for arrays on a GPU (our kernels in this process), else the host's."""
+    return gpu_arrays if gpu_arrays.is_device(x) else host_arrays
 
 
 def _code(table, name, value):
@@ -107,77 +113,63 @@ class Communicator:
     @_refusing(0)
     def _all_reduce(self, send, recv, op):
         opc = _code(w.REDUCE_OPS, "op", op)
-        if gpu_arrays.is_device(send):
-            s = gpu_arrays.adapt(send, "send", writable=recv is None)
-            r = s if recv is None else gpu_arrays.adapt(recv, "recv", writable=True)
-            self._same_type(s, r)
-            self._fits(r, s.count)
-            self._on_device(0, s, r, s.count, opc)
-            return send if recv is None else recv
-        s = adapt(send, "send", writable=recv is None)
-        r = s if recv is None else adapt(recv, "recv", writable=True)
+        kit = _kit(send)
+        s = kit.adapt(send, "send", writable=recv is None)
+        r = s if recv is None else kit.adapt(recv, "recv", writable=True)
         self._same_type(s, r)
         self._fits(r, s.count)
-        self._submit(_Call(0, s.code, opc, s.count, send=s.bytes(), recv_bytes=s.bytes().nbytes, out=r.bytes(),
-                           in_place=r is s))
+        if kit is gpu_arrays:
+            self._on_device(0, s, r, s.count, opc)
+        else:
+            self._submit(_Call(0, s.code, opc, s.count, send=s.bytes(), recv_bytes=s.bytes().nbytes, out=r.bytes(),
+                               in_place=r is s))
         return send if recv is None else recv
 
     @_refusing(1)
     def all_gather(self, send, recv=None):
         """Every rank's send in rank order: shape (size, *send.shape) when ``recv`` is not given."""
-        if gpu_arrays.is_device(send):
-            s = gpu_arrays.adapt(send, "send")
-            out, result = self._device_result(s, recv, (self.size,) + s.shape)
-            self._same_type(s, out)
-            self._fits(out, s.count * self.size)
-            self._on_device(1, s, out, s.count)
-            return result
-        s = adapt(send, "send")
-        out, result = self._result(s, recv, (self.size,) + s.array.shape)
+        kit = _kit(send)
+        s = kit.adapt(send, "send")
+        out, result = self._result(s, recv, (self.size,) + s.shape, kit)
         self._same_type(s, out)
         self._fits(out, s.count * self.size)
-        self._submit(_Call(1, s.code, 0, s.count, send=s.bytes(), recv_bytes=s.bytes().nbytes * self.size,
-                           out=out.bytes()))
+        if kit is gpu_arrays:
+            self._on_device(1, s, out, s.count)
+        else:
+            self._submit(_Call(1, s.code, 0, s.count, send=s.bytes(), recv_bytes=s.bytes().nbytes * self.size,
+                               out=out.bytes()))
         return result
 
     @_refusing(2)
     def reduce_scatter(self, send, recv=None, op="sum"):
         """Block ``rank`` of the reduction over ranks of send (send.size a multiple of size)."""
         opc = _code(w.REDUCE_OPS, "op", op)
-        if gpu_arrays.is_device(send):
-            s = gpu_arrays.adapt(send, "send")
-            count = self._blocks(s)
-            out, result = self._device_result(s, recv, self._block_shape(s, count))
-            self._same_type(s, out)
-            self._fits(out, count)
-            self._on_device(2, s, out, count, opc)
-            return result
-        s = adapt(send, "send")
+        kit = _kit(send)
+        s = kit.adapt(send, "send")
         count = self._blocks(s)
-        out, result = self._result(s, recv, self._block_shape(s, count))
+        out, result = self._result(s, recv, self._block_shape(s, count), kit)
         self._same_type(s, out)
         self._fits(out, count)
-        self._submit(_Call(2, s.code, opc, count, send=s.bytes(), recv_bytes=count * s.array.itemsize,
-                           out=out.bytes()))
+        if kit is gpu_arrays:
+            self._on_device(2, s, out, count, opc)
+        else:
+            self._submit(_Call(2, s.code, opc, count, send=s.bytes(), recv_bytes=count * s.array.itemsize,
+                               out=out.bytes()))
         return result
 
     @_refusing(3)
     def all_to_all(self, send, recv=None):
         """Block r of the result = block ``rank`` of rank r's send (send.size a multiple of size)."""
-        if gpu_arrays.is_device(send):
-            s = gpu_arrays.adapt(send, "send")
-            count = self._blocks(s)
-            out, result = self._device_result(s, recv, s.shape)
-            self._same_type(s, out)
-            self._fits(out, s.count)
-            self._on_device(3, s, out, count)
-            return result
-        s = adapt(send, "send")
+        kit = _kit(send)
+        s = kit.adapt(send, "send")
         count = self._blocks(s)
-        out, result = self._result(s, recv, s.array.shape)
+        out, result = self._result(s, recv, s.shape, kit)
         self._same_type(s, out)
         self._fits(out, s.count)
-        self._submit(_Call(3, s.code, 0, count, send=s.bytes(), recv_bytes=s.bytes().nbytes, out=out.bytes()))
+        if kit is gpu_arrays:
+            self._on_device(3, s, out, count)
+        else:
+            self._submit(_Call(3, s.code, 0, count, send=s.bytes(), recv_bytes=s.bytes().nbytes, out=out.bytes()))
         return result
 
     @_refusing(4)
@@ -209,21 +201,19 @@ class Communicator:
     @_refusing(5)
     def broadcast(self, buf, root=0, recv=None):
         """recv = root's buf on every rank; in place (into ``buf``) without ``recv``. Returns the result."""
-        if gpu_arrays.is_device(buf):
-            b = gpu_arrays.adapt(buf, "buf", writable=recv is None and self.rank != root)
-            r = b if recv is None else gpu_arrays.adapt(recv, "recv", writable=True)
-            self._same_type(b, r)
-            self._fits(r, b.count)
+        kit = _kit(buf)
+        b = kit.adapt(buf, "buf", writable=recv is None and self.rank != root)
+        r = b if recv is None else kit.adapt(recv, "recv", writable=True)
+        self._same_type(b, r)
+        self._fits(r, b.count)
+        if kit is gpu_arrays:
+            # the route is asked before any call record carries the root to the executor's check
             if not 0 <= int(root) < self.size:
                 raise InvalidArgumentError("gpucoll: root %r is not a rank of this group of %d" % (root, self.size))
             self._on_device(5, b, r, b.count, root=int(root))
-            return buf if recv is None else recv
-        b = adapt(buf, "buf", writable=recv is None and self.rank != root)
-        r = b if recv is None else adapt(recv, "recv", writable=True)
-        self._same_type(b, r)
-        self._fits(r, b.count)
-        self._submit(_Call(5, b.code, 0, b.count, root=int(root), send=b.bytes() if self.rank == root else None,
-                           recv_bytes=b.bytes().nbytes, out=r.bytes(), in_place=r is b))
+        else:
+            self._submit(_Call(5, b.code, 0, b.count, root=int(root), send=b.bytes() if self.rank == root else None,
+                               recv_bytes=b.bytes().nbytes, out=r.bytes(), in_place=r is b))
         return buf if recv is None else recv
 
     def barrier(self):
@@ -261,8 +251,8 @@ class Communicator:
         got = np.empty_like(pairs)
         self._submit(_Call(w.LOC_ALL_REDUCE, w.PAIR_TYPES.index(vname + "_" + iname), opc, n,
                            send=pairs.reshape(-1), recv_bytes=pairs.nbytes, out=got.reshape(-1)))
-        v_out, v_res = new_result(val, val.array.shape)
-        i_out, i_res = new_result(idx, idx.array.shape)
+        v_out, v_res = host_arrays.new_result(val, val.array.shape)
+        i_out, i_res = host_arrays.new_result(idx, idx.array.shape)
         v_out.bytes()[:] = got[:, :val.array.itemsize].reshape(-1)
         i_out.bytes()[:] = got[:, slot:slot + idx.array.itemsize].reshape(-1)
         return v_res, i_res
@@ -370,11 +360,6 @@ class Communicator:
             raise InvalidArgumentError("gpucoll: the array is on GPU %d; this communicator runs on GPU %d"
                                        % (a.device, m.device))
         return m
-
-    def _device_result(self, template, recv, shape):
-        if recv is None:
-            return gpu_arrays.new_result(template, shape)
-        return gpu_arrays.adapt(recv, "recv", writable=True), recv
 
     def _on_device(self, coll, s, r, count, op=0, root=0):
         """One call of GPU arrays on the route the executor gives: our kernel launched here on the
@@ -501,11 +486,12 @@ class Communicator:
             if c.after is not None:
                 c.after()
 
-    def _result(self, template, recv, shape):
-        """(what the call writes, what it returns): ``recv`` checked, or a new array of ``shape``."""
+    def _result(self, template, recv, shape, kit=host_arrays):
+        """(what the call writes, what it returns): ``recv`` checked, or a new array of ``shape``
+        (by ``kit``: the host's adapters, or the GPU's for GPU arrays)."""
         if recv is None:
-            return new_result(template, shape)
-        return adapt(recv, "recv", writable=True), recv
+            return kit.new_result(template, shape)
+        return kit.adapt(recv, "recv", writable=True), recv
 
     def _blocks(self, s):
         if s.count % self.size:
