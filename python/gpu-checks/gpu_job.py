@@ -167,6 +167,7 @@ def task_body(args, phase):
         if not out["nccl"]:
             fail("no NCCL communicator formed in the Python process: %s" % report.get("findings"))
         out["ddp"] = ddp_across(comm, dev, ctx)
+        out["host_us"] = out["ddp"].pop("host_us")
     out["observed"] = report.get("observed", {})
     return rank, out
 
@@ -259,37 +260,88 @@ def ddp_across(comm, dev, ctx):
             opt.step()
             seen.append(loss.item())
         losses[backend] = seen
+        if backend == "nccl":
+            losses["host_us"] = host_cost(comm, dev, 100)
         dist.destroy_process_group()
     return losses
 
 
+def best_us(call, calls, sync, host_only=False):
+    """Per-call time of ``calls`` back-to-back calls, ``sync`` after them, or (``host_only``) before
+    it: the host's time to issue them (best of 5, after a warm-up)."""
+    best = None
+    for _ in range(5):
+        for _ in range(min(calls, 200)):
+            call()
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            call()
+        if not host_only:
+            sync()
+        us = (time.perf_counter() - t0) / calls * 1e6
+        sync()
+        best = us if best is None else min(best, us)
+    return round(best, 3)
+
+
 def latency(comm, dev, calls):
-    """Per-call time of an eager in-place allReduce, ours and torch.distributed on NCCL (one rank)."""
+    """Per-call time of an eager allReduce (one rank): ours in place, torch.distributed on NCCL, CuPy's
+    NCCL call (Cython, raw pointers, out of place) and the bare ctypes launch of our kernel."""
     import torch
     import torch.distributed as dist
+    from cupy.cuda import nccl
     rows = []
     if not dist.is_initialized():
         dist.init_process_group("nccl", store=dist.HashStore(), rank=0, world_size=1,
                                 device_id=dev)
+    one = nccl.NcclCommunicator(1, nccl.get_unique_id(), 0)
+    sync = torch.cuda.synchronize
     for nbytes in (8, 1024, 16384, 65536):
         t = torch.ones(nbytes // 4, device=dev)
+        u = torch.empty_like(t)
+        stream = torch.cuda.current_stream(dev).cuda_stream
         row = {"bytes": nbytes}
-        for name, call in (("ours_us", lambda: comm.all_reduce(t)), ("nccl_us", lambda: dist.all_reduce(t))):
-            best = None
-            for _ in range(5):
-                for _ in range(200):
-                    call()
-                torch.cuda.synchronize()
-                t0 = time.perf_counter()
-                for _ in range(calls):
-                    call()
-                torch.cuda.synchronize()
-                us = (time.perf_counter() - t0) / calls * 1e6
-                best = us if best is None else min(best, us)
-            row[name] = round(best, 3)
+        row["ours_us"] = best_us(lambda: comm.all_reduce(t), calls, sync)
+        row["nccl_us"] = best_us(lambda: dist.all_reduce(t), calls, sync)
+        row["cupy_nccl_us"] = best_us(lambda: one.allReduce(t.data_ptr(), u.data_ptr(), t.numel(), nccl.NCCL_FLOAT32,
+                                                            nccl.NCCL_SUM, stream), calls, sync)
         row["ours_over_nccl"] = round(row["ours_us"] / row["nccl_us"], 3)
+        row["ours_over_cupy"] = round(row["ours_us"] / row["cupy_nccl_us"], 3)
+        # The floor of a launch from Python: the same kernel and arguments through the same ctypes
+        # cuLaunchKernel, nothing else (a one-rank kernel takes a fresh epoch on the device anyway).
+        m = comm._device
+        r = m._routes[(0, 0, 0, nbytes // 4)]
+        row["ctypes_launch_us"] = best_us(lambda: m._launch(r.function, r.grid, 1, 1, r.block, 1, 1, 0, stream,
+                                                            m._params, None), calls, sync)
+        row["ours_over_launch"] = round(row["ours_us"] / row["ctypes_launch_us"], 3)
         rows.append(row)
+    one.destroy()
     dist.destroy_process_group()
+    return rows
+
+
+def host_cost(comm, dev, calls):
+    """Host time per eager allReduce call on NCCL across hosts (enqueue only: no wait inside a batch):
+    ours, CuPy's call on the group's own NCCL communicator (raw pointers, the current stream) and
+    torch.distributed on NCCL (the caller has its process group up)."""
+    import torch
+    import torch.distributed as dist
+    from cupy.cuda import nccl
+    m = comm._device
+    rows = []
+    for nbytes in (8, 1024, 65536):
+        t = torch.ones(nbytes // 4, device=dev)
+        stream = torch.cuda.current_stream(dev).cuda_stream
+        sync = comm.synchronize
+        row = {"bytes": nbytes}
+        row["ours_us"] = best_us(lambda: comm.all_reduce(t), calls, sync, True)
+        row["cupy_us"] = best_us(lambda: m.nccl.comm.allReduce(t.data_ptr(), t.data_ptr(), t.numel(),
+                                                               nccl.NCCL_FLOAT32, nccl.NCCL_SUM, stream), calls, sync,
+                                 True)
+        row["torch_us"] = best_us(lambda: dist.all_reduce(t), calls, torch.cuda.synchronize, True)
+        row["ours_over_cupy"] = round(row["ours_us"] / row["cupy_us"], 3)
+        rows.append(row)
     return rows
 
 
@@ -319,6 +371,8 @@ def ddp(dev):
             opt.step()
             seen.append(loss.item())
         losses[backend] = seen
+        if backend == "nccl":
+            losses["host_us"] = host_cost(comm, dev, 100)
         dist.destroy_process_group()
     return losses
 
@@ -393,8 +447,14 @@ def main():
         print("%-7s %5.1f s  checks per rank %s  graph: %s  observed: %s" % (
             phase, res["seconds"], [r["checks"] for r in res["ranks"]], r0.get("graph"), r0.get("observed")))
         for row in r0.get("latency", []):
-            print("  eager all_reduce %6d B: ours %7.3f us, torch.distributed NCCL %7.3f us, ours/NCCL %.3f" % (
-                row["bytes"], row["ours_us"], row["nccl_us"], row["ours_over_nccl"]))
+            print("  eager all_reduce %6d B: ours %7.3f us, torch.distributed NCCL %7.3f us (ours/NCCL %.3f),"
+                  " CuPy's NCCL call %7.3f us, the bare ctypes launch %6.3f us (ours/launch %.2f)" % (
+                      row["bytes"], row["ours_us"], row["nccl_us"], row["ours_over_nccl"], row["cupy_nccl_us"],
+                      row["ctypes_launch_us"], row["ours_over_launch"]))
+        for row in r0.get("host_us", []):
+            print("  host time per call, %6d B on NCCL across hosts: ours %7.3f us, CuPy's NCCL call on the same"
+                  " communicator %7.3f us (ours/CuPy %.3f), torch.distributed NCCL %7.3f us" % (
+                      row["bytes"], row["ours_us"], row["cupy_us"], row["ours_over_cupy"], row["torch_us"]))
         for r in res["ranks"]:
             if "ddp" not in r:
                 continue

@@ -108,6 +108,14 @@ class Communicator:
             if code is not None and opc is not None:
                 self._ch.in_place(0, code, opc, send.size, send.reshape(-1).view(np.uint8), self._id)
                 return send
+        # The same for a GPU tensor whose route is our kernel: launched here, no executor round trip.
+        fast = gpu_arrays.FAST.get(type(send))
+        if fast is not None and recv is None and self._device is not None and self._batch is None:
+            a = fast(send)
+            opc = _OPS.get(op)
+            if (a is not None and opc is not None and a[3] == self._device.device and not self._closed
+                    and self._device.all_reduce_in_place(a[0], a[1], a[2], opc, a[4])):
+                return send
         return self._all_reduce(send, recv, op)
 
     @_refusing(0)

@@ -18,10 +18,11 @@ _MAGIC = 0x67637773  # "gcws"
 
 
 class Route:
-    __slots__ = ("kind", "algorithm", "function", "grid", "block")
+    __slots__ = ("kind", "algorithm", "function", "grid", "block", "observed")
 
-    def __init__(self, kind, algorithm, function, grid, block):
+    def __init__(self, kind, algorithm, function, grid, block, observed):
         self.kind, self.algorithm, self.function, self.grid, self.block = kind, algorithm, function, grid, block
+        self.observed = observed  # the path report's key, "allReduce/gpu-ll-oneshot"
 
 
 def _lines(text):
@@ -112,8 +113,13 @@ class DeviceMember:
                              control_dev + a["CONTROL_ABORT_OFFSET"], control_dev)
             for r in range(size):
                 struct.pack_into("<Q", self._args, a["ARGS_OFFSET_PEERS"] + 8 * r, peers[r])
-            self._off_epoch = a["ARGS_OFFSET_EPOCH"]
-            self._off_dtype = a["ARGS_OFFSET_DTYPE"]
+            # The per-call fields in one store: epoch, send, recv, count, rank, nranks, dtype, op, root lie
+            # back to back in GcArgs (checked here against the table, so a new layout fails at once).
+            if [a["ARGS_OFFSET_" + f] for f in ("EPOCH", "SEND", "RECV", "COUNT", "RANK", "NRANKS", "DTYPE", "OP",
+                                                "ROOT")] != [0, 8, 16, 24, 32, 36, 40, 44, 48]:
+                raise CollectiveError("gpucoll: the kernels' argument block is not the layout this package writes;"
+                                      " the package and the jar are of different versions")
+            self._call_fields = struct.Struct("<QQQQiiiii").pack_into
             self._launch = cu.launcher()
             if kv.get("nccl") == "1":
                 uid = share_from_rank0(_nccl.new_unique_id() if rank == 0 else None)
@@ -137,7 +143,8 @@ class DeviceMember:
                 fn = self._functions.get(kernel)
                 if fn is None:
                     fn = self._functions[kernel] = cu.function(self._module, kernel)
-            r = self._routes[key] = Route(kind, algorithm, fn, grid, block)
+            r = self._routes[key] = Route(kind, algorithm, fn, grid, block,
+                                          "%s/%s" % (w.COLLECTIVE_API_NAMES[coll], algorithm))
         return r
 
     def launch(self, r, coll, send, recv, count, code, op, root, stream):
@@ -146,15 +153,38 @@ class DeviceMember:
             self._raise(coll)
         if self.broken:
             raise CommunicatorStateError(self.broken)
+        self._launch_kernel(r, send, recv, count, code, op, root, stream)
+        observed = self.observed
+        observed[r.observed] = observed.get(r.observed, 0) + 1
+
+    def all_reduce_in_place(self, pointer, count, code, op, stream):
+        """The training loop's call (a contiguous GPU tensor reduced in place) when its route is our
+        kernel and already known; False sends it down the general path (first call, copy, staging)."""
+        r = self._routes.get((0, code, op, count))
+        if r is None or self.broken or self._code.value:
+            return False
+        if r.kind == NCCL:
+            n = self.nccl
+            if n.broken:
+                return False
+            n.all_reduce_in_place(pointer, count, code, op, stream)
+            self._nccl_stream = stream
+        elif r.kind != KERNEL:
+            return False
+        else:
+            self._launch_kernel(r, pointer, pointer, count, code, op, 0, stream)
+        observed = self.observed
+        observed[r.observed] = observed.get(r.observed, 0) + 1
+        return True
+
+    def _launch_kernel(self, r, send, recv, count, code, op, root, stream):
         self._epoch += 1
-        struct.pack_into("<QQQQ", self._args, self._off_epoch, self._epoch, send, recv, count)
-        struct.pack_into("<iii", self._args, self._off_dtype, code, op, root)
+        self._call_fields(self._args, 0, self._epoch, send, recv, count, self.rank, self.size, code, op, root)
         rc = self._launch(r.function, r.grid, 1, 1, r.block, 1, 1, 0, stream, self._params, None)
         if rc:
             self.broken = ("gpucoll: the launch of a kernel failed (CUDA error %d); the group's epochs now disagree:"
                            " close the communicator" % rc)
             cu.check(rc, "cuLaunchKernel")
-        self.count(coll, r.algorithm)
 
     def call_nccl(self, r, coll, send, recv, count, code, op, root, stream):
         """One call on the group's NCCL communicator, enqueued on ``stream``."""
@@ -162,7 +192,7 @@ class DeviceMember:
             raise CommunicatorStateError(self.broken)
         self.nccl.call(coll, send, recv, count, code, op, root, stream)
         self._nccl_stream = stream
-        self.count(coll, r.algorithm)
+        self.observed[r.observed] = self.observed.get(r.observed, 0) + 1
 
     def count(self, coll, algorithm):
         key = "%s/%s" % (w.COLLECTIVE_API_NAMES[coll], algorithm)

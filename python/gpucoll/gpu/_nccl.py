@@ -151,6 +151,14 @@ class NcclMember:
             self._abort("NCCL failed: %s" % e)
             raise CollectiveError(self.broken)
 
+    def all_reduce_in_place(self, pointer, count, code, op, stream):
+        """The training loop's call with nothing to decide: straight to NCCL."""
+        try:
+            self._all_reduce(pointer, pointer, count, _TYPES[code], _OPS[op], stream)
+        except self._nccl.NcclError as e:
+            self._abort("NCCL failed: %s" % e)
+            raise CollectiveError(self.broken)
+
     def wait(self, query, stream):
         """Waits for ``stream`` (``query(stream)`` is cuStreamQuery's code) up to the group's timeout:
         past it, or on an asynchronous error, the communicator is aborted and the wait raises."""
