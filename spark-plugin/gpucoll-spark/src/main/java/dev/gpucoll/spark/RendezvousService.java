@@ -1,5 +1,6 @@
 package dev.gpucoll.spark;
 
+import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.rendezvous.RendezvousLimits;
 import dev.gpucoll.spark.RpcMessages.Arrive;
 import dev.gpucoll.spark.RpcMessages.GiveUp;
@@ -44,8 +45,9 @@ final class RendezvousService {
   /** Largest number of bytes all open rounds may retain together. */
   static final long MAX_RETAINED_BYTES = 256L << 20;
   static final int MAX_GROUP_ID_CHARS = 512;
-  /** Longest wait a rank may announce; it bounds how long an abandoned round is kept. */
-  static final long MAX_TIMEOUT_MILLIS = 24L * 3600 * 1000;
+  /** Longest wait a rank may announce (spark.gpucoll.timeout's bound); it bounds how long an abandoned round is kept. */
+  static final long MAX_TIMEOUT_MILLIS = GpuCollConf.LONGEST_TIMEOUT.toMillis();
+  static final long MIN_TIMEOUT_MILLIS = GpuCollConf.SHORTEST_TIMEOUT.toMillis();
   /** Bookkeeping bytes charged per round and per rank slot (arrays, flags, map entry). */
   private static final long ROUND_OVERHEAD_BYTES = 256;
   private static final long SLOT_OVERHEAD_BYTES = 24;
@@ -279,9 +281,9 @@ final class RendezvousService {
           + (m.payload() == null ? "null" : m.payload().length + " bytes")
           + "; limit " + MAX_PAYLOAD_BYTES + " bytes";
     }
-    if (m.timeoutMillis() <= 0 || m.timeoutMillis() > MAX_TIMEOUT_MILLIS) {
-      return who + " announces a timeout of " + m.timeoutMillis() + " ms; allowed 1 to "
-          + MAX_TIMEOUT_MILLIS + " ms";
+    if (m.timeoutMillis() < MIN_TIMEOUT_MILLIS || m.timeoutMillis() > MAX_TIMEOUT_MILLIS) {
+      return who + " announces a timeout of " + m.timeoutMillis() + " ms; " + GpuCollConf.TIMEOUT.key()
+          + " must be 1ms to 24h (" + MIN_TIMEOUT_MILLIS + " to " + MAX_TIMEOUT_MILLIS + " ms)";
     }
     return null;
   }

@@ -40,8 +40,22 @@ class RendezvousServiceTest {
     assertFailure(service.arrive(C, arrive("g", -5, 0, 4, 1)), "rounds count up from 0");
     assertFailure(service.arrive(C, arrive("x".repeat(513), 0, 0, 4, 1)), "1 to 512 characters");
     assertFailure(service.arrive(C, new Arrive("g", 0, 0, 2, new byte[1], -1, false)), "timeout of -1 ms");
+    // Outside the bounds validation puts on the setting, a refusal that names it.
+    for (long millis : List.of(0L, 2 * 86_400_000L, 86_400_001L)) {
+      assertFailure(service.arrive(C, new Arrive("g", 0, 0, 2, new byte[1], millis, false)),
+          "timeout of " + millis + " ms; spark.gpucoll.timeout must be 1ms to 24h");
+    }
     assertEquals(0, service.openRounds());
     assertEquals(0, service.retainedBytes());
+  }
+
+  @Test
+  void theTimeoutsValidationLetsThroughAreServed() {
+    for (long millis : List.of(1L, 86_400_000L)) {
+      RoundState s = service.arrive(C, new Arrive("t" + millis, 0, 0, 1, new byte[1], millis, false));
+      assertNull(s.failure());
+      assertTrue(s.complete());
+    }
   }
 
   @Test
