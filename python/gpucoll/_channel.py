@@ -53,13 +53,26 @@ def _parent(pid):
     return int(stat[stat.rindex(b")") + 2:].split()[1])
 
 
+def _bound_sockets():
+    """The paths Unix sockets of this network namespace are bound to (``/proc/net/unix``)."""
+    try:
+        with open("/proc/net/unix") as f:
+            lines = f.read().splitlines()[1:]
+    except OSError:
+        return []
+    return [parts[7] for parts in (line.split() for line in lines) if len(parts) >= 8]
+
+
 def find_socket():
     """The socket of the executor JVM this process descends from (the worker is its child, or its
-    Python daemon's), or None. ``$GPUCOLL_CHANNEL`` names one directly."""
+    Python daemon's), or None. ``$GPUCOLL_CHANNEL`` names one directly. Where another user took the
+    channel directory's name first, the executor made ``<directory>-<random>`` instead: found among
+    the bound sockets by the executor's pid (``Channel`` checks the pid on the connection)."""
     named = os.environ.get("GPUCOLL_CHANNEL")
     if named:
         return named
     d = channel_dir()
+    ancestors = []
     pid = os.getppid()
     for _ in range(8):
         if pid <= 1:
@@ -67,7 +80,45 @@ def find_socket():
         path = os.path.join(d, "exec-%d.sock" % pid)
         if os.path.exists(path):
             return path
+        ancestors.append(pid)
         pid = _parent(pid)
+    if "GPUCOLL_CHANNEL_DIR" not in os.environ:
+        bound = _bound_sockets()
+        for pid in ancestors:
+            for path in bound:
+                parent, name = os.path.split(path)
+                if name == "exec-%d.sock" % pid and parent.startswith(d + "-") and _own_dir(parent):
+                    return path
+    return None
+
+
+def _own_dir(path):
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and os.path.isdir(path) and not os.path.islink(path)
+
+
+def channel_dir_problem():
+    """Why the channel directory cannot be this user's (another user made it, or it is a link), or None."""
+    d = channel_dir()
+    try:
+        st = os.lstat(d)
+    except OSError:
+        return None
+    if st.st_uid != os.getuid():
+        return "%s belongs to uid %d, not to this user (uid %d)" % (d, st.st_uid, os.getuid())
+    if not os.path.isdir(d) or os.path.islink(d):
+        return "%s is not a directory (or is a link)" % d
+    return None
+
+
+def _socket_pid(path):
+    """The executor pid a channel socket's name says, or None."""
+    name = os.path.basename(path)
+    if name.startswith("exec-") and name.endswith(".sock") and name[5:-5].isdigit():
+        return int(name[5:-5])
     return None
 
 
@@ -78,6 +129,12 @@ class Channel:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self.sock.connect(path)
+            # The executor itself listens there: a socket someone else bound under its name is refused.
+            peer_pid = struct.unpack("3i", self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                                struct.calcsize("3i")))[0]
+            expected = _socket_pid(path)
+            if expected is not None and peer_pid != expected:
+                raise OSError("the socket is held by process %d, not by the executor %d" % (peer_pid, expected))
             self.sock.sendall(("%s %d\n" % (w.HELLO, task_attempt_id)).encode())
             line = self._read_line()
         except OSError as e:

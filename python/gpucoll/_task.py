@@ -1,7 +1,7 @@
 """``gpucoll.communicator()``: this barrier task's member of its group, one per task attempt."""
 
 from . import _wire as w
-from ._channel import Channel, channel_dir, find_socket, missing_plugin
+from ._channel import Channel, channel_dir, channel_dir_problem, find_socket, missing_plugin
 from .communicator import Communicator
 from .errors import CommunicatorStateError
 
@@ -40,6 +40,11 @@ def communicator():
         _current = None
     path = find_socket()
     if path is None:
+        problem = channel_dir_problem()
+        if problem:
+            raise CommunicatorStateError("gpucoll: this task finds no channel of its executor: %s (another user"
+                                         " made it before the executors started; the executor's log says where"
+                                         " its channel is, or why it has none)" % problem)
         raise CommunicatorStateError(missing_plugin("on this executor (no channel of its JVM in %s)" % channel_dir()))
     ch = Channel(path, attempt)
     try:

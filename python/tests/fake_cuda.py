@@ -44,23 +44,24 @@ def install(uuid, peers=""):
             return 0
 
     def malloc(n):
-        path = "/dev/shm/gpucoll-fake-%d-%d" % (os.getpid(), _state["n"])
+        # An anonymous file, named for peers by this process's descriptor of it: nothing is left in
+        # /dev/shm, and its memory goes with the last process that maps it.
+        fd = os.memfd_create("gpucoll-fake-%d" % _state["n"])
         _state["n"] += 1
-        fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_TRUNC, 0o600)
         os.ftruncate(fd, n + 4096)
-        os.close(fd)
+        path = "/proc/%d/fd/%d" % (os.getpid(), fd)
         base = _map(path, n + 4096)
         aligned = (base + 4095) & ~4095
-        _state["maps"][aligned] = (path, aligned - base, n + 4096)
+        _state["maps"][aligned] = (path, aligned - base, n + 4096, fd)
         return aligned
 
     def free(p):
         entry = _state["maps"].pop(p, None)
         if entry:
-            os.unlink(entry[0])
+            os.close(entry[3])
 
     def ipc_handle(p):
-        path, off, size = _state["maps"][p]
+        path, off, size, _ = _state["maps"][p]
         return ("%s|%d|%d" % (path, off, size)).encode().ljust(64, b"\0")
 
     def ipc_open(h):

@@ -12,6 +12,9 @@ import scala.reflect.ClassTag;
  * required backend cannot run on some executor ({@link GpuCollDriverPlugin#checkJob}), or the plugin
  * is not enabled and the settings do not ask for the path without it ({@link MissingPlugin}). Spark asks
  * once per RDD (it keeps the partitions), so a later job on the same RDD is not checked again.
+ *
+ * <p>On the executors it records which tasks compute through it: those take its job's {@link
+ * GroupCredential} ({@link GroupCredential#of}).
  */
 final class BackendCheckedRDD<T> extends RDD<T> {
   private static final long serialVersionUID = 1L;
@@ -22,16 +25,28 @@ final class BackendCheckedRDD<T> extends RDD<T> {
     this.tag = tag;
   }
 
+  /** The id of this RDD by the attempt id of each running task that computes through it. */
+  private static final java.util.Map<Long, String> COMPUTING = new java.util.concurrent.ConcurrentHashMap<>();
+
   @Override
   public scala.collection.Iterator<T> compute(Partition split, TaskContext context) {
+    long task = context.taskAttemptId();
+    if (COMPUTING.put(task, Integer.toString(id())) == null) {
+      context.addTaskCompletionListener((org.apache.spark.util.TaskCompletionListener) ctx -> COMPUTING.remove(task));
+    }
     return firstParent(tag).iterator(split, context);
+  }
+
+  /** The id of the RDD of this class that task {@code taskAttemptId} computes through, or null. */
+  static String computedThrough(long taskAttemptId) {
+    return COMPUTING.get(taskAttemptId);
   }
 
   @Override
   public Partition[] getPartitions() {
     GpuCollDriverPlugin driver = GpuCollDriverPlugin.active;
     if (driver != null) {
-      driver.checkJob(context());
+      driver.checkJob(context(), id());
     } else {
       MissingPlugin.checkJob(context());
     }

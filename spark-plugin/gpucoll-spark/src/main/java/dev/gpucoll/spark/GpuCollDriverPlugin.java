@@ -27,8 +27,10 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   static volatile GpuCollDriverPlugin active;
 
   private final GroupCredential.Issuer credentials = new GroupCredential.Issuer();
-  private final RendezvousService rendezvous = new RendezvousService(credentials);
-  private final ReportVerifier reportVerifier = new ReportVerifier(credentials);
+  private final Freshness.Guard freshness = new Freshness.Guard(System::nanoTime);
+  private final RendezvousService rendezvous = new RendezvousService(credentials, freshness);
+  private final ReportVerifier reportVerifier = new ReportVerifier(credentials, freshness);
+  private final UndecodableMessages undecodable = new UndecodableMessages();
   private final BackendGate backendGate = new BackendGate();
   private volatile GpuCollConf conf = GpuCollConf.defaults();
   private volatile SparkContext sc;
@@ -50,7 +52,8 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     // Spark's event log redacts a job's properties only under keys that the SparkConf holds too
     // (the key names a secret, so spark.redaction.regex matches it): a stand-in value there keeps
     // every credential out of the log. sc.conf is private[spark] in Scala, public in bytecode.
-    sc.conf().set(GroupCredential.PROPERTY, "set per job by the gpucoll driver plugin");
+    sc.conf().set(GroupCredential.PROPERTY, "set per application by the gpucoll driver plugin");
+    sc.conf().set(GroupCredential.JOB_PROPERTY, "set per job by the gpucoll driver plugin");
     String verbosity = conf.get(GpuCollConf.REPORT);
     reports = new ReportCollector(this::withDroppedMessages, report -> {
       if (report.failed()) {
@@ -131,12 +134,18 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   public Object receive(Object message) {
     // Runs on Spark's shared RPC dispatch threads: every branch answers without waiting.
     // Messages are RpcMessages wire bytes both ways, never our classes (see RpcMessages).
+    // What is no message of ours is dropped and counted here: thrown, Spark would log each one's
+    // stack trace, and a flood of junk would flood the driver's log.
     if (!(message instanceof byte[] wire)) {
-      throw new IllegalArgumentException("gpucoll driver plugin got a "
-          + (message == null ? "null" : message.getClass().getName())
+      return undecodable.drop(message, "a " + (message == null ? "null" : message.getClass().getName())
           + " message; gpucoll executors send byte[]: are the driver and all executors on the same gpucoll jar?");
     }
-    Object received = RpcMessages.decode(wire);
+    Object received;
+    try {
+      received = RpcMessages.decode(wire);
+    } catch (IllegalArgumentException e) {
+      return undecodable.drop(message, wire.length + " bytes: " + e.getMessage());
+    }
     Object carried = received instanceof RpcMessages.Sealed s ? RpcMessages.unverifiedBody(s) : received;
     if (received instanceof ExecutorCheckMessage c) {
       if (reportVerifier.admitCheck(c, registeredExecutors(), conf.get(GpuCollConf.BACKEND))) {
@@ -173,6 +182,7 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     ctx.metricRegistry().register("pathContradictions", contradictions);
     ctx.metricRegistry().register("rendezvous.credentialFailures", new DriverMetrics.Sum(this::credentialFailures));
     ctx.metricRegistry().register("reports.credentialFailures", new DriverMetrics.Sum(this::reportFailures));
+    ctx.metricRegistry().register("endpoint.undecodable", new DriverMetrics.Sum(this::undecodableMessages));
     executorSums.register(ctx.metricRegistry(), ExecutorMetrics.usablePaths(executorsMayUseGpus(sc.getConf())));
   }
 
@@ -192,9 +202,10 @@ final class GpuCollDriverPlugin implements DriverPlugin {
    * dev.gpucoll.core.config.InvalidSettingException}, instead of a failure in every task), and the
    * backend it requires must run on every executor ({@link BackendGate}). Then the job gets its own
    * {@link GroupCredential}: set on the submitting thread now, before Spark copies the thread's
-   * local properties into the job, it travels inside each of the job's tasks.
+   * local properties into the job, it travels inside each of the job's tasks, naming {@code
+   * checkedRdd} so that only the tasks computing through it take it.
    */
-  void checkJob(SparkContext context) {
+  void checkJob(SparkContext context, int checkedRdd) {
     Map<String, String> settings = new HashMap<>(conf.asMap());
     for (dev.gpucoll.core.config.ConfigEntry<?> e : GpuCollConf.entries()) {
       String local = context.getLocalProperty(e.key());
@@ -203,11 +214,11 @@ final class GpuCollDriverPlugin implements DriverPlugin {
       }
     }
     backendGate.require(context, conf, GpuCollConf.of(settings).validate());
-    context.setLocalProperty(GroupCredential.PROPERTY, credentials.nextJob().property());
+    context.setLocalProperty(GroupCredential.JOB_PROPERTY, credentials.nextJob().jobProperty(checkedRdd));
   }
 
-  /** {@link #credentialFailures} and {@link #reportFailures} when the previous report was handed on. */
-  private final long[] droppedAtLastReport = new long[2];
+  /** {@link #credentialFailures}, {@link #reportFailures} and {@link #undecodableMessages} when the previous report was handed on. */
+  private final long[] droppedAtLastReport = new long[3];
 
   /**
    * The report, with a finding when rendezvous messages that failed the group credential were
@@ -217,8 +228,10 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   private synchronized GroupReport withDroppedMessages(GroupReport report) {
     GroupReport out = withDropped(report, 0, credentialFailures(), "rendezvous: %d message(s) that failed the group"
         + " credential", "rendezvous.credentialFailures", "no group");
-    return withDropped(out, 1, reportFailures(), "reports: %d rank report, progress, metrics or backend-check"
+    out = withDropped(out, 1, reportFailures(), "reports: %d rank report, progress, metrics or backend-check"
         + " message(s) that failed the driver's checks", "reports.credentialFailures", "no report, tab or metric");
+    return withDropped(out, 2, undecodableMessages(), "endpoint: %d message(s) that are no gpucoll message",
+        "endpoint.undecodable", "no group, report, tab or metric");
   }
 
   /** One count's finding: {@code what} (its %d the number since the previous report), were dropped ... */
@@ -239,6 +252,11 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   /** Rank reports, progress, metric totals and backend checks dropped by {@link ReportVerifier}. */
   long reportFailures() {
     return reportVerifier.failures();
+  }
+
+  /** Messages to the plugin's endpoint dropped because they are no gpucoll message. */
+  long undecodableMessages() {
+    return undecodable.count();
   }
 
   /** The executors Spark has registered (in local mode the one in this JVM). */

@@ -22,9 +22,24 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
    *
    * @param latestCredential the credential of the latest job whose task formed or reused a group
    *     here: it seals the metric totals, which change only through such tasks
+   * @param tickets the executor's {@link Freshness} tickets, shared by all its senders
+   * @param oneWay the sender of this executor's one-way messages (reports, progress, totals)
    */
   record ExecutorState(PluginContext context, GpuCollConf conf, List<String> gpus,
-      ExecutorMetrics metrics, AtomicReference<GroupCredential> latestCredential) {}
+      ExecutorMetrics metrics, AtomicReference<GroupCredential> latestCredential, Freshness.Tickets tickets,
+      Freshness.Sender oneWay) {
+
+    /**
+     * Sends {@code message} one-way to the driver, sealed with {@code credential} and stamped by
+     * {@link #oneWay}: stamped and handed to Spark under one lock, so they leave in the order of
+     * their numbers.
+     */
+    void sendSealed(Object message, GroupCredential credential) throws Exception {
+      synchronized (oneWay) {
+        context.send(RpcMessages.encode(RpcMessages.seal(message, credential, oneWay.next())));
+      }
+    }
+  }
 
   /** Set while the executor plugin runs in this JVM; tasks read it. */
   static volatile ExecutorState active;
@@ -72,8 +87,10 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
     CommunicatorFactory.BackendCheck gpuCheck = required.equals("host") ? null : CommunicatorFactory.check("gpu");
     boolean gpuUsable = gpuCheck != null && gpuCheck.unavailableReason().isEmpty();
     // Every metric now, before init returns: Spark registers the plugin's registry only then.
+    Freshness.Tickets tickets = new Freshness.Tickets(ctx::ask);
     active = new ExecutorState(ctx, conf, gpus,
-        new ExecutorMetrics(ctx.metricRegistry(), ExecutorMetrics.usablePaths(gpuUsable)), new AtomicReference<>());
+        new ExecutorMetrics(ctx.metricRegistry(), ExecutorMetrics.usablePaths(gpuUsable)), new AtomicReference<>(),
+        tickets, new Freshness.Sender(tickets));
     // Not ctx.hostname(): it throws a NullPointerException in executors (Spark 4.x, client-mode RpcEnv).
     LOG.info("gpucoll executor plugin ready on executor {}, GPUs {}", ctx.executorID(),
         gpus.isEmpty() ? "none" : gpus);
@@ -126,8 +143,7 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
       Map<String, Long> totals = state.metrics().totals();
       GroupCredential credential = state.latestCredential().get();
       if (credential != null && !totals.equals(lastTotals)) {
-        state.context().send(RpcMessages.encode(RpcMessages.seal(
-            new RpcMessages.ExecutorTotalsMessage(state.context().executorID(), totals), credential)));
+        state.sendSealed(new RpcMessages.ExecutorTotalsMessage(state.context().executorID(), totals), credential);
         lastTotals = totals;
       }
     } catch (Throwable e) { // best effort; never stops the schedule

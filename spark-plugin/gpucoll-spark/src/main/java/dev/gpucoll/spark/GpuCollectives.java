@@ -61,7 +61,11 @@ public final class GpuCollectives {
   /** Communicators handed out per running task attempt, so repeated calls return the same one. */
   private static final Map<Long, Communicator> BY_TASK = new ConcurrentHashMap<>();
   /** The progress report of each running task's group, by task attempt, for {@link #sendProgress}. */
-  private static final Map<Long, java.util.function.Supplier<RpcMessages.Sealed>> RUNNING = new ConcurrentHashMap<>();
+  private static final Map<Long, Progress> RUNNING = new ConcurrentHashMap<>();
+
+  /** A running task's progress so far, and the credential that seals it. */
+  private record Progress(java.util.function.Supplier<RpcMessages.RankProgressMessage> message,
+      GroupCredential credential) {}
 
   private GpuCollectives() {}
 
@@ -278,7 +282,7 @@ public final class GpuCollectives {
       return;
     }
     try {
-      plugin.context().send(RpcMessages.encode(RpcMessages.seal(m, credential)));
+      plugin.sendSealed(m, credential);
     } catch (Throwable e) { // called from task listeners: no error of ours may end the executor here
       LOG.warn("gpucoll: could not send the path report of {} to the driver", what, e);
     }
@@ -331,7 +335,7 @@ public final class GpuCollectives {
     };
     task.addTaskFailureListener(onFailure);
     if (plugin != null && credential != null) {
-      RUNNING.put(taskId, () -> RpcMessages.seal(new RpcMessages.RankProgressMessage(progressOf(lent, stage, host, plugin)),
+      RUNNING.put(taskId, new Progress(() -> new RpcMessages.RankProgressMessage(progressOf(lent, stage, host, plugin)),
           credential));
     }
     task.addTaskCompletionListener(ctx -> {
@@ -384,7 +388,7 @@ public final class GpuCollectives {
           + " started after it by that thread (local properties are inherited), or set"
           + " spark.gpucoll.rendezvous=allgather");
     }
-    PluginRpcRendezvous rdv = new PluginRpcRendezvous(plugin.context()::ask, credential, groupId,
+    PluginRpcRendezvous rdv = new PluginRpcRendezvous(plugin.context()::ask, plugin.tickets(), credential, groupId,
         task.partitionId(), task.getTaskInfos().length);
     CommunicatorCache.Entry cached = cache.acquire(key, conf.groupWideSettings());
     try {
@@ -483,9 +487,9 @@ public final class GpuCollectives {
    * uses (called every {@link GpuCollExecutorPlugin#PROGRESS_INTERVAL_MILLIS} by the executor plugin).
    */
   static void sendProgress(GpuCollExecutorPlugin.ExecutorState plugin) {
-    for (java.util.function.Supplier<RpcMessages.Sealed> progress : RUNNING.values()) {
+    for (Progress progress : RUNNING.values()) {
       try {
-        plugin.context().send(RpcMessages.encode(progress.get()));
+        plugin.sendSealed(progress.message().get(), progress.credential());
       } catch (Throwable e) { // best effort (the report at the task's end is the record); never stops the schedule
         LOG.debug("gpucoll: could not send a running group's progress to the driver", e);
       }

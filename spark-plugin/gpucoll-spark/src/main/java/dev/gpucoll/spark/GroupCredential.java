@@ -23,10 +23,14 @@ import org.apache.spark.TaskContext;
  * from a master secret that never leaves the driver, so the driver verifies any credential id
  * without keeping a list, and no credential expires while a job still runs.
  *
- * <p>Scope: one credential per job of our API (set on the submitting thread when the job's
- * partitions are computed, before Spark copies the thread's local properties into the job), and
- * one per application for stages built on {@code rdd.barrier()} directly (set on the thread that
- * creates the SparkContext; threads it starts later inherit it). A credential per stage attempt
+ * <p>Scope: one credential per job of our API, and one per application for stages built on
+ * {@code rdd.barrier()} directly ({@link #PROPERTY}, set on the thread that creates the
+ * SparkContext; threads it starts later inherit it). A job's credential is set on the submitting
+ * thread when the job's partitions are computed, before Spark copies the thread's local properties
+ * into the job, as {@link #JOB_PROPERTY}, naming the {@link BackendCheckedRDD} of that job: it stays
+ * on the thread afterwards (nothing of ours runs there once Spark has copied it), so a task takes it
+ * only where its own partition was computed through that RDD; any other task, a later plain {@code
+ * rdd.barrier()} job's from the same thread among them, takes the application's. A credential per stage attempt
  * cannot reach the tasks: Spark numbers the stages only after it has copied the job's
  * properties. The MAC covers the group id (stage and attempt) and round of each message, so a
  * message of one group does not count in another.
@@ -37,6 +41,8 @@ final class GroupCredential {
    * that Spark's event log redacts it (with the stand-in the driver plugin puts in the SparkConf).
    */
   static final String PROPERTY = "gpucoll.internal.groupSecret";
+  /** A job of our API's credential: {@code <id of its BackendCheckedRDD>/} then {@link #property()}. */
+  static final String JOB_PROPERTY = "gpucoll.internal.jobGroupSecret";
   static final int MAC_BYTES = 32;
   static final int MAX_ID_CHARS = 64;
   private static final String HMAC = "HmacSHA256";
@@ -77,9 +83,22 @@ final class GroupCredential {
     return id + ":" + Base64.getEncoder().encodeToString(key.getEncoded());
   }
 
-  /** The credential the job of {@code task} carries, or null when it carries none. */
+  /**
+   * The credential of {@code task}: its job's own where the task computes its partition through the
+   * job's {@link BackendCheckedRDD}, else the application's; null when it carries none.
+   */
   static GroupCredential of(TaskContext task) {
+    String job = task.getLocalProperty(JOB_PROPERTY);
+    int slash = job == null ? -1 : job.indexOf('/');
+    if (slash > 0 && job.substring(0, slash).equals(BackendCheckedRDD.computedThrough(task.taskAttemptId()))) {
+      return parse(job.substring(slash + 1));
+    }
     return parse(task.getLocalProperty(PROPERTY));
+  }
+
+  /** {@link #JOB_PROPERTY}'s value for the job whose partitions {@code rddId} computes. */
+  String jobProperty(int rddId) {
+    return rddId + "/" + property();
   }
 
   /** Reads {@link #property()}; null for null or anything malformed. */

@@ -45,6 +45,8 @@ final class PluginRpcRendezvous implements Rendezvous {
 
   private final RpcChannel channel;
   private final GroupCredential credential;
+  /** This rank's requests, numbered in the order they are sent (one at a time: the methods are synchronized). */
+  private final Freshness.Sender stamps;
   private final String groupId;
   private final int rank;
   private final int size;
@@ -60,7 +62,14 @@ final class PluginRpcRendezvous implements Rendezvous {
   }
 
   PluginRpcRendezvous(RpcChannel channel, GroupCredential credential, String groupId, int rank, int size) {
+    this(channel, new Freshness.Tickets(channel::ask), credential, groupId, rank, size);
+  }
+
+  /** With {@code tickets} shared by the executor's senders: one ticket request serves them all. */
+  PluginRpcRendezvous(RpcChannel channel, Freshness.Tickets tickets, GroupCredential credential, String groupId,
+      int rank, int size) {
     this.channel = channel;
+    this.stamps = new Freshness.Sender(tickets);
     this.credential = credential;
     this.groupId = groupId;
     this.rank = rank;
@@ -173,7 +182,7 @@ final class PluginRpcRendezvous implements Rendezvous {
     Object reply;
     byte[] requestMac;
     try {
-      RpcMessages.Sealed sealed = RpcMessages.seal(message, credential);
+      RpcMessages.Sealed sealed = RpcMessages.seal(message, credential, stamps.next());
       requestMac = sealed.mac();
       reply = channel.ask(RpcMessages.encode(sealed));
     } catch (Exception e) {

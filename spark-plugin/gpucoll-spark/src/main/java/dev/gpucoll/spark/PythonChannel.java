@@ -67,8 +67,29 @@ final class PythonChannel implements AutoCloseable {
   /** Opens the channel of this executor, or says why it cannot (the Python tasks then get that reason). */
   static PythonChannel open(Path shmDir) throws IOException {
     String fromEnv = System.getenv(DIR_ENV);
-    Path dir = fromEnv != null && !fromEnv.isBlank() ? Path.of(fromEnv) : defaultDir();
-    return openIn(dir, shmDir);
+    if (fromEnv != null && !fromEnv.isBlank()) {
+      return openIn(Path.of(fromEnv), shmDir);
+    }
+    return openIn(usableDefaultDir(defaultDir()), shmDir);
+  }
+
+  /**
+   * {@code dir} when it is (or can be made) this user's private directory; else, when another user
+   * took the name first, a fresh private directory beside it, {@code <dir>-<random>}, made with
+   * mkdir's O_EXCL semantics, so nothing planted there can block or redirect the channel. The
+   * Python side finds the socket in either (by the executor's pid, checked on the connection).
+   */
+  static Path usableDefaultDir(Path dir) throws IOException {
+    try {
+      ownPrivateDir(dir);
+      return dir;
+    } catch (IOException taken) {
+      Path fresh = Files.createTempDirectory(dir.getParent(), dir.getFileName() + "-",
+          PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+      LOG.warn("gpucoll: the Python tasks' channel directory {} is not usable ({}); this executor's channel is in {}"
+          + " instead", dir, taken.getMessage(), fresh);
+      return fresh;
+    }
   }
 
   /** The channel in {@code dir} (made or checked owner-only), its mailboxes in {@code shmDir}. */
@@ -139,8 +160,21 @@ final class PythonChannel implements AutoCloseable {
     }
   }
 
+  /** How long a connection may take to say hello: one that never does holds no thread past it. */
+  static final long HELLO_TIMEOUT_MILLIS = 10_000;
+  private static final java.util.concurrent.ScheduledExecutorService HELLO_DEADLINES =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "gpucoll-python-hello-deadlines");
+        t.setDaemon(true);
+        return t;
+      });
+
   /** Reads the hello, checks the peer, starts the task's session (on this thread) or answers why not. */
   private void hello(SocketChannel s) {
+    java.util.concurrent.ScheduledFuture<?> deadline = HELLO_DEADLINES.schedule(() -> {
+      LOG.debug("gpucoll: a Python connection said no hello within {} ms; closed", HELLO_TIMEOUT_MILLIS);
+      close(s); // the blocked read below ends with an exception
+    }, HELLO_TIMEOUT_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
     try {
       UnixDomainPrincipal peer = s.getOption(ExtendedSocketOptions.SO_PEERCRED);
       if (!peer.user().getName().equals(user)) {
@@ -150,6 +184,7 @@ final class PythonChannel implements AutoCloseable {
         return;
       }
       String line = readLine(s);
+      deadline.cancel(false);
       String[] parts = line == null ? new String[0] : line.split(" ");
       if (parts.length != 2 || !parts[0].equals(HELLO)) {
         reply(s, "ERR IllegalStateException this executor speaks " + HELLO + "; the Python package said '"

@@ -50,17 +50,44 @@ final class PythonMailbox implements AutoCloseable {
     this.map = map;
   }
 
-  /** A new owner-only mailbox file of {@code dataBytes} data in {@code dir}, mapped. */
+  /** Names tried before {@link #createPrivate} gives up: each is a fresh random one. */
+  private static final int NAME_ATTEMPTS = 16;
+  private static final java.security.SecureRandom NAMES = new java.security.SecureRandom();
+
+  /** A file just made by {@link #createPrivate}, open for reading and writing. */
+  record PrivateFile(Path path, FileChannel channel) {}
+
+  /**
+   * A new owner-only (0600) file in {@code dir}, a shared directory such as /dev/shm: {@code
+   * prefix}, then a random part nobody can predict, made with O_CREAT|O_EXCL, so that nothing
+   * planted there under a name of ours (a file, a directory, a link) is ever opened, followed or
+   * removed; a taken name means another random one.
+   */
+  static PrivateFile createPrivate(Path dir, String prefix) throws IOException {
+    for (int i = 0; i < NAME_ATTEMPTS; i++) {
+      Path path = dir.resolve(prefix + "-" + Long.toHexString(NAMES.nextLong() & Long.MAX_VALUE));
+      try {
+        return new PrivateFile(path, FileChannel.open(path, java.util.Set.of(StandardOpenOption.CREATE_NEW,
+            StandardOpenOption.READ, StandardOpenOption.WRITE),
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"))));
+      } catch (java.nio.file.FileAlreadyExistsException taken) {
+        // someone has a file of that name: another random one
+      }
+    }
+    throw new IOException(NAME_ATTEMPTS + " random names for a new file in " + dir + " were all taken (some"
+        + " process creates files there under this executor's names)");
+  }
+
+  /** A new owner-only mailbox file of {@code dataBytes} data in {@code dir}, mapped; {@code name} begins its name. */
   static PythonMailbox create(Path dir, String name, long dataBytes) throws IOException {
     long total = HEADER_BYTES + dataBytes;
     if (total > Integer.MAX_VALUE) {
       throw new IllegalArgumentException("a Python call's buffers need " + dataBytes + " bytes of shared memory;"
           + " at most " + (Integer.MAX_VALUE - HEADER_BYTES) + " fit one call: split it into smaller calls");
     }
-    Path path = dir.resolve(name);
-    Files.deleteIfExists(path);
-    Files.createFile(path, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-    try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+    PrivateFile file = createPrivate(dir, name);
+    Path path = file.path();
+    try (FileChannel ch = file.channel()) {
       ch.truncate(total);
       ch.write(ByteBuffer.wrap(new byte[] {0}), total - 1);
       MappedByteBuffer map = ch.map(FileChannel.MapMode.READ_WRITE, 0, total);

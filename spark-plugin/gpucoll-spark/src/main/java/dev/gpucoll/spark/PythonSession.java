@@ -19,9 +19,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -305,10 +303,14 @@ final class PythonSession implements Runnable {
     GpuCollConf conf = GpuCollectives.confFor(task);
     DeviceRoutes.Group g = routes.group(c.rank(), members, conf);
     deviceGroups.put(commId, g);
-    Path image = shmDir.resolve(name + "-kernels-" + commId);
-    Files.deleteIfExists(image);
-    Files.createFile(image, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-    Files.write(image, routes.kernelImage()); // the Python side reads it once and unlinks it
+    PythonMailbox.PrivateFile file = PythonMailbox.createPrivate(shmDir, name + "-kernels-" + commId);
+    Path image = file.path();
+    try (java.nio.channels.FileChannel ch = file.channel()) {
+      ByteBuffer bytes = ByteBuffer.wrap(routes.kernelImage());
+      while (bytes.hasRemaining()) {
+        ch.write(bytes); // the Python side reads it once and unlinks it
+      }
+    }
     StringBuilder out = new StringBuilder();
     out.append("timeoutNs=").append(conf.get(GpuCollConf.TIMEOUT).toNanos()).append('\n');
     out.append("kernels=").append(g.kernelsOn() ? 1 : 0).append('\n');

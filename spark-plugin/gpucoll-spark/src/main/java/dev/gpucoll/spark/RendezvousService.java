@@ -1,5 +1,6 @@
 package dev.gpucoll.spark;
 
+import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.rendezvous.RendezvousLimits;
 import dev.gpucoll.spark.RpcMessages.Arrive;
 import dev.gpucoll.spark.RpcMessages.GiveUp;
@@ -31,7 +32,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Before any of that, {@link #serve} verifies the message's {@link GroupCredential}: a message
  * that fails it (unsealed, unknown credential, wrong MAC, or sealed for another group or round)
- * is dropped and counted ({@link #credentialFailures}) without touching any round. Rounds are
+ * is dropped and counted ({@link #credentialFailures}) without touching any round, and so is one
+ * that verifies but is no fresh one ({@link Freshness}: a copy of a rank's message, within its
+ * round, after it or in a later job, so that no finished round is reopened). Rounds are
  * keyed by credential id as well, so a holder of one job's credential cannot reach another's.
  */
 final class RendezvousService {
@@ -44,8 +47,9 @@ final class RendezvousService {
   /** Largest number of bytes all open rounds may retain together. */
   static final long MAX_RETAINED_BYTES = 256L << 20;
   static final int MAX_GROUP_ID_CHARS = 512;
-  /** Longest wait a rank may announce; it bounds how long an abandoned round is kept. */
-  static final long MAX_TIMEOUT_MILLIS = 24L * 3600 * 1000;
+  /** Longest wait a rank may announce (spark.gpucoll.timeout's bound); it bounds how long an abandoned round is kept. */
+  static final long MAX_TIMEOUT_MILLIS = GpuCollConf.LONGEST_TIMEOUT.toMillis();
+  static final long MIN_TIMEOUT_MILLIS = GpuCollConf.SHORTEST_TIMEOUT.toMillis();
   /** Bookkeeping bytes charged per round and per rank slot (arrays, flags, map entry). */
   private static final long ROUND_OVERHEAD_BYTES = 256;
   private static final long SLOT_OVERHEAD_BYTES = 24;
@@ -58,31 +62,42 @@ final class RendezvousService {
 
   private final Map<String, Round> rounds = new ConcurrentHashMap<>();
   private final GroupCredential.Issuer credentials;
+  private final Freshness.Guard freshness;
   private final AtomicLong credentialFailures = new AtomicLong();
   private final AtomicLong retainedBytes = new AtomicLong();
   private final LongSupplier clock;
   private final long maxRetainedBytes;
   private volatile long lastSweep;
 
-  RendezvousService(GroupCredential.Issuer credentials) {
-    this(credentials, System::nanoTime, MAX_RETAINED_BYTES);
+  RendezvousService(GroupCredential.Issuer credentials, Freshness.Guard freshness) {
+    this(credentials, freshness, System::nanoTime, MAX_RETAINED_BYTES);
   }
 
-  RendezvousService(GroupCredential.Issuer credentials, LongSupplier clock, long maxRetainedBytes) {
+  RendezvousService(GroupCredential.Issuer credentials, Freshness.Guard freshness, LongSupplier clock,
+      long maxRetainedBytes) {
     this.credentials = credentials;
+    this.freshness = freshness;
     this.clock = clock;
     this.maxRetainedBytes = maxRetainedBytes;
     this.lastSweep = clock.getAsLong();
   }
 
   /**
-   * Answers one decoded rendezvous message from the plugin endpoint: a {@link Sealed} request
-   * whose credential verifies is served and its answer sealed; anything else is dropped, counted
-   * and answered with an unsealed failure, which only the sender sees.
+   * Answers one decoded rendezvous message from the plugin endpoint: a ticket request with a
+   * {@link Freshness.Ticket}; a {@link Sealed} request whose credential verifies and that is fresh
+   * is served and its answer sealed; anything else is dropped, counted and answered with an
+   * unsealed failure, which only the sender sees.
    */
   byte[] serve(Object message) {
+    if (message instanceof RpcMessages.TicketRequest) {
+      return RpcMessages.encode(freshness.issue()); // anyone may have one: it is worth nothing without a credential
+    }
     GroupCredential credential = message instanceof Sealed s ? credentials.forId(s.credentialId()) : null;
     Object request = credential == null ? null : RpcMessages.open((Sealed) message, credential);
+    String stale = request == null ? null : freshness.admit(((Sealed) message).stamp());
+    if (stale != null) {
+      return RpcMessages.encode(failed(drop(RpcMessages.describeStale((Sealed) message, stale))));
+    }
     RoundState answer;
     if (request instanceof Arrive a) {
       answer = arrive(credential.id(), a);
@@ -91,7 +106,7 @@ final class RendezvousService {
     } else if (request instanceof GiveUp g) {
       answer = giveUp(credential.id(), g);
     } else {
-      return RpcMessages.encode(failed(drop(message)));
+      return RpcMessages.encode(failed(drop(RpcMessages.describeDropped(message))));
     }
     return RpcMessages.sealReply(answer, credential, ((Sealed) message).mac());
   }
@@ -101,9 +116,8 @@ final class RendezvousService {
     return credentialFailures.get();
   }
 
-  private String drop(Object message) {
+  private String drop(String what) {
     long n = credentialFailures.incrementAndGet();
-    String what = RpcMessages.describeDropped(message);
     // The first, then at each power of two: a flood must not flood the log.
     if (Long.bitCount(n) == 1) {
       LOG.warn("gpucoll: dropped {} rendezvous message(s) that failed the group credential (latest: {});"
@@ -279,9 +293,9 @@ final class RendezvousService {
           + (m.payload() == null ? "null" : m.payload().length + " bytes")
           + "; limit " + MAX_PAYLOAD_BYTES + " bytes";
     }
-    if (m.timeoutMillis() <= 0 || m.timeoutMillis() > MAX_TIMEOUT_MILLIS) {
-      return who + " announces a timeout of " + m.timeoutMillis() + " ms; allowed 1 to "
-          + MAX_TIMEOUT_MILLIS + " ms";
+    if (m.timeoutMillis() < MIN_TIMEOUT_MILLIS || m.timeoutMillis() > MAX_TIMEOUT_MILLIS) {
+      return who + " announces a timeout of " + m.timeoutMillis() + " ms; " + GpuCollConf.TIMEOUT.key()
+          + " must be 1ms to 24h (" + MIN_TIMEOUT_MILLIS + " to " + MAX_TIMEOUT_MILLIS + " ms)";
     }
     return null;
   }

@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Rank reports, progress and metric totals come sealed with a job's {@link GroupCredential},
  * as rendezvous requests do ({@link RpcMessages#seal}); one that is unsealed or does not verify is
- * dropped and counted ({@link #failures}). A backend check is sent at executor start, before any
+ * dropped and counted ({@link #failures}), and so is one that verifies but is no fresh one ({@link
+ * Freshness}: a copy of a real one, which would count twice). A backend check is sent at executor start, before any
  * task has brought a credential, so it cannot carry one: it is admitted only as the first check
  * of an executor that Spark has registered, and anything else is dropped and counted alike.
  */
@@ -25,11 +26,13 @@ final class ReportVerifier {
   private static final Logger LOG = LoggerFactory.getLogger(GpuCollectivesPlugin.class);
 
   private final GroupCredential.Issuer credentials;
+  private final Freshness.Guard freshness;
   private final AtomicLong failures = new AtomicLong();
   private final Set<String> checkedExecutors = ConcurrentHashMap.newKeySet();
 
-  ReportVerifier(GroupCredential.Issuer credentials) {
+  ReportVerifier(GroupCredential.Issuer credentials, Freshness.Guard freshness) {
     this.credentials = credentials;
+    this.freshness = freshness;
   }
 
   /** Whether {@code m} (a decoded message, or the unverified body of a sealed one) is a report this class opens. */
@@ -51,10 +54,15 @@ final class ReportVerifier {
         // sealed with a real credential but not a message of ours: dropped as any forgery
       }
       if (isReport(inner)) {
-        return inner;
+        String stale = freshness.admit(s.stamp());
+        if (stale == null) {
+          return inner;
+        }
+        drop(RpcMessages.describeStale(s, stale));
+        return null;
       }
     }
-    drop(message);
+    drop(message instanceof ExecutorCheckMessage c ? describeCheck(c) : RpcMessages.describeDropped(message));
     return null;
   }
 
@@ -70,8 +78,13 @@ final class ReportVerifier {
         && registered.contains(c.executorId()) && checkedExecutors.add(c.executorId())) {
       return true;
     }
-    drop(c);
+    drop(describeCheck(c));
     return false;
+  }
+
+  private static String describeCheck(ExecutorCheckMessage c) {
+    return "a backend check (" + c.backend() + ") for executor '" + c.executorId() + "', which Spark has not"
+        + " registered, has sent one already or does not check that backend";
   }
 
   /** Messages dropped so far. */
@@ -79,14 +92,10 @@ final class ReportVerifier {
     return failures.get();
   }
 
-  private void drop(Object message) {
+  private void drop(String what) {
     long n = failures.incrementAndGet();
     // The first, then at each power of two: a flood must not flood the log.
     if (Long.bitCount(n) == 1) {
-      String what = message instanceof ExecutorCheckMessage c
-          ? "a backend check (" + c.backend() + ") for executor '" + c.executorId() + "', which Spark has not"
-              + " registered, has sent one already or does not check that backend"
-          : RpcMessages.describeDropped(message);
       LOG.warn("gpucoll: dropped {} report, progress, metrics or backend-check message(s) that failed the"
           + " driver's checks (latest: {}); some process that is no task of this application reaches the"
           + " driver's plugin endpoint", n, what);

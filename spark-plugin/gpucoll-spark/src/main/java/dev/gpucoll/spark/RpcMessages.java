@@ -26,11 +26,12 @@ final class RpcMessages {
   /** "GCRP": gpucoll RPC. */
   static final int MAGIC = 0x47435250;
   /**
-   * 5: rank reports, progress and metric totals sealed with the group credential too. 4:
+   * 6: every sealed message stamped ({@link Freshness}): a ticket, its sender and sequence number;
+   * ticket requests. 5: rank reports, progress and metric totals sealed with the group credential too. 4:
    * rendezvous messages sealed with the group credential. 3: rank reports carry timings, reuse,
    * failure, predictions at used sizes and latency histograms; executor checks.
    */
-  static final int VERSION = 5;
+  static final int VERSION = 6;
   /** Latency cells one rank report may hold: 16 collectives of 64 size classes each. */
   static final int MAX_LATENCY_CELLS = 16 * LatencyHistogram.SIZE_CLASSES;
 
@@ -43,6 +44,8 @@ final class RpcMessages {
   private static final byte RANK_PROGRESS = 7;
   private static final byte EXECUTOR_TOTALS = 8;
   private static final byte SEALED = 9;
+  private static final byte TICKET_REQUEST = 10;
+  private static final byte TICKET = 11;
   /** Most counts one executor's totals carry (its metrics number a few hundred). */
   static final int MAX_TOTALS = 4096;
 
@@ -114,15 +117,19 @@ final class RpcMessages {
 
   /**
    * A message to the driver ({@code body}: an encoded Arrive, Poll or GiveUp; a rank report,
-   * progress or metric totals) or the driver's answer to a rendezvous request (a RoundState), with
-   * the MAC of the {@link GroupCredential} named {@code credentialId}.
+   * progress or metric totals) with its {@link Freshness.Stamp}, or the driver's answer to a
+   * rendezvous request (a RoundState, stamped {@link Freshness.Stamp#NONE}), with the MAC of the
+   * {@link GroupCredential} named {@code credentialId}.
    */
-  record Sealed(String credentialId, byte[] body, byte[] mac) {}
+  record Sealed(String credentialId, Freshness.Stamp stamp, byte[] body, byte[] mac) {}
 
-  /** {@code request} sealed: the MAC covers its encoded bytes. */
-  static Sealed seal(Object request, GroupCredential credential) {
+  /** An executor asks the driver for a {@link Freshness.Ticket}. */
+  record TicketRequest() {}
+
+  /** {@code request} sealed: the MAC covers the stamp and the request's encoded bytes. */
+  static Sealed seal(Object request, GroupCredential credential, Freshness.Stamp stamp) {
     byte[] body = encode(request);
-    return new Sealed(credential.id(), body, credential.mac(body));
+    return new Sealed(credential.id(), stamp, body, credential.mac(stamp.bytes(), body));
   }
 
   /**
@@ -131,12 +138,15 @@ final class RpcMessages {
    */
   static byte[] sealReply(RoundState reply, GroupCredential credential, byte[] requestMac) {
     byte[] body = encode(reply);
-    return encode(new Sealed(credential.id(), body, credential.mac(requestMac, body)));
+    return encode(new Sealed(credential.id(), Freshness.Stamp.NONE, body, credential.mac(requestMac, body)));
   }
 
-  /** The request inside {@code s}, or null when its MAC does not verify with {@code credential}. */
+  /**
+   * The request inside {@code s}, or null when its MAC does not verify with {@code credential}.
+   * Whether it is fresh is the caller's to ask ({@link Freshness.Guard#admit}).
+   */
   static Object open(Sealed s, GroupCredential credential) {
-    if (!s.credentialId().equals(credential.id()) || !credential.verifies(s.mac(), s.body())) {
+    if (!s.credentialId().equals(credential.id()) || !credential.verifies(s.mac(), s.stamp().bytes(), s.body())) {
       return null;
     }
     return decode(s.body());
@@ -155,6 +165,11 @@ final class RpcMessages {
     return message instanceof Sealed s
         ? "a message sealed with credential '" + s.credentialId() + "' that does not verify"
         : "an unsealed " + message.getClass().getSimpleName();
+  }
+
+  /** How the driver's logs name a message whose MAC verified but that is no fresh one ({@code why}). */
+  static String describeStale(Sealed s, String why) {
+    return "a message sealed with credential '" + s.credentialId() + "' that was no fresh one: " + why;
   }
 
   /**
@@ -210,7 +225,12 @@ final class RpcMessages {
     } else if (message instanceof RankProgressMessage p) {
       writeRankReport(w.header(RANK_PROGRESS), p.report());
     } else if (message instanceof Sealed m) {
-      w.header(SEALED).string(m.credentialId()).bytes(m.body()).bytes(m.mac());
+      w.header(SEALED).string(m.credentialId()).i64(m.stamp().issuedNanos()).bytes(m.stamp().ticketMac())
+          .i64(m.stamp().sender()).i64(m.stamp().seq()).bytes(m.body()).bytes(m.mac());
+    } else if (message instanceof TicketRequest) {
+      w.header(TICKET_REQUEST);
+    } else if (message instanceof Freshness.Ticket m) {
+      w.header(TICKET).i64(m.issuedNanos()).bytes(m.mac());
     } else if (message instanceof ExecutorTotalsMessage m) {
       if (m.totals().size() > MAX_TOTALS) {
         throw new IllegalArgumentException("gpucoll executor totals: " + m.totals().size() + " counts, at most " + MAX_TOTALS);
@@ -282,7 +302,10 @@ final class RpcMessages {
         case RANK_PROGRESS -> new RankProgressMessage(readRankReport(r));
         case EXECUTOR_TOTALS -> readExecutorTotals(r);
         case EXECUTOR_CHECK -> readExecutorCheck(r);
-        case SEALED -> new Sealed(r.string(), r.bytes(), r.bytes());
+        case SEALED -> new Sealed(r.string(), new Freshness.Stamp(r.buf.getLong(), r.bytes(), r.buf.getLong(),
+            r.buf.getLong()), r.bytes(), r.bytes());
+        case TICKET_REQUEST -> new TicketRequest();
+        case TICKET -> new Freshness.Ticket(r.buf.getLong(), r.bytes());
         default -> throw new IllegalArgumentException("gpucoll RPC message of unknown type " + type);
       };
       if (r.buf.hasRemaining()) {

@@ -55,7 +55,7 @@ class IntruderTest {
             for (long round = 0; round < 3; round++) {
               byte[] unsealed = RpcMessages.encode(new RpcMessages.Arrive(group, round, 0, 1, new byte[] {9}, 60_000, false));
               byte[] forged = RpcMessages.encode(RpcMessages.seal(
-                  new RpcMessages.Arrive(group, round, 1, 5, new byte[] {9}, 60_000, false), guessed));
+                  new RpcMessages.Arrive(group, round, 1, 5, new byte[] {9}, 60_000, false), guessed, Freshness.Stamp.NONE));
               for (byte[] m : List.of(unsealed, forged)) {
                 driver.askSync(new PluginMessage(GpuCollectivesPlugin.class.getName(), m), ClassTag$.MODULE$.Any());
                 sent.incrementAndGet();
@@ -129,7 +129,10 @@ class IntruderTest {
     }
     assertTrue(log.indexOf("SparkListenerJobStart") >= 0 && log.indexOf(GroupCredential.PROPERTY) >= 0, "jobs were logged");
     assertEquals(-1, log.indexOf(key), "the application's credential is in the event log");
-    assertEquals(-1, log.indexOf(GroupCredential.PROPERTY + "\":\"job"), "a job's credential is in the event log");
+    assertTrue(log.indexOf(GroupCredential.JOB_PROPERTY) >= 0, "jobs of our API were logged");
+    java.util.regex.Matcher jobCredential = java.util.regex.Pattern.compile(
+        java.util.regex.Pattern.quote(GroupCredential.JOB_PROPERTY) + "\":\"[0-9]+/job").matcher(log);
+    assertTrue(!jobCredential.find(), "a job's credential is in the event log");
   }
 
   /**
@@ -156,15 +159,15 @@ class IntruderTest {
           forgeries.add(report);
           forgeries.add(new RpcMessages.RankProgressMessage(report));
           for (GroupCredential key : guessed) {
-            forgeries.add(RpcMessages.seal(report, key));
-            forgeries.add(RpcMessages.seal(new RpcMessages.RankProgressMessage(report), key));
+            forgeries.add(RpcMessages.seal(report, key, Freshness.Stamp.NONE));
+            forgeries.add(RpcMessages.seal(new RpcMessages.RankProgressMessage(report), key, Freshness.Stamp.NONE));
           }
         }
       }
       RpcMessages.ExecutorTotalsMessage totals = new RpcMessages.ExecutorTotalsMessage("driver",
           java.util.Map.of("collective.allReduce.calls", 1_000_000L));
       forgeries.add(totals);
-      forgeries.add(RpcMessages.seal(totals, guessed.get(0)));
+      forgeries.add(RpcMessages.seal(totals, guessed.get(0), Freshness.Stamp.NONE));
       for (String executor : List.of("driver", "7", "intruder")) {
         for (String backend : List.of("host", "gpu")) {
           forgeries.add(new RpcMessages.ExecutorCheckMessage(executor, "intruder-host", backend, "forged",
@@ -264,6 +267,232 @@ class IntruderTest {
       assertEquals(delivered, GpuCollDriverPlugin.active.credentialFailures(), "the real ranks' messages all verify");
     } finally {
       sc.stop();
+    }
+  }
+
+  /**
+   * Someone who reads the loopback traffic sends every sealed message of the real ranks again,
+   * byte for byte, over their own connection: each at once while its job runs (within its round),
+   * all of them after the jobs, and all of them again during a later job. No job breaks, every copy
+   * is dropped and counted, and no group is reported twice.
+   */
+  @Test
+  void realMessagesSentAgainAreDroppedAndCountedAndBreakNoJob() throws Exception {
+    Recording.clear();
+    JavaSparkContext sc = new JavaSparkContext(LocalSpark.withPlugin("intruder-replay", "local[3]")
+        .set("spark.plugins", Recording.class.getName()));
+    SparkConf alone = new SparkConf();
+    RpcEnv outside = RpcEnv.create("intruder", "127.0.0.1", 0, alone,
+        new SecurityManager(alone, scala.Option.empty(), org.apache.spark.SecurityManager$.MODULE$.$lessinit$greater$default$3()), true);
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicLong replayed = new AtomicLong();
+    AtomicReference<Throwable> replayError = new AtomicReference<>();
+    RpcEndpointRef driver = outside.setupEndpointRef(sc.sc().env().rpcEnv().address(), ENDPOINT);
+    java.util.function.Consumer<byte[]> replay = wire -> {
+      driver.askSync(new PluginMessage(Recording.class.getName(), wire), ClassTag$.MODULE$.Any());
+      replayed.incrementAndGet();
+    };
+    Thread replayer = new Thread(() -> {
+      try {
+        int next = 0;
+        while (!stop.get()) {
+          List<byte[]> seen = Recording.sealed();
+          if (next == seen.size()) {
+            Thread.sleep(1);
+          }
+          for (; next < seen.size(); next++) {
+            replay.accept(seen.get(next));
+          }
+        }
+      } catch (Throwable t) {
+        replayError.set(t);
+      }
+    }, "replayer");
+    try {
+      replayer.start();
+      JavaRDD<Integer> rows = sc.parallelize(List.of(1, 2, 3, 4, 5, 6), 3);
+      for (int job = 0; job < 2; job++) {
+        assertEquals(List.of(21.0, 21.0, 21.0), GpuCollectives.barrierMapPartitions(rows, IntruderTest::sum).collect());
+        assertEquals(List.of(21.0, 21.0, 21.0), direct(rows));
+      }
+      stop.set(true);
+      replayer.join(60_000);
+      assertEquals(null, replayError.get());
+      List<byte[]> earlier = Recording.sealed();
+      assertTrue(earlier.size() > 0 && replayed.get() > 0, "nothing was recorded");
+      earlier.forEach(replay); // after their rounds
+      Thread later = new Thread(() -> earlier.forEach(replay), "replayer-later");
+      later.start(); // during a later job
+      assertEquals(List.of(21.0, 21.0, 21.0), GpuCollectives.barrierMapPartitions(rows, IntruderTest::sum).collect());
+      assertEquals(List.of(21.0, 21.0, 21.0), direct(rows));
+      later.join(120_000);
+      long deadline = System.nanoTime() + 30_000_000_000L;
+      while (GpuCollectivesPlugin.driverReports().size() < 6 && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      Thread.sleep(500); // a report counted twice would show by now
+      assertEquals(6, GpuCollectivesPlugin.driverReports().size(), "one report per group");
+      GpuCollDriverPlugin plugin = GpuCollDriverPlugin.active;
+      assertEquals(replayed.get(), plugin.credentialFailures() + plugin.reportFailures(),
+          "copies sent: " + replayed.get() + "; dropped: " + plugin.credentialFailures() + " rendezvous, "
+              + plugin.reportFailures() + " reports");
+    } finally {
+      stop.set(true);
+      replayer.join(30_000);
+      outside.shutdown();
+      sc.stop();
+    }
+  }
+
+  /**
+   * The plugin under another name, its driver side recording every sealed message it receives (as
+   * an eavesdropper on the loopback sees them), each once.
+   */
+  public static final class Recording implements org.apache.spark.api.plugin.SparkPlugin {
+    private static final List<byte[]> SEALED = java.util.Collections.synchronizedList(new ArrayList<>());
+    private static final java.util.Set<String> KNOWN = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    static void clear() {
+      SEALED.clear();
+      KNOWN.clear();
+    }
+
+    static List<byte[]> sealed() {
+      synchronized (SEALED) {
+        return List.copyOf(SEALED);
+      }
+    }
+
+    @Override
+    public org.apache.spark.api.plugin.DriverPlugin driverPlugin() {
+      org.apache.spark.api.plugin.DriverPlugin real = new GpuCollectivesPlugin().driverPlugin();
+      return new org.apache.spark.api.plugin.DriverPlugin() {
+        @Override
+        public java.util.Map<String, String> init(org.apache.spark.SparkContext sc,
+            org.apache.spark.api.plugin.PluginContext ctx) {
+          return real.init(sc, ctx);
+        }
+
+        @Override
+        public void registerMetrics(String appId, org.apache.spark.api.plugin.PluginContext ctx) {
+          real.registerMetrics(appId, ctx);
+        }
+
+        @Override
+        public Object receive(Object message) throws Exception {
+          Object reply = real.receive(message);
+          if (message instanceof byte[] wire && RpcMessages.decode(wire) instanceof RpcMessages.Sealed
+              && KNOWN.add(java.util.Base64.getEncoder().encodeToString(wire))) {
+            SEALED.add(wire);
+          }
+          return reply;
+        }
+
+        @Override
+        public void shutdown() {
+          real.shutdown();
+        }
+      };
+    }
+
+    @Override
+    public org.apache.spark.api.plugin.ExecutorPlugin executorPlugin() {
+      return new GpuCollectivesPlugin().executorPlugin();
+    }
+  }
+
+  /**
+   * Junk to the plugin endpoint (random bytes, a truncated or other-version message, an object that
+   * is no byte[]) is dropped and counted; the driver's log gets a line at the first and at each
+   * power of two, no stack trace, however many arrive, and the jobs run.
+   */
+  @Test
+  void aFloodOfJunkIsCountedAndLeavesTheLogSmall() throws Exception {
+    JavaSparkContext sc = new JavaSparkContext(LocalSpark.withPlugin("intruder-junk", "local[3]"));
+    SparkConf alone = new SparkConf();
+    RpcEnv outside = RpcEnv.create("intruder", "127.0.0.1", 0, alone,
+        new SecurityManager(alone, scala.Option.empty(), org.apache.spark.SecurityManager$.MODULE$.$lessinit$greater$default$3()), true);
+    LogLines lines = new LogLines();
+    try {
+      RpcEndpointRef driver = outside.setupEndpointRef(sc.sc().env().rpcEnv().address(), ENDPOINT);
+      java.util.Random random = new java.util.Random(7);
+      byte[] real = RpcMessages.encode(new RpcMessages.Poll("g", 0, 0));
+      byte[] otherVersion = real.clone();
+      otherVersion[7] = 4;
+      lines.start();
+      int sent = 0;
+      for (int i = 0; i < 3000; i++) {
+        byte[] junk = new byte[1 + random.nextInt(64)];
+        random.nextBytes(junk);
+        Object m = switch (i % 5) {
+          case 0 -> junk;
+          case 1 -> java.util.Arrays.copyOf(real, 1 + random.nextInt(real.length - 1));
+          case 2 -> otherVersion;
+          case 3 -> "not a gpucoll message " + i;
+          default -> new byte[0];
+        };
+        try {
+          driver.askSync(new PluginMessage(GpuCollectivesPlugin.class.getName(), m), ClassTag$.MODULE$.Any());
+        } catch (Exception e) { // the answer of a driver that threw
+          // counted below all the same
+        }
+        sent++;
+      }
+      lines.stop();
+      assertEquals(sent, GpuCollDriverPlugin.active.undecodableMessages(), "every junk message counted");
+      assertEquals(0, lines.traces.get(), "a stack trace was logged: " + lines.first.get());
+      assertTrue(lines.lines.get() <= 2 * 13, lines.lines.get() + " lines logged for " + sent + " junk messages; first: "
+          + lines.first.get());
+      JavaRDD<Integer> rows = sc.parallelize(List.of(1, 2, 3, 4, 5, 6), 3);
+      assertEquals(List.of(21.0, 21.0, 21.0), GpuCollectives.barrierMapPartitions(rows, IntruderTest::sum).collect());
+      assertEquals(List.of(21.0, 21.0, 21.0), direct(rows));
+      assertEquals(sent, GpuCollDriverPlugin.active.undecodableMessages(), "a real message was taken for junk");
+    } finally {
+      lines.stop();
+      outside.shutdown();
+      sc.stop();
+    }
+  }
+
+  /** Counts the log's lines at WARN and above (a stack trace's frames included) while started. */
+  private static final class LogLines extends org.apache.logging.log4j.core.appender.AbstractAppender {
+    final AtomicLong lines = new AtomicLong();
+    final AtomicLong traces = new AtomicLong();
+    final AtomicReference<String> first = new AtomicReference<>();
+
+    LogLines() {
+      super("junk-lines", null, null, true, org.apache.logging.log4j.core.config.Property.EMPTY_ARRAY);
+    }
+
+    @Override
+    public void append(org.apache.logging.log4j.core.LogEvent e) {
+      if (!e.getLevel().isMoreSpecificThan(org.apache.logging.log4j.Level.WARN)) {
+        return;
+      }
+      first.compareAndSet(null, e.getLoggerName() + ": " + e.getMessage().getFormattedMessage());
+      lines.incrementAndGet();
+      if (e.getThrown() != null) {
+        traces.incrementAndGet();
+        lines.addAndGet(e.getThrown().getStackTrace().length);
+      }
+    }
+
+    @Override
+    public void start() {
+      super.start();
+      org.apache.logging.log4j.core.LoggerContext ctx =
+          (org.apache.logging.log4j.core.LoggerContext) org.apache.logging.log4j.LogManager.getContext(false);
+      ctx.getConfiguration().getRootLogger().addAppender(this, null, null);
+      ctx.updateLoggers();
+    }
+
+    @Override
+    public void stop() {
+      org.apache.logging.log4j.core.LoggerContext ctx =
+          (org.apache.logging.log4j.core.LoggerContext) org.apache.logging.log4j.LogManager.getContext(false);
+      ctx.getConfiguration().getRootLogger().removeAppender(getName());
+      ctx.updateLoggers();
+      super.stop();
     }
   }
 

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 /** The driver-side service and the executor-side polling, wired directly (no Spark). */
 class PluginRpcRendezvousTest {
   private final GroupCredential.Issuer issuer = new GroupCredential.Issuer();
-  private final RendezvousService service = new RendezvousService(issuer);
+  private final RendezvousService service = new RendezvousService(issuer, new Freshness.Guard(System::nanoTime));
   /** The credential the job of these tests' ranks carries. */
   private final GroupCredential job = issuer.nextJob();
 

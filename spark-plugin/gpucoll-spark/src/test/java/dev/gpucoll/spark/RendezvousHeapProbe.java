@@ -11,7 +11,7 @@ import java.lang.management.MemoryMXBean;
 public final class RendezvousHeapProbe {
   public static void main(String[] args) {
     MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
-    RendezvousService service = new RendezvousService(new GroupCredential.Issuer(), System::nanoTime, RendezvousService.MAX_RETAINED_BYTES);
+    RendezvousService service = new RendezvousService(new GroupCredential.Issuer(), new Freshness.Guard(System::nanoTime), System::nanoTime, RendezvousService.MAX_RETAINED_BYTES);
     long before = usedAfterGc(memory);
     int accepted = 0;
     while (service.arrive("probe", new RpcMessages.Arrive("heap-" + accepted, 0, 0, 2,

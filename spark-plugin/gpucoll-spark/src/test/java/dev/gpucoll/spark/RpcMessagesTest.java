@@ -39,8 +39,15 @@ class RpcMessagesTest {
     assertEquals(new Poll("gé", Long.MAX_VALUE, 0), roundTrip(new Poll("gé", Long.MAX_VALUE, 0)));
     assertEquals(new GiveUp("g", 1, 5, 999), roundTrip(new GiveUp("g", 1, 5, 999)));
     GroupCredential job = new GroupCredential.Issuer().nextJob();
-    RpcMessages.Sealed sealed = (RpcMessages.Sealed) roundTrip(RpcMessages.seal(new Poll("g", 2, 1), job));
+    Freshness.Stamp stamp = new Freshness.Stamp(5, new byte[] {4, 2}, -7, 9);
+    RpcMessages.Sealed sealed = (RpcMessages.Sealed) roundTrip(RpcMessages.seal(new Poll("g", 2, 1), job, stamp));
     assertEquals(job.id(), sealed.credentialId());
+    assertArrayEquals(stamp.bytes(), sealed.stamp().bytes());
+    assertEquals(-7, sealed.stamp().sender());
+    assertEquals(9, sealed.stamp().seq());
+    Freshness.Ticket ticket = (Freshness.Ticket) roundTrip(new Freshness.Ticket(11, new byte[] {1}));
+    assertEquals(11, ticket.issuedNanos());
+    assertTrue(roundTrip(new RpcMessages.TicketRequest()) instanceof RpcMessages.TicketRequest);
     assertEquals(GroupCredential.MAC_BYTES, sealed.mac().length);
     assertEquals(new Poll("g", 2, 1), RpcMessages.open(sealed, job));
   }

@@ -59,14 +59,21 @@ public final class GpuCollConf {
           + " 'auto' (gpu when every member has a usable GPU, else host).",
       "auto", "gpu", "host");
 
+  /**
+   * The bounds of {@link #TIMEOUT}: the driver's rendezvous announces it in whole milliseconds and
+   * keeps an abandoned round for twice its length, so a day bounds what a stray rank can pin there.
+   */
+  public static final Duration SHORTEST_TIMEOUT = Duration.ofMillis(1);
+  public static final Duration LONGEST_TIMEOUT = Duration.ofHours(24);
+
   public static final ConfigEntry<Duration> TIMEOUT = entry("timeout", "120s",
       "How long a rank waits for its peers without progress, at rendezvous and at each wait of a"
           + " collective (a long call whose peers keep arriving never times out), before it fails with"
           + " an error naming the ranks that did not arrive; NCCL calls are aborted after it. A job's"
           + " local property applies to its tasks, also on a communicator an earlier job formed."
           + " Spark's duration syntax: us, ms, s, m or min, h, d (500ms, 2m, 1h); a plain number is seconds;"
-          + " at most " + LONGEST_DURATION.toDays() + "d.",
-      v -> parseDuration(v, TimeUnit.SECONDS));
+          + " 1ms to 24h.",
+      GpuCollConf::parseTimeout);
 
   public static final ConfigEntry<Optional<Algorithm>> ALGORITHM = entry("algorithm", "auto",
       "Force one algorithm for every collective instead of choosing by size and topology (for"
@@ -391,6 +398,15 @@ public final class GpuCollConf {
       throw new IllegalArgumentException(tooLarge);
     }
     return positive(d, v);
+  }
+
+  /** A {@link #TIMEOUT}: a duration from {@link #SHORTEST_TIMEOUT} to {@link #LONGEST_TIMEOUT}. */
+  static Duration parseTimeout(String v) {
+    Duration d = parseDuration(v, TimeUnit.SECONDS);
+    if (d.compareTo(SHORTEST_TIMEOUT) < 0 || d.compareTo(LONGEST_TIMEOUT) > 0) {
+      throw new IllegalArgumentException("a timeout must be 1ms to 24h, got " + v.trim());
+    }
+    return d;
   }
 
   private static String unitName(TimeUnit u) {

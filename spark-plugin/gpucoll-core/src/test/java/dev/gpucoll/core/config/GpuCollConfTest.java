@@ -31,7 +31,7 @@ class GpuCollConfTest {
 
   @Test
   void durationsTakeEverySparkUnit() {
-    assertEquals(Duration.ofNanos(500_000), timeout("500us"));
+    assertEquals(Duration.ofNanos(1_500_000), timeout("1500us"));
     assertEquals(Duration.ofMillis(250), timeout("250ms"));
     assertEquals(Duration.ofSeconds(30), timeout("30s"));
     assertEquals(Duration.ofMinutes(1), timeout("1m"));
@@ -85,11 +85,10 @@ class GpuCollConfTest {
    */
   @Test
   void aValueNoCallCouldUseIsRefusedAtValidation() {
-    assertEquals(Duration.ofDays(53375), timeout("53375d"));
     for (String bad : List.of("106752d", "53376d", "1281024h", "9223372036854775807s", "9223372036854775807d")) {
       InvalidSettingException e = assertThrows(InvalidSettingException.class, () -> timeout(bad));
       assertEquals("spark.gpucoll.timeout", e.key());
-      assertTrue(e.getMessage().contains("too large: at most 53375d"), e.getMessage());
+      assertTrue(e.getMessage().contains("too large") || e.getMessage().contains("1ms to 24h"), e.getMessage());
     }
     for (String bad : List.of("", "  ")) {
       InvalidSettingException e = assertThrows(InvalidSettingException.class,
@@ -99,6 +98,26 @@ class GpuCollConfTest {
     }
     assertEquals("/tmp/segments", GpuCollConf.of(Map.of("spark.gpucoll.host.shmDir", "/tmp/segments")).validate()
         .get(GpuCollConf.SHM_DIR));
+  }
+
+  /**
+   * The timeout the driver's rendezvous serves is the one validation lets through: 1ms to 24h, the
+   * bounds themselves included; a longer one (2d) or one that is 0 in whole milliseconds (1us) is
+   * refused when the settings are read, naming the key, instead of failing every barrier job.
+   */
+  @Test
+  void theTimeoutIsRefusedOutsideTheBoundsTheRendezvousServes() {
+    assertEquals(Duration.ofHours(24), timeout("24h"));
+    assertEquals(Duration.ofHours(24), timeout("86400s"));
+    assertEquals(Duration.ofMillis(1), timeout("1ms"));
+    assertEquals(Duration.ofMillis(1), timeout("1000us"));
+    assertEquals(Duration.ofDays(1), timeout("1d"));
+    for (String bad : List.of("2d", "86401s", "25h", "53375d", "1us", "999us")) {
+      InvalidSettingException e = assertThrows(InvalidSettingException.class, () -> timeout(bad));
+      assertEquals("spark.gpucoll.timeout", e.key());
+      assertTrue(e.getMessage().contains("spark.gpucoll.timeout") && e.getMessage().contains("1ms to 24h"),
+          e.getMessage());
+    }
   }
 
   @Test
