@@ -37,6 +37,7 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   private final Counter contradictions = new Counter();
   private final DriverMetrics executorSums = new DriverMetrics();
   private volatile ScheduledExecutorService flusher;
+  private volatile BarrierSlotWatch slotWatch;
 
   @Override
   public Map<String, String> init(SparkContext sc, PluginContext ctx) {
@@ -84,6 +85,11 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     flusher.scheduleWithFixedDelay(() -> collector.flush(System.nanoTime()), 1, 1, TimeUnit.SECONDS);
     // The "GPU Collectives" tab of the Spark UI, fed by the GroupReportEvents posted above.
     attachUi(sc);
+    try {
+      slotWatch = BarrierSlotWatch.start(sc.getConf());
+    } catch (LinkageError e) { // Spark logging through something other than log4j 2
+      LOG.debug("gpucoll: not watching Spark's barrier slot check", e);
+    }
     active = this;
     LOG.info("gpucoll driver plugin ready; settings {}", conf.asMap());
     return conf.asMap();
@@ -283,6 +289,10 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     ScheduledExecutorService f = flusher;
     if (f != null) {
       f.shutdownNow();
+    }
+    BarrierSlotWatch w = slotWatch;
+    if (w != null) {
+      w.close();
     }
     if (active == this) {
       active = null;
