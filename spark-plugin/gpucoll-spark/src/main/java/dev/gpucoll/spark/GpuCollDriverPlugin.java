@@ -248,6 +248,7 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   }
 
   /** The executors Spark has registered (in local mode the one in this JVM). */
+  @SuppressWarnings("deprecation") // JavaConverters, deprecated in Scala 2.13 only: one source for both Scala binaries
   private Set<String> registeredExecutors() {
     Set<String> ids = new HashSet<>(scala.collection.JavaConverters.seqAsJavaList(sc.getExecutorIds()));
     if (sc.isLocal()) {
