@@ -40,7 +40,11 @@ public class SkipReasons {
         Element c = (Element) cases.item(i);
         NodeList skipped = c.getElementsByTagName("skipped");
         if (skipped.getLength() > 0) {
-          String why = ((Element) skipped.item(0)).getAttribute("message").strip().replaceAll("\\s+", " ");
+          Element skip = (Element) skipped.item(0);
+          // JUnit 5's aborted tests carry the reason as the first line of the exception's text.
+          String why = skip.hasAttribute("message") ? skip.getAttribute("message")
+              : skip.getTextContent().strip().lines().findFirst().orElse("").replaceFirst("^[\\w.$]+Exception: ", "");
+          why = why.strip().replaceFirst("^skipped: ", "").replaceAll("\\s+", " ");
           reasons.computeIfAbsent(c.getAttribute("classname"), k -> new LinkedHashSet<>())
               .add(why.isEmpty() ? "no reason given" : why);
         }
