@@ -6,7 +6,7 @@
 #   linalg    block-cyclic SUMMA matrix multiply and power iteration on a 2-D process grid
 #   lu        LU with partial pivoting (MAXLOC pivot search) on a block-cyclic process grid
 #   cholesky  Cholesky on a block-cyclic process grid
-#   linalg-bench  LU and Cholesky timed against one process (table + JSON under docs/bench/)
+#   linalg-bench  LU and Cholesky timed against one process (table + JSON under docs/records/bench/)
 #   solve     A X = B by the product's distributed LU or Cholesky (gpucoll-linalg), any shape
 # Default: a Spark local-cluster with one executor JVM per rank (4); --master local[4] runs the
 # ranks as threads of one JVM. GPU backend when every rank has a usable GPU, host backend otherwise.

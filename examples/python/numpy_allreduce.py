@@ -13,12 +13,12 @@ stage starts all of its tasks at once.
 
 import sys
 
+import gpucoll  # on the driver too: it warns there when PySpark is of a line it does not support
 import numpy as np
 from pyspark.sql import SparkSession
 
 
 def task(_):
-    import gpucoll
     comm = gpucoll.communicator()
     x = np.arange(4, dtype=np.float64) * (comm.rank + 1)
     comm.all_reduce(x)  # in place: the sum over ranks

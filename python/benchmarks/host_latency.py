@@ -1,9 +1,9 @@
 """Per-call latency of a CPU allReduce from a PySpark barrier task, beside the same call from Java
 and beside gloo (torch.distributed, as TorchDistributor's tasks run it), all three in the same
 Spark application on the same executors, in alternating rounds; then a whole job against
-TorchDistributor's. Prints a table and writes its JSON record under docs/bench/.
+TorchDistributor's. Prints a table and writes its JSON record under docs/records/bench/.
 
-    python3 python/benchmarks/host_latency.py [--ranks 2] [--rounds 3] [--out docs/bench/...json]
+    python3 python/benchmarks/host_latency.py [--ranks 2] [--rounds 3] [--out docs/records/bench/...json]
 
 Needs the one jar and the examples jar (mvn -B -ntp package -DskipTests), PySpark, and torch for the
 gloo columns (they say "no torch" without it).

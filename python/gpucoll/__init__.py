@@ -16,6 +16,9 @@ from .communicator import Communicator
 from .errors import (CollectiveError, CollectiveMismatchError, CollectiveTimeoutError, CommunicatorStateError,
                      InvalidArgumentError, UnsupportedArrayError)
 from ._task import communicator
+from . import _pyspark_line
+
+_pyspark_line.check()
 
 __all__ = ["__version__", "communicator", "Communicator", "CollectiveError", "CollectiveMismatchError",
            "CollectiveTimeoutError", "CommunicatorStateError", "InvalidArgumentError", "UnsupportedArrayError"]

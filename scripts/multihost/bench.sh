@@ -4,7 +4,7 @@
 # UCX (host-ucx) and Open MPI over TCP (btl tcp,self, pml ob1; mpirun in the launcher namespace)
 # between the same namespaces, allReduce, allGather and allToAll from 8 B to 16 MiB; RELAY=1 adds
 # the relay (host-relay, data through FileRendezvous files). Prints the tables and writes
-# docs/bench/host-multihost-<host counts>h-<date>-<commit>.json (every round's rows of both sides,
+# docs/records/bench/host-multihost-<host counts>h-<date>-<commit>.json (every round's rows of both sides,
 # and the verdict rows). SIZES=8,1024, ITERS=300 (timed calls per size at most) and WARMUP=500
 # (untimed calls first) shorten a run, e.g. at 3 hosts on a 2-core machine, where every call waits for a core.
 # After the untimed calls the Java ranks run each size untimed, before its timed calls, until 5120 calls
@@ -70,7 +70,7 @@ done
 mpicc -O2 -o "$work/collectives_bench" scripts/mpi-anchor/collectives_bench.c
 commit=$(git rev-parse --short HEAD)
 day=$(date -u +%Y-%m-%d)
-out="docs/bench/host-multihost-$(echo "$host_counts" | tr ' ' '-')h-$day-$commit.json"
+out="docs/records/bench/host-multihost-$(echo "$host_counts" | tr ' ' '-')h-$day-$commit.json"
 mh_setup_isolated "$max_hosts"
 export UCX_TLS=tcp,self UCX_NET_DEVICES=eth0   # the same transport as the MPI anchor
 # As conf/spark-defaults.conf.template sets for executors: UCX warns that JUCX asks for a newer UCP

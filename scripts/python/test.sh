@@ -26,4 +26,4 @@ rm -rf "$ROOT/target/python/dist"
 echo "PySpark $("$venv/bin/python" -c 'import pyspark; print(pyspark.__version__)'), gpucoll $("$venv/bin/python" -c 'import gpucoll; print(gpucoll.__version__)') (wheel)"
 # From target/: the tests import the installed wheel, not the source tree.
 cd "$ROOT/target"
-exec "$venv/bin/pytest" -q -p no:cacheprovider -o "testpaths=$ROOT/python/tests" --rootdir "$ROOT/python" "$ROOT/python/tests" "$@"
+exec "$venv/bin/pytest" -q -rs -p no:cacheprovider -o "testpaths=$ROOT/python/tests" --rootdir "$ROOT/python" "$ROOT/python/tests" "$@"

@@ -46,7 +46,7 @@ public final class Demo {
     int executors = positional.length > 0 ? Integer.parseInt(positional[0]) : 3;
     int reps = positional.length > 1 ? Integer.parseInt(positional[1]) : 50;
     SparkConf conf = LocalCluster.conf("gpucoll-demo", executors)
-        .set("spark.gpucoll.report", "summary")
+        .set("spark.gpucoll.report", "off") // the demo prints the group's report itself, once
         .set("spark.ui.enabled", String.valueOf(ui));
     System.out.println("Starting Spark local-cluster[" + executors + ",1,1024]: " + executors
         + " executor JVMs (this takes 20-40 s on a small machine)...");
@@ -207,17 +207,23 @@ public final class Demo {
           first.algorithm(), median / 1000, p99 / 1000);
     }
     System.out.println();
-    for (String line : readingNotes(ranks.size(), Runtime.getRuntime().availableProcessors(),
+    for (String line : readingNotes(report == null ? null : report.summaryLine(), ranks.size(),
+        Runtime.getRuntime().availableProcessors(),
         java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage())) {
       System.out.println(line);
     }
   }
 
   /** What the report's path names and the table's numbers mean, for the machine they came from. */
-  static List<String> readingNotes(int ranks, int cores, double load) {
+  static List<String> readingNotes(String summaryLine, int ranks, int cores, double load) {
     List<String> notes = new ArrayList<>();
     notes.add("Reading it:");
-    notes.add("  paths: <path>x<calls> counts the group's calls per path, e.g. host-oneshotx612: 612 allReduce calls");
+    // The example is this run's own one-shot count, so that the note and the report above agree.
+    java.util.regex.Matcher oneShot = summaryLine == null ? null
+        : java.util.regex.Pattern.compile("host-oneshotx(\\d+)").matcher(summaryLine);
+    String calls = oneShot != null && oneShot.find() ? oneShot.group(1) : "612";
+    notes.add("  paths: <path>x<calls> counts the group's calls per path, e.g. host-oneshotx" + calls + ": " + calls
+        + " allReduce calls");
     notes.add("    on the host backend's one-shot path (each rank reduces every rank's input from shared memory);");
     notes.add("    twoshot: reduce-scatter then all-gather; bulk: the data copied through shared memory; flags: a");
     notes.add("    barrier of flags in shared memory; a GPU");

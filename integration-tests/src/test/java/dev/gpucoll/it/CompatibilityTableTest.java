@@ -35,6 +35,22 @@ class CompatibilityTableTest {
         "README.md's compatibility table (under '" + HEADER + "') differs from the POMs' Spark lines");
   }
 
+  /** The Python package warns outside the lines it lists (gpucoll/_pyspark_line.py) and its extra pins the newest. */
+  @Test
+  void thePythonPackageKnowsTheSameLines() throws Exception {
+    List<String> lines = buildMatrix().stream().map(l -> l.spark().replace(".x", "")).distinct().sorted().toList();
+    String module = Files.readString(ROOT.resolve("python/gpucoll/_pyspark_line.py"));
+    Matcher supported = Pattern.compile("(?m)^SUPPORTED = \\(([^)]*)\\)").matcher(module);
+    assertTrue(supported.find(), "python/gpucoll/_pyspark_line.py has no SUPPORTED = (...)");
+    assertEquals(lines, Arrays.stream(supported.group(1).split(",")).map(s -> s.strip().replace("\"", ""))
+        .filter(s -> !s.isEmpty()).toList(), "the Python package's PySpark lines differ from the build's");
+    String newest = lines.get(lines.size() - 1);
+    String[] v = newest.split("\\.");
+    String pin = "spark = [\"pyspark>=" + newest + ",<" + v[0] + "." + (Integer.parseInt(v[1]) + 1) + "\"]";
+    assertTrue(Files.readString(ROOT.resolve("python/pyproject.toml")).contains(pin),
+        "python/pyproject.toml's extra 'spark' is not " + pin);
+  }
+
   @Test
   void ciRunsEveryLine() throws Exception {
     Element root = pom(ROOT.resolve("pom.xml"));

@@ -17,7 +17,7 @@ import javax.tools.ToolProvider;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every Java snippet of README.md compiles as written, imports included, against the API a user
+ * Every Java snippet of README.md and docs/api.md compiles as written, imports included, against the API a user
  * compiles against (gpucoll-api, -core, -cuda, -spark and Spark: this module's test class path).
  *
  * <p>The rules for README's Java blocks (fenced with three backticks and {@code java}):
@@ -61,36 +61,72 @@ class ReadmeSnippetsTest {
     return (int) text.substring(0, offset).chars().filter(c -> c == '\n').count() + 1;
   }
 
+  /** README.md and the page of the API in detail, whose Java blocks follow the same rules. */
+  static final List<Path> DOCUMENTS = List.of(Path.of(System.getProperty("gpucoll.readme", "../README.md")),
+      Path.of("../docs/api.md"));
+
   @Test
   void everyJavaSnippetOfTheReadmeCompiles() throws IOException {
-    String readme = Files.readString(Path.of(System.getProperty("gpucoll.readme", "../README.md")));
-    List<Snippet> snippets = javaSnippets(readme);
-    assertFalse(snippets.isEmpty(), "README.md has no java block: is the path right?");
     JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
     String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
     List<String> failures = new ArrayList<>();
-    for (Snippet s : snippets) {
-      if (s.skipReason() != null) {
-        if (s.skipReason().isEmpty()) {
-          failures.add("line " + s.line() + ": a readme-snippet skip marker must say what the block needs");
+    for (Path document : DOCUMENTS) {
+      List<Snippet> snippets = javaSnippets(Files.readString(document));
+      assertFalse(snippets.isEmpty(), document + " has no java block: is the path right?");
+      for (Snippet s : snippets) {
+        if (s.skipReason() != null) {
+          if (s.skipReason().isEmpty()) {
+            failures.add(document + " line " + s.line() + ": a readme-snippet skip marker must say what the block needs");
+          }
+          continue;
         }
-        continue;
-      }
-      Matcher type = PUBLIC_TYPE.matcher(s.code());
-      String name = type.find() ? type.group(1) : "ReadmeSnippetAtLine" + s.line();
-      Path dir = Files.createTempDirectory("readme-snippet");
-      Path source = dir.resolve(name + ".java");
-      Files.writeString(source, s.code());
-      StringWriter errors = new StringWriter();
-      boolean ok = javac.getTask(errors, null, null,
-          List.of("-classpath", classPath, "-d", dir.toString(), "-Xlint:none", "-proc:none"),
-          null, javac.getStandardFileManager(null, null, null).getJavaFileObjects(source.toFile())).call();
-      if (!ok) {
-        failures.add("README.md line " + s.line() + " (" + name + ".java):\n" + errors);
+        Matcher type = PUBLIC_TYPE.matcher(s.code());
+        String name = type.find() ? type.group(1) : "ReadmeSnippetAtLine" + s.line();
+        Path dir = Files.createTempDirectory("readme-snippet");
+        Path source = dir.resolve(name + ".java");
+        Files.writeString(source, s.code());
+        StringWriter errors = new StringWriter();
+        boolean ok = javac.getTask(errors, null, null,
+            List.of("-classpath", classPath, "-d", dir.toString(), "-Xlint:none", "-proc:none"),
+            null, javac.getStandardFileManager(null, null, null).getJavaFileObjects(source.toFile())).call();
+        if (!ok) {
+          failures.add(document + " line " + s.line() + " (" + name + ".java):\n" + errors);
+        }
       }
     }
     if (!failures.isEmpty()) {
-      fail(failures.size() + " README snippet(s) do not compile as written:\n" + String.join("\n", failures));
+      fail(failures.size() + " Java snippet(s) do not compile as written:\n" + String.join("\n", failures));
+    }
+  }
+
+  /** Where README's Scala blocks live as files that gpucoll-spark's test build compiles. */
+  static final Path SCALA_SNIPPETS = Path.of("../spark-plugin/gpucoll-spark/src/test/scala/readme");
+
+  /**
+   * Every Scala block of README.md is, as written, one file of {@link #SCALA_SNIPPETS} (less its
+   * leading comment lines), which the build compiles; and every such file is in README.
+   */
+  @Test
+  void everyScalaSnippetOfTheReadmeIsAFileTheBuildCompiles() throws IOException {
+    String readme = Files.readString(Path.of(System.getProperty("gpucoll.readme", "../README.md")));
+    List<String> blocks = new ArrayList<>();
+    Matcher m = Pattern.compile("(?ms)^```scala\\n(.*?)^```").matcher(readme);
+    while (m.find()) {
+      blocks.add(m.group(1));
+    }
+    assertFalse(blocks.isEmpty(), "README.md has no scala block: is the path right?");
+    List<String> files = new ArrayList<>();
+    try (var listing = Files.list(SCALA_SNIPPETS)) {
+      for (Path f : listing.filter(p -> p.toString().endsWith(".scala")).sorted().toList()) {
+        files.add(Files.readString(f).replaceFirst("\\A(?://[^\\n]*\\n)+", ""));
+      }
+    }
+    for (String block : blocks) {
+      assertTrue(files.contains(block), "README.md's Scala block is in no file of " + SCALA_SNIPPETS
+          + " (copy it there as written, so that the build compiles it):\n" + block);
+    }
+    for (String file : files) {
+      assertTrue(blocks.contains(file), "a file of " + SCALA_SNIPPETS + " is no longer in README.md:\n" + file);
     }
   }
 

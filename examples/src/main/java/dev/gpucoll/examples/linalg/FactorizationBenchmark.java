@@ -24,7 +24,7 @@ import org.apache.spark.api.java.JavaSparkContext;
  * last run. The distributed time is the slowest rank's, between two barriers around the
  * factorization (matrix generation and the check not included); each is the median of
  * {@code --repeat} runs after one untimed run. Prints a table and writes a JSON record
- * ({@code --out}, default docs/bench/linalg-&lt;date&gt;-&lt;commit&gt;.json).
+ * ({@code --out}, default docs/records/bench/linalg-&lt;date&gt;-&lt;commit&gt;.json).
  *
  * <p>Run: {@code scripts/example.sh linalg-bench [--ranks 4] [--sizes 256,512] [--block 32] [--repeat 3]}.
  */
@@ -177,14 +177,14 @@ public final class FactorizationBenchmark {
     return s[s.length / 2];
   }
 
-  /** docs/bench of the checkout this runs in (Maven runs the examples from examples/), else ./docs/bench. */
+  /** docs/records/bench of the checkout this runs in (Maven runs the examples from examples/), else ./docs/records/bench. */
   private static Path benchDirectory() {
     for (Path d = Path.of("").toAbsolutePath(); d != null; d = d.getParent()) {
-      if (Files.isDirectory(d.resolve("docs/bench"))) {
-        return d.resolve("docs/bench");
+      if (Files.isDirectory(d.resolve("docs/records/bench"))) {
+        return d.resolve("docs/records/bench");
       }
     }
-    return Path.of("docs/bench");
+    return Path.of("docs/records/bench");
   }
 
   /** The 1, 5 and 15 minute load averages (Linux), or "unknown": other work on the machine shows in the times. */

@@ -56,6 +56,7 @@ final class BackendGate {
     }
   }
 
+  @SuppressWarnings("deprecation") // JavaConverters, deprecated in Scala 2.13 only: one source for both Scala binaries
   private static Set<String> expectedExecutors(SparkContext sc) {
     Set<String> ids = new LinkedHashSet<>(JavaConverters.seqAsJavaList(sc.getExecutorIds()));
     if (ids.isEmpty() && sc.isLocal()) {

@@ -39,6 +39,7 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   private final Counter contradictions = new Counter();
   private final DriverMetrics executorSums = new DriverMetrics();
   private volatile ScheduledExecutorService flusher;
+  private volatile BarrierSlotWatch slotWatch;
 
   @Override
   public Map<String, String> init(SparkContext sc, PluginContext ctx) {
@@ -87,6 +88,11 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     flusher.scheduleWithFixedDelay(() -> collector.flush(System.nanoTime()), 1, 1, TimeUnit.SECONDS);
     // The "GPU Collectives" tab of the Spark UI, fed by the GroupReportEvents posted above.
     attachUi(sc);
+    try {
+      slotWatch = BarrierSlotWatch.start(sc.getConf());
+    } catch (LinkageError e) { // Spark logging through something other than log4j 2
+      LOG.debug("gpucoll: not watching Spark's barrier slot check", e);
+    }
     active = this;
     LOG.info("gpucoll driver plugin ready; settings {}", conf.asMap());
     return conf.asMap();
@@ -260,6 +266,7 @@ final class GpuCollDriverPlugin implements DriverPlugin {
   }
 
   /** The executors Spark has registered (in local mode the one in this JVM). */
+  @SuppressWarnings("deprecation") // JavaConverters, deprecated in Scala 2.13 only: one source for both Scala binaries
   private Set<String> registeredExecutors() {
     Set<String> ids = new HashSet<>(scala.collection.JavaConverters.seqAsJavaList(sc.getExecutorIds()));
     if (sc.isLocal()) {
@@ -301,6 +308,10 @@ final class GpuCollDriverPlugin implements DriverPlugin {
     ScheduledExecutorService f = flusher;
     if (f != null) {
       f.shutdownNow();
+    }
+    BarrierSlotWatch w = slotWatch;
+    if (w != null) {
+      w.close();
     }
     if (active == this) {
       active = null;

@@ -160,6 +160,7 @@ public final class GpuCollectives {
     }
 
     @Override
+    @SuppressWarnings("deprecation") // JavaConverters, deprecated in Scala 2.13 only: one source for both Scala binaries
     public scala.collection.Iterator<R> apply(scala.collection.Iterator<T> rows) {
       try {
         return JavaConverters.asScalaIterator(body.call(communicator(), JavaConverters.asJavaIterator(rows)));

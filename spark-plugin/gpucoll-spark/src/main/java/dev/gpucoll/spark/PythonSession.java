@@ -17,6 +17,7 @@ import dev.gpucoll.core.spi.MemberInfo;
 import dev.gpucoll.core.wait.CallBounds;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -131,10 +132,21 @@ final class PythonSession implements Runnable {
         }
       }
     } catch (Throwable t) {
-      LOG.warn("gpucoll: the Python session of task {} ended: {}", task.taskAttemptId(), t.toString());
+      if (closedUnderIt(t)) {
+        // The executor's channel closed the socket (spark.stop(), executor shutdown) or Spark
+        // interrupted the task: the session's normal end, not a failure.
+        LOG.debug("gpucoll: the Python session of task {} ended with its socket: {}", task.taskAttemptId(), t.toString());
+      } else {
+        LOG.warn("gpucoll: the Python session of task {} failed", task.taskAttemptId(), t);
+      }
     } finally {
       end();
     }
+  }
+
+  /** Whether {@code t} is the socket closed under a waiting session, the end of a job rather than a failure. */
+  static boolean closedUnderIt(Throwable t) {
+    return t instanceof ClosedChannelException;
   }
 
   /** Waits for the next request after {@code seen}: spin, yield, then sleep on the socket; -1 at its end. */

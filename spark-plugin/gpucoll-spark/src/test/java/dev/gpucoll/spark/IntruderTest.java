@@ -515,8 +515,8 @@ class IntruderTest {
 
     @Override
     public scala.collection.Iterator<Double> apply(scala.collection.Iterator<Integer> rows) {
-      return scala.collection.JavaConverters.asScalaIterator(
-          sum(GpuCollectives.communicator(), scala.collection.JavaConverters.asJavaIterator(rows)));
+      return scala.jdk.javaapi.CollectionConverters.asScala(
+          sum(GpuCollectives.communicator(), scala.jdk.javaapi.CollectionConverters.asJava(rows)));
     }
   }
 

@@ -25,7 +25,7 @@ import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.Test;
-import scala.collection.JavaConverters;
+import scala.jdk.javaapi.CollectionConverters;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
 import scala.runtime.AbstractFunction1;
@@ -127,7 +127,7 @@ class WaitingGroupTest {
       float[] v = {comm.rank() + 1f};
       comm.allReduce(v, ReduceOp.SUM);
       await(LEAVE);
-      return JavaConverters.asScalaIterator(List.of(v[0]).iterator());
+      return CollectionConverters.asScala(List.of(v[0]).iterator());
     }
   }
 
