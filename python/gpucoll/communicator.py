@@ -42,21 +42,25 @@ def _code(table, name, value):
 
 
 class _Call:
-    """One call record and the copies around it: ``send`` bytes go in, ``out`` bytes come back."""
+    """One call record and the copies around it: ``send`` bytes go in, ``out`` bytes come back
+    (only its ``blocks``, (offset, bytes) pairs, where the call writes part of its receive region)."""
 
     __slots__ = ("coll", "code", "op", "flags", "count", "root", "send", "in_place", "recv_bytes", "out",
-                 "counts", "soff", "roff", "voff", "problem", "after")
+                 "counts", "soff", "roff", "voff", "problem", "after", "blocks")
 
     def __init__(self, coll, code, op=0, count=0, root=0, send=None, recv_bytes=0, out=None, in_place=False,
-                 counts=None, problem=None, after=None):
+                 counts=None, problem=None, after=None, blocks=None):
         self.coll, self.code, self.op, self.count, self.root = coll, code, op, count, root
         self.after = after  # run once ``out`` holds the result (a staged GPU result's copy back)
         self.send, self.recv_bytes, self.out, self.in_place, self.counts = send, recv_bytes, out, in_place, counts
+        self.blocks = blocks
         self.problem = problem
         self.flags = w.FLAG_REFUSED if problem else 0
-        if problem:  # every rank fails alike: the call goes out refused, with nothing to move
-            self.send = self.out = self.counts = None
+        if problem:  # every rank fails alike: the call goes out refused, its reason in place of its data
+            self.send = np.frombuffer(problem.encode(), np.uint8)
+            self.out = self.counts = self.blocks = None
             self.recv_bytes = 0
+            self.in_place = False
 
 
 def _refusing(code):
@@ -194,8 +198,14 @@ class Communicator:
         extent = int(max((v[3] + v[2]).max(), 0)) if self.size else 0
         out, result = self._result(s, recv, (extent,))
         self._same_type(s, out)
+        # Only the received blocks are written (MPI leaves the rest of recv as it was); a new
+        # result's elements between blocks are zeros.
+        es = out.array.itemsize
+        blocks = [(int(d) * es, int(n) * es) for d, n in zip(v[3], v[2]) if n > 0]
+        if recv is None and sum(n for _, n in blocks) < out.bytes().nbytes:
+            out.bytes().fill(0)
         self._submit(_Call(4, s.code, 0, 0, send=s.bytes(), recv_bytes=out.bytes().nbytes, out=out.bytes(),
-                           counts=np.concatenate(v)))
+                           counts=np.concatenate(v), blocks=blocks))
         return result
 
     @_refusing(5)
@@ -246,8 +256,9 @@ class Communicator:
         slot = max(val.array.itemsize, idx.array.itemsize)
         n = val.count
         pairs = np.zeros((n, 2 * slot), np.uint8)
-        pairs[:, :val.array.itemsize] = val.array.reshape(-1, 1).view(np.uint8).reshape(n, -1)
-        pairs[:, slot:slot + idx.array.itemsize] = idx.array.reshape(-1, 1).view(np.uint8).reshape(n, -1)
+        pairs[:, :val.array.itemsize] = val.array.reshape(-1, 1).view(np.uint8).reshape(n, val.array.itemsize)
+        pairs[:, slot:slot + idx.array.itemsize] = idx.array.reshape(-1, 1).view(np.uint8).reshape(
+            n, idx.array.itemsize)
         got = np.empty_like(pairs)
         self._submit(_Call(w.LOC_ALL_REDUCE, w.PAIR_TYPES.index(vname + "_" + iname), opc, n,
                            send=pairs.reshape(-1), recv_bytes=pairs.nbytes, out=got.reshape(-1)))
@@ -481,8 +492,13 @@ class Communicator:
             e.sent = True
             raise
         for c in calls:
-            if c.out is not None and c.recv_bytes:
+            if c.out is None or not c.recv_bytes:
+                pass
+            elif c.blocks is None:
                 c.out[:] = data[c.roff:c.roff + c.recv_bytes]
+            else:
+                for at, n in c.blocks:
+                    c.out[at:at + n] = data[c.roff + at:c.roff + at + n]
             if c.after is not None:
                 c.after()
 

@@ -5,6 +5,7 @@ import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.InvalidArgumentException;
 import dev.gpucoll.api.LocOp;
 import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.PathChoice;
@@ -14,6 +15,7 @@ import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.report.ReportingCommunicator;
 import dev.gpucoll.core.spi.DeviceRoutes;
 import dev.gpucoll.core.spi.MemberInfo;
+import dev.gpucoll.core.spi.RefusingCommunicator;
 import dev.gpucoll.core.wait.CallBounds;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -173,8 +175,7 @@ final class PythonSession implements Runnable {
     int commId = box.requestInt(1);
     switch (op) {
       case OP_FORM -> {
-        Communicator c = GpuCollectives.communicatorOf(task, Map.of(
-            GpuCollConf.INTERNAL_WAITERS_PER_RANK.key(), String.valueOf(WAITERS_PER_RANK)));
+        Communicator c = form();
         comms.put(0, c);
         spin = spins(task);
         box.respond(0, c.rank(), c.size(), spin ? 1 : 0, c.backend());
@@ -264,6 +265,27 @@ final class PythonSession implements Runnable {
         throw g.error(bytes, c >= 0 && c < COLLECTIVES.length ? COLLECTIVES[(int) c] : null);
       }
       default -> throw new IllegalArgumentException("unknown request " + op + " from the Python side");
+    }
+  }
+
+  /**
+   * The task's communicator, as a Java task of the stage gets it. A job without the group
+   * credential was submitted from a Python thread that Spark's local properties did not reach: the
+   * advice is PySpark's (a plain threading.Thread starts a JVM thread of its own under PySpark's
+   * pinned threads).
+   */
+  private Communicator form() {
+    try {
+      return GpuCollectives.communicatorOf(task, Map.of(
+          GpuCollConf.INTERNAL_WAITERS_PER_RANK.key(), String.valueOf(WAITERS_PER_RANK)));
+    } catch (CollectiveException e) {
+      if (GroupCredential.of(task) != null) {
+        throw e;
+      }
+      throw new CollectiveException(task.partitionId(), null, "the job of stage " + task.stageId() + " carries no"
+          + " group credential (the local property the driver plugin sets): submit the PySpark job from the thread"
+          + " that created the SparkContext or from a pyspark.InheritableThread (a plain threading.Thread does"
+          + " not pass Spark's local properties on)", e);
     }
   }
 
@@ -392,10 +414,13 @@ final class PythonSession implements Runnable {
     int coll = (int) box.recordLong(i, 0);
     int type = (int) box.recordLong(i, 1);
     int op = (int) box.recordLong(i, 2);
-    boolean refused = (box.recordLong(i, 3) & FLAG_REFUSED) != 0;
+    if ((box.recordLong(i, 3) & FLAG_REFUSED) != 0) {
+      refuse(c, batch, coll, i);
+      return;
+    }
     long count = box.recordLong(i, 4);
     int root = (int) box.recordLong(i, 5);
-    CommBuffer recv = refused ? new CommBuffer.Host(ByteBuffer.allocate(0)) : buffer(i, 8, "recv");
+    CommBuffer recv = buffer(i, 8, "recv");
     long sendOff = box.recordLong(i, 6);
     CommBuffer send = sendOff < 0 ? recv : buffer(i, 6, "send");
     if (coll == LOC_ALL_REDUCE) {
@@ -424,10 +449,6 @@ final class PythonSession implements Runnable {
       case BROADCAST -> c.broadcast(send, recv, count, dt, root);
       case BARRIER -> c.barrier();
       case ALL_TO_ALLV -> {
-        if (refused) {
-          c.allToAllv(send, null, null, recv, null, null, dt);
-          return;
-        }
         int n = c.size();
         long[][] v = new long[4][n];
         ByteBuffer counts = box.data(box.recordLong(i, 10), 32L * n);
@@ -442,6 +463,27 @@ final class PythonSession implements Runnable {
         c.allToAllv(send, v[0], v[1], recv, v[2], v[3], dt);
       }
     }
+  }
+
+  /**
+   * Call record {@code i}, which the Python side refused itself (its reason, UTF-8, in place of its
+   * send buffer): it goes out refused, so the peers fail at once, told that this rank refused its
+   * call and why; inside a group the group's body fails with it (the peers are told so). A
+   * communicator that cannot carry a refusal fails this rank alone.
+   */
+  private void refuse(Communicator c, dev.gpucoll.api.CollectiveBatch batch, int coll, int i) {
+    ByteBuffer text = box.data(box.recordLong(i, 6), box.recordLong(i, 7));
+    String reason = text == null ? "the Python side refused the call"
+        : StandardCharsets.UTF_8.decode(text).toString();
+    if (batch != null) {
+      throw new IllegalArgumentException(reason);
+    }
+    boolean pairs = coll == LOC_ALL_REDUCE;
+    Collective collective = pairs ? Collective.ALL_REDUCE : COLLECTIVES[coll];
+    if (c instanceof RefusingCommunicator r) {
+      r.refuse(collective, pairs, reason);
+    }
+    throw new InvalidArgumentException(c.rank(), collective, reason);
   }
 
   private CommBuffer buffer(int record, int field, String role) {
