@@ -43,29 +43,29 @@ import org.slf4j.LoggerFactory;
 final class PythonSession implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(PythonSession.class);
 
-  static final int OP_FORM = 1;
-  static final int OP_CALLS = 2;
-  static final int OP_SPLIT = 3;
-  static final int OP_EXPLAIN = 4;
-  static final int OP_REPORT = 5;
-  static final int OP_CLOSE = 6;
-  static final int OP_GROW = 7;
+  static final int OP_FORM = PythonWire.OP_FORM;
+  static final int OP_CALLS = PythonWire.OP_CALLS;
+  static final int OP_SPLIT = PythonWire.OP_SPLIT;
+  static final int OP_EXPLAIN = PythonWire.OP_EXPLAIN;
+  static final int OP_REPORT = PythonWire.OP_REPORT;
+  static final int OP_CLOSE = PythonWire.OP_CLOSE;
+  static final int OP_GROW = PythonWire.OP_GROW;
   /** The Python process's GPU joins: its facts and workspace handle gathered, the group's routes made. */
-  static final int OP_DEVICE_FORM = 8;
+  static final int OP_DEVICE_FORM = PythonWire.OP_DEVICE_FORM;
   /** The route of one call on the Python process's GPU: a0 = collective | type << 8 | op << 16, a1 = count. */
-  static final int OP_DEVICE_ROUTE = 9;
+  static final int OP_DEVICE_ROUTE = PythonWire.OP_DEVICE_ROUTE;
   /** A kernel error record the Python process found: the GPU communicator's exception for it. */
-  static final int OP_DEVICE_ERROR = 10;
+  static final int OP_DEVICE_ERROR = PythonWire.OP_DEVICE_ERROR;
   /** The kernels' layout (key=value lines in the data area, r0 bytes), before the workspace is made. */
-  static final int OP_DEVICE_ABI = 11;
+  static final int OP_DEVICE_ABI = PythonWire.OP_DEVICE_ABI;
   /** Bytes each rank contributes to the device group's exchange (its facts and handle as key=value lines). */
   static final int DEVICE_RECORD_BYTES = 16384;
   /** The error record's size the Python side sends (the kernel table's GcErrorRecord fits in it). */
   static final int ERROR_RECORD_BYTES = 64;
   /** The collective code of MAXLOC / MINLOC in a call record (after {@link Collective}'s ordinals). */
-  static final int LOC_ALL_REDUCE = Collective.values().length;
-  static final int FLAG_REFUSED = 1;
-  static final int FLAG_GROUP = 1;
+  static final int LOC_ALL_REDUCE = PythonWire.LOC_ALL_REDUCE;
+  static final int FLAG_REFUSED = PythonWire.FLAG_REFUSED;
+  static final int FLAG_GROUP = PythonWire.FLAG_GROUP;
   /** Threads that wait per Python rank: its process, and this session running the call. */
   static final int WAITERS_PER_RANK = 2;
   /** Data area of a new session's mailbox; a larger call grows it. */
