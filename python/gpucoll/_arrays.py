@@ -7,17 +7,13 @@ import numpy as np
 from . import _wire as w
 from .errors import InvalidArgumentError, UnsupportedArrayError
 
-_CODES = {
-    np.dtype(np.float32): w.DATA_TYPES.index("FLOAT32"),
-    np.dtype(np.float64): w.DATA_TYPES.index("FLOAT64"),
-    np.dtype(np.float16): w.DATA_TYPES.index("FLOAT16"),
-    np.dtype(np.int32): w.DATA_TYPES.index("INT32"),
-    np.dtype(np.int64): w.DATA_TYPES.index("INT64"),
-    np.dtype(np.int8): w.DATA_TYPES.index("INT8"),
-    np.dtype(np.uint8): w.DATA_TYPES.index("UINT8"),
-}
-BFLOAT16 = w.DATA_TYPES.index("BFLOAT16")
-SUPPORTED = "float32, float64, float16, bfloat16, int32, int64, int8, uint8"
+# The one dtype table: NumPy's name of each type the package passes -> its wire type (DataType's
+# name). bfloat16 is NumPy's through ml_dtypes only, so it travels as 2-byte words.
+DTYPES = {"float32": "FLOAT32", "float64": "FLOAT64", "float16": "FLOAT16", "bfloat16": "BFLOAT16",
+          "int32": "INT32", "int64": "INT64", "int8": "INT8", "uint8": "UINT8"}
+_CODES = {np.dtype(n): w.DATA_TYPES.index(t) for n, t in DTYPES.items() if n != "bfloat16"}
+BFLOAT16 = w.DATA_TYPES.index(DTYPES["bfloat16"])
+SUPPORTED = ", ".join(DTYPES)
 
 _GPU = ("gpucoll: %s is on %s; the Python package takes CPU arrays (NumPy, torch CPU tensors, DLPack on the"
         " CPU) and GPU arrays (torch CUDA tensors, CuPy, __cuda_array_interface__)")

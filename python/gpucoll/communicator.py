@@ -10,15 +10,15 @@ import numpy as np
 
 from . import _arrays as host_arrays
 from . import _wire as w
-from ._arrays import _CODES, adapt
+from ._arrays import _CODES, DTYPES, adapt
 from .gpu import _arrays as gpu_arrays
 from .errors import CollectiveError, CommunicatorStateError, InvalidArgumentError
 
 _ALIGN = w.BUFFER_ALIGN
 _OPS = {name.lower(): i for i, name in enumerate(w.REDUCE_OPS)}
-_PAIR_VALUES = {np.dtype(np.float32): "FLOAT32", np.dtype(np.float64): "FLOAT64",
-                np.dtype(np.int32): "INT32", np.dtype(np.int64): "INT64"}
-_PAIR_INDICES = {np.dtype(np.int32): "INT32", np.dtype(np.int64): "INT64"}
+# MAXLOC / MINLOC's value and index dtypes: those of the pair types (PairType's "VALUE_INDEX" names).
+_PAIR_VALUES = {np.dtype(n): t for n, t in DTYPES.items() if any(p.startswith(t + "_") for p in w.PAIR_TYPES)}
+_PAIR_INDICES = {np.dtype(n): t for n, t in DTYPES.items() if any(p.endswith("_" + t) for p in w.PAIR_TYPES)}
 
 
 def _align(n):
@@ -42,21 +42,25 @@ def _code(table, name, value):
 
 
 class _Call:
-    """One call record and the copies around it: ``send`` bytes go in, ``out`` bytes come back."""
+    """One call record and the copies around it: ``send`` bytes go in, ``out`` bytes come back
+    (only its ``blocks``, (offset, bytes) pairs, where the call writes part of its receive region)."""
 
     __slots__ = ("coll", "code", "op", "flags", "count", "root", "send", "in_place", "recv_bytes", "out",
-                 "counts", "soff", "roff", "voff", "problem", "after")
+                 "counts", "soff", "roff", "voff", "problem", "after", "blocks")
 
     def __init__(self, coll, code, op=0, count=0, root=0, send=None, recv_bytes=0, out=None, in_place=False,
-                 counts=None, problem=None, after=None):
+                 counts=None, problem=None, after=None, blocks=None):
         self.coll, self.code, self.op, self.count, self.root = coll, code, op, count, root
         self.after = after  # run once ``out`` holds the result (a staged GPU result's copy back)
         self.send, self.recv_bytes, self.out, self.in_place, self.counts = send, recv_bytes, out, in_place, counts
+        self.blocks = blocks
         self.problem = problem
         self.flags = w.FLAG_REFUSED if problem else 0
-        if problem:  # every rank fails alike: the call goes out refused, with nothing to move
-            self.send = self.out = self.counts = None
+        if problem:  # every rank fails alike: the call goes out refused, its reason in place of its data
+            self.send = np.frombuffer(problem.encode(), np.uint8)
+            self.out = self.counts = self.blocks = None
             self.recv_bytes = 0
+            self.in_place = False
 
 
 def _refusing(code):
@@ -106,7 +110,7 @@ class Communicator:
             code = _CODES.get(send.dtype)
             opc = _OPS.get(op)
             if code is not None and opc is not None:
-                self._ch.in_place(0, code, opc, send.size, send.reshape(-1).view(np.uint8), self._id)
+                self._ch.in_place(w.ALL_REDUCE, code, opc, send.size, send.reshape(-1).view(np.uint8), self._id)
                 return send
         # The same for a GPU tensor whose route is our kernel: launched here, no executor round trip.
         fast = gpu_arrays.FAST.get(type(send))
@@ -118,7 +122,7 @@ class Communicator:
                 return send
         return self._all_reduce(send, recv, op)
 
-    @_refusing(0)
+    @_refusing(w.ALL_REDUCE)
     def _all_reduce(self, send, recv, op):
         opc = _code(w.REDUCE_OPS, "op", op)
         kit = _kit(send)
@@ -129,11 +133,11 @@ class Communicator:
         if kit is gpu_arrays:
             self._on_device(0, s, r, s.count, opc)
         else:
-            self._submit(_Call(0, s.code, opc, s.count, send=s.bytes(), recv_bytes=s.bytes().nbytes, out=r.bytes(),
-                               in_place=r is s))
+            self._submit(_Call(w.ALL_REDUCE, s.code, opc, s.count, send=s.bytes(), recv_bytes=s.bytes().nbytes,
+                               out=r.bytes(), in_place=r is s))
         return send if recv is None else recv
 
-    @_refusing(1)
+    @_refusing(w.ALL_GATHER)
     def all_gather(self, send, recv=None):
         """Every rank's send in rank order: shape (size, *send.shape) when ``recv`` is not given."""
         kit = _kit(send)
@@ -144,11 +148,11 @@ class Communicator:
         if kit is gpu_arrays:
             self._on_device(1, s, out, s.count)
         else:
-            self._submit(_Call(1, s.code, 0, s.count, send=s.bytes(), recv_bytes=s.bytes().nbytes * self.size,
-                               out=out.bytes()))
+            self._submit(_Call(w.ALL_GATHER, s.code, 0, s.count, send=s.bytes(),
+                               recv_bytes=s.bytes().nbytes * self.size, out=out.bytes()))
         return result
 
-    @_refusing(2)
+    @_refusing(w.REDUCE_SCATTER)
     def reduce_scatter(self, send, recv=None, op="sum"):
         """Block ``rank`` of the reduction over ranks of send (send.size a multiple of size)."""
         opc = _code(w.REDUCE_OPS, "op", op)
@@ -161,11 +165,11 @@ class Communicator:
         if kit is gpu_arrays:
             self._on_device(2, s, out, count, opc)
         else:
-            self._submit(_Call(2, s.code, opc, count, send=s.bytes(), recv_bytes=count * s.array.itemsize,
-                               out=out.bytes()))
+            self._submit(_Call(w.REDUCE_SCATTER, s.code, opc, count, send=s.bytes(),
+                               recv_bytes=count * s.array.itemsize, out=out.bytes()))
         return result
 
-    @_refusing(3)
+    @_refusing(w.ALL_TO_ALL)
     def all_to_all(self, send, recv=None):
         """Block r of the result = block ``rank`` of rank r's send (send.size a multiple of size)."""
         kit = _kit(send)
@@ -177,10 +181,11 @@ class Communicator:
         if kit is gpu_arrays:
             self._on_device(3, s, out, count)
         else:
-            self._submit(_Call(3, s.code, 0, count, send=s.bytes(), recv_bytes=s.bytes().nbytes, out=out.bytes()))
+            self._submit(_Call(w.ALL_TO_ALL, s.code, 0, count, send=s.bytes(), recv_bytes=s.bytes().nbytes,
+                               out=out.bytes()))
         return result
 
-    @_refusing(4)
+    @_refusing(w.ALL_TO_ALLV)
     def all_to_allv(self, send, send_counts, recv_counts, recv=None, send_displs=None, recv_displs=None):
         """send_counts[r] elements to rank r (at send_displs[r], packed in rank order by default); the
         result holds recv_counts[r] elements from each rank r (at recv_displs[r]), as MPI_Alltoallv."""
@@ -202,11 +207,17 @@ class Communicator:
         extent = int(max((v[3] + v[2]).max(), 0)) if self.size else 0
         out, result = self._result(s, recv, (extent,))
         self._same_type(s, out)
-        self._submit(_Call(4, s.code, 0, 0, send=s.bytes(), recv_bytes=out.bytes().nbytes, out=out.bytes(),
-                           counts=np.concatenate(v)))
+        # Only the received blocks are written (MPI leaves the rest of recv as it was); a new
+        # result's elements between blocks are zeros.
+        es = out.array.itemsize
+        blocks = [(int(d) * es, int(n) * es) for d, n in zip(v[3], v[2]) if n > 0]
+        if recv is None and sum(n for _, n in blocks) < out.bytes().nbytes:
+            out.bytes().fill(0)
+        self._submit(_Call(w.ALL_TO_ALLV, s.code, 0, 0, send=s.bytes(), recv_bytes=out.bytes().nbytes, out=out.bytes(),
+                           counts=np.concatenate(v), blocks=blocks))
         return result
 
-    @_refusing(5)
+    @_refusing(w.BROADCAST)
     def broadcast(self, buf, root=0, recv=None):
         """recv = root's buf on every rank; in place (into ``buf``) without ``recv``. Returns the result."""
         kit = _kit(buf)
@@ -220,13 +231,14 @@ class Communicator:
                 raise InvalidArgumentError("gpucoll: root %r is not a rank of this group of %d" % (root, self.size))
             self._on_device(5, b, r, b.count, root=int(root))
         else:
-            self._submit(_Call(5, b.code, 0, b.count, root=int(root), send=b.bytes() if self.rank == root else None,
-                               recv_bytes=b.bytes().nbytes, out=r.bytes(), in_place=r is b))
+            self._submit(_Call(w.BROADCAST, b.code, 0, b.count, root=int(root),
+                               send=b.bytes() if self.rank == root else None, recv_bytes=b.bytes().nbytes,
+                               out=r.bytes(), in_place=r is b))
         return buf if recv is None else recv
 
     def barrier(self):
         """Returns once every rank has entered the barrier."""
-        self._submit(_Call(6, 0))
+        self._submit(_Call(w.BARRIER, 0))
 
     @_refusing(w.LOC_ALL_REDUCE)
     def all_reduce_loc(self, values, indices, op="maxloc"):
@@ -254,8 +266,9 @@ class Communicator:
         slot = max(val.array.itemsize, idx.array.itemsize)
         n = val.count
         pairs = np.zeros((n, 2 * slot), np.uint8)
-        pairs[:, :val.array.itemsize] = val.array.reshape(-1, 1).view(np.uint8).reshape(n, -1)
-        pairs[:, slot:slot + idx.array.itemsize] = idx.array.reshape(-1, 1).view(np.uint8).reshape(n, -1)
+        pairs[:, :val.array.itemsize] = val.array.reshape(-1, 1).view(np.uint8).reshape(n, val.array.itemsize)
+        pairs[:, slot:slot + idx.array.itemsize] = idx.array.reshape(-1, 1).view(np.uint8).reshape(
+            n, idx.array.itemsize)
         got = np.empty_like(pairs)
         self._submit(_Call(w.LOC_ALL_REDUCE, w.PAIR_TYPES.index(vname + "_" + iname), opc, n,
                            send=pairs.reshape(-1), recv_bytes=pairs.nbytes, out=got.reshape(-1)))
@@ -279,7 +292,8 @@ class Communicator:
         except BaseException as e:
             self._batch = None
             try:
-                self._run([_Call(0, 0, problem="rank %d's group body raised %r" % (self.rank, e))], group=True)
+                self._run([_Call(w.ALL_REDUCE, 0, problem="rank %d's group body raised %r" % (self.rank, e))],
+                          group=True)
             except CollectiveError:
                 pass  # the peers fail with it; this rank raises the body's own error
             raise
@@ -466,7 +480,7 @@ class Communicator:
     def _submit(self, call):
         self._check_open()
         if self._batch is not None:
-            if call.coll not in (0, 1, 2, 3, 5):
+            if call.coll not in (w.ALL_REDUCE, w.ALL_GATHER, w.REDUCE_SCATTER, w.ALL_TO_ALL, w.BROADCAST):
                 raise CommunicatorStateError("gpucoll: %s cannot be part of a group (allReduce, allGather,"
                                              " reduceScatter, allToAll and broadcast can)" % _name(call.coll))
             self._batch.append(call)
@@ -507,8 +521,13 @@ class Communicator:
             e.sent = True
             raise
         for c in calls:
-            if c.out is not None and c.recv_bytes:
+            if c.out is None or not c.recv_bytes:
+                pass
+            elif c.blocks is None:
                 c.out[:] = data[c.roff:c.roff + c.recv_bytes]
+            else:
+                for at, n in c.blocks:
+                    c.out[at:at + n] = data[c.roff + at:c.roff + at + n]
             if c.after is not None:
                 c.after()
 

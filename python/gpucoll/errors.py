@@ -21,7 +21,8 @@ class CollectiveTimeoutError(CollectiveError, TimeoutError):
 
 
 class InvalidArgumentError(CollectiveError, ValueError):
-    """An argument was refused (``IllegalArgumentException``, or the Python side's own checks)."""
+    """This rank's argument was refused (``InvalidArgumentException``, ``IllegalArgumentException``, or
+    the Python side's own checks); the peers' calls fail with a CollectiveError naming this rank."""
 
 
 class UnsupportedArrayError(InvalidArgumentError, TypeError):
@@ -37,6 +38,7 @@ _BY_JAVA_NAME = {
     "CollectiveMismatchException": CollectiveMismatchError,
     "CollectiveTimeoutException": CollectiveTimeoutError,
     "CollectiveException": CollectiveError,
+    "InvalidArgumentException": InvalidArgumentError,
     "IllegalArgumentException": InvalidArgumentError,
     "IllegalStateException": CommunicatorStateError,
 }

@@ -133,6 +133,37 @@ def test_loc_pairs(barrier):
     assert barrier(job) == [[], [], []]
 
 
+def test_all_to_allv_leaves_the_gaps_of_recv_as_they_were(barrier):
+    def job(rank):
+        import gpucoll
+        comm = gpucoll.communicator()
+        size = comm.size
+        # a first call fills the mailbox's receive region with 7s
+        comm.all_to_allv(np.full(2 * size, 7, np.int32), [2] * size, [2] * size, recv=np.zeros(2 * size, np.int32))
+        # then one element from each rank, at every other slot of a region of 2 * size: MPI
+        # leaves the slots between the blocks untouched
+        recv = np.full(2 * size, -1, np.int32)
+        comm.all_to_allv(np.full(size, 10 + rank, np.int32), [1] * size, [1] * size, recv=recv,
+                         recv_displs=[2 * r for r in range(size)])
+        fresh = comm.all_to_allv(np.full(size, 10 + rank, np.int32), [1] * size, [1] * size,
+                                 recv_displs=[2 * r for r in range(size)])
+        return recv.tolist(), fresh.tolist()
+
+    for recv, fresh in barrier(job):
+        assert recv == [10, -1, 11, -1, 12, -1], recv
+        assert fresh == [10, 0, 11, 0, 12], fresh  # a new result ends at its last block; its gaps are zeros
+
+
+def test_loc_pairs_of_no_elements(barrier):
+    def job(rank):
+        import gpucoll
+        comm = gpucoll.communicator()
+        v, i = comm.all_reduce_loc(np.zeros(0, np.float64), np.zeros(0, np.int64), op="maxloc")
+        return v.shape, v.dtype.name, i.shape, i.dtype.name
+
+    assert barrier(job) == [((0,), "float64", (0,), "int64")] * 3
+
+
 def test_group_split_explain_report(barrier):
     def job(rank):
         import gpucoll

@@ -77,6 +77,95 @@ def test_bad_input_fails_on_every_rank_and_the_group_goes_on(barrier):
         assert all("rank" in p[2] for p in peers), peers
 
 
+def test_the_peers_of_a_rank_that_refuses_its_call_are_told_why(barrier):
+    def job(rank):
+        import gpucoll
+        comm = gpucoll.communicator()
+        seen = {}
+
+        def attempt(name, call):
+            try:
+                call()
+                seen[name] = "no error"
+            except gpucoll.CollectiveError as e:
+                seen[name] = str(e)
+
+        x = np.ones(8, np.float32)
+        attempt("all_reduce", lambda: comm.all_reduce(np.ones(16, np.float32)[::2] if rank == 1 else x))
+        attempt("all_to_allv", lambda: comm.all_to_allv(np.ones(6, np.float32), [2, 2] if rank == 1 else [2, 2, 2],
+                                                        [2, 2, 2]))
+        attempt("loc", lambda: comm.all_reduce_loc(np.ones(2, np.float32), np.zeros(3 if rank == 1 else 2, np.int32)))
+        return seen
+
+    got = barrier(job)
+    assert "not contiguous" in got[1]["all_reduce"], got[1]
+    for r in (0, 2):
+        for name, reason in (("all_reduce", "not contiguous"), ("all_to_allv", "send_counts must have one entry per"
+                                                                               " rank (3), got 2"),
+                             ("loc", "values hold 2 elements, indices 3")):
+            message = got[r][name]
+            assert "rank 1" in message and reason in message, (r, name, message)
+            assert "called" not in message and "null" not in message, (r, name, message)
+
+
+def test_arguments_the_executor_refuses_raise_invalid_argument_error(barrier):
+    def job(rank):
+        import gpucoll
+        comm = gpucoll.communicator()
+        seen = {}
+
+        def attempt(name, call):
+            try:
+                call()
+                seen[name] = "no error"
+            except gpucoll.CollectiveError as e:
+                seen[name] = (type(e).__name__, isinstance(e, ValueError), str(e))
+
+        attempt("root", lambda: comm.broadcast(np.ones(4, np.float32), root=comm.size))
+        # rank 1's counts reach past its send buffer of 3 elements
+        attempt("counts", lambda: comm.all_to_allv(np.ones(3, np.float32), [2] * 3 if rank == 1 else [1] * 3,
+                                                   [1, 2, 1]))
+        y = np.full(2, rank, np.int64)  # the group goes on
+        comm.all_reduce(y)
+        seen["after"] = y.tolist()
+        return seen
+
+    got = barrier(job)
+    for r in range(3):
+        assert got[r]["root"][:2] == ("InvalidArgumentError", True) and "root 3" in got[r]["root"][2], got[r]
+        assert got[r]["after"] == [3, 3], got[r]
+    assert got[1]["counts"][:2] == ("InvalidArgumentError", True) and "send buffer" in got[1]["counts"][2], got[1]
+    for r in (0, 2):  # the peers' own arguments were fine: they are told which rank refused its call
+        assert got[r]["counts"][:2] == ("CollectiveError", False) and "rank 1" in got[r]["counts"][2], got[r]
+
+
+def test_a_job_submitted_from_a_plain_thread_is_told_to_use_inheritable_thread(spark):
+    import threading
+    from pyspark import InheritableThread
+    sc = spark.sparkContext
+
+    def task(_):
+        import gpucoll
+        try:
+            x = np.ones(1)
+            gpucoll.communicator().all_reduce(x)
+            yield "ran: %s" % x[0]
+        except gpucoll.CollectiveError as e:
+            yield "%s: %s" % (type(e).__name__, e)
+
+    got = {}
+
+    def submit(name):
+        got[name] = sc.parallelize(range(3), 3).barrier().mapPartitions(task).collect()
+
+    for name, kind in (("plain", threading.Thread), ("inheritable", InheritableThread)):
+        t = kind(target=submit, args=(name,))
+        t.start()
+        t.join()
+    assert got["inheritable"] == ["ran: 3.0"] * 3, got
+    assert len(got["plain"]) == 3 and all("pyspark.InheritableThread" in m for m in got["plain"]), got
+
+
 def test_outside_a_task_and_outside_a_barrier_stage(spark):
     import gpucoll
     with pytest.raises(gpucoll.CommunicatorStateError, match="outside a Spark task"):

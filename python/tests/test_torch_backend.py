@@ -12,6 +12,97 @@ def ranks_values(rank, n, dtype=torch.float32):
     return ((torch.arange(n) * 7 + rank * 3) % 5 + 1).to(dtype)
 
 
+class OneRank:
+    """A stand-in communicator of one rank (a result is its input) that records the calls it gets."""
+
+    rank, size, closed = 0, 1, False
+
+    def __init__(self):
+        self.calls = []
+
+    def group(self):
+        import contextlib
+        return contextlib.nullcontext()
+
+    def all_reduce(self, send, recv=None, op="sum"):
+        self.calls.append("all_reduce")
+        return send
+
+    def all_gather(self, send, recv=None):
+        self.calls.append("all_gather")
+        if recv is None:
+            return send.reshape((1,) + tuple(send.shape)).clone()
+        recv.copy_(send.reshape(recv.shape))
+        return recv
+
+    def reduce_scatter(self, send, recv=None, op="sum"):
+        self.calls.append("reduce_scatter " + op)
+        recv.copy_(send.reshape(recv.shape))
+        return recv
+
+    def broadcast(self, buf, root=0, recv=None):
+        self.calls.append("broadcast")
+        return buf
+
+    def all_to_all(self, send, recv=None):
+        self.calls.append("all_to_all")
+        recv.copy_(send)
+        return recv
+
+    def barrier(self):
+        self.calls.append("barrier")
+
+
+def test_torch_finds_the_backend_for_every_collective_by_device_type(monkeypatch):
+    """torch routes all_gather_into_tensor and reduce_scatter_tensor (FSDP's, ZeRO's) by the tensor's
+    device type: the backend is registered for cpu, and each call reaches the communicator."""
+    import torch.distributed as dist
+    import gpucoll.torch_backend as gtb
+
+    comm = OneRank()
+    monkeypatch.setattr(gtb, "communicator", lambda: comm)
+    assert gtb.init_process_group() is comm
+    try:
+        out = torch.empty(2, 3)
+        dist.all_gather_into_tensor(out, torch.arange(6.0).view(2, 3))
+        assert torch.equal(out, torch.arange(6.0).view(2, 3))
+        out = torch.empty(4)
+        dist.reduce_scatter_tensor(out, torch.arange(4.0), op=dist.ReduceOp.MAX)
+        assert torch.equal(out, torch.arange(4.0))
+        out = torch.empty(4)
+        dist.all_to_all_single(out, torch.arange(4.0))
+        assert torch.equal(out, torch.arange(4.0))
+        outs = [torch.empty(2), torch.empty(3)]
+        with dist._coalescing_manager(async_ops=False):
+            for o in outs:
+                dist.all_gather_into_tensor(o, torch.ones(o.numel()))
+        assert all(torch.equal(o, torch.ones(o.numel())) for o in outs)
+        t = torch.ones(3)
+        dist.all_reduce(t)
+        dist.broadcast(t, src=0)
+        dist.barrier()
+        assert gtb.init_process_group() is comm  # the group of this communicator is kept
+        if not isinstance(dist.group.WORLD, gtb.ProcessGroupGpucoll):  # torch made it the group's backend
+            assert torch.device("cpu") in dist.group.WORLD._device_types
+        assert comm.calls == ["all_gather", "reduce_scatter max", "all_to_all", "all_gather", "all_gather",
+                              "all_reduce", "broadcast", "barrier"], comm.calls
+    finally:
+        dist.destroy_process_group()
+
+
+def test_torch_versions_are_checked():
+    import gpucoll.torch_backend as gtb
+
+    oldest, newest = gtb.TORCH_VERSIONS
+    gtb._check_torch(oldest + ".0+cpu")
+    gtb._check_torch(newest + ".1")
+    gtb._check_torch(torch.__version__)  # the torch these tests run on
+    with pytest.raises(ImportError, match="supports torch %s to %s" % (oldest, newest)):
+        gtb._check_torch("2.10.0")
+    with pytest.warns(UserWarning, match="tested with torch"):
+        gtb._check_torch("2.%d.0" % (int(newest.split(".")[1]) + 1))
+
+
 def test_collectives(barrier):
     def job(rank):
         import torch
@@ -117,13 +208,13 @@ def test_refusals_reach_every_rank_and_the_group_goes_on(barrier):
         gtb.init_process_group()
         seen = {}
         try:
-            # a tensor off the CPU on one rank (the meta device stands in for CUDA here)
-            t = torch.empty(4, device="meta") if rank == 1 else torch.ones(4)
+            # a tensor of a dtype the backend cannot pass on one rank
+            t = torch.ones(4, dtype=torch.bool) if rank == 1 else torch.ones(4)
             try:
                 dist.all_reduce(t)
-                seen["device"] = "no error"
+                seen["dtype"] = "no error"
             except gpucoll.CollectiveError as e:
-                seen["device"] = (type(e).__name__, isinstance(e, TypeError), str(e))
+                seen["dtype"] = (type(e).__name__, isinstance(e, TypeError), str(e))
             try:
                 dist.all_reduce(torch.ones(2, dtype=torch.int64), op=dist.ReduceOp.BAND)
                 seen["op"] = "no error"
@@ -142,9 +233,9 @@ def test_refusals_reach_every_rank_and_the_group_goes_on(barrier):
         return seen
 
     got = barrier(job)
-    kind, is_type_error, message = got[1]["device"]
-    assert kind == "UnsupportedArrayError" and is_type_error and "CPU" in message, got[1]
-    assert all(got[r]["device"] != "no error" and "rank 1" in got[r]["device"][2] for r in (0, 2)), got
+    kind, is_type_error, message = got[1]["dtype"]
+    assert kind == "UnsupportedArrayError" and is_type_error and "bool" in message, got[1]
+    assert all(got[r]["dtype"] != "no error" and "rank 1" in got[r]["dtype"][2] for r in (0, 2)), got
     assert all("BAND" in g["op"] and "not supported" in g["op"] for g in got), got
     assert all("split()" in got[r]["subgroup"] for r in (0, 1)) and got[2]["subgroup"] == "not a member", got
     assert [g["after"] for g in got] == [[3.0, 3.0]] * 3

@@ -38,7 +38,7 @@ import org.slf4j.LoggerFactory;
 final class PythonChannel implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PythonChannel.class);
   static final String DIR_ENV = "GPUCOLL_CHANNEL_DIR";
-  static final String HELLO = "GPUCOLL/1";
+  static final String HELLO = PythonWire.HELLO;
 
   private final Path dir;
   private final Path socketPath;

@@ -18,23 +18,23 @@ import java.nio.file.attribute.PosixFilePermissions;
  * request, the response) and a data area the Python side fills with call records and buffers. A
  * call costs two cache-line handoffs, no system call: the Python side writes the request and bumps
  * {@code reqSeq}; the session sees it, runs the call on the task's communicator straight over the
- * data area and publishes {@code respSeq}. The layout is the one of {@code python/gpucoll/_wire.py};
- * {@code PythonWireTest} keeps the two equal.
+ * data area and publishes {@code respSeq}. The layout is {@link PythonWire}'s, generated from
+ * python-wire.txt as {@code python/gpucoll/_wire.py} is.
  */
 final class PythonMailbox implements AutoCloseable {
-  static final long MAGIC = 0x31_4c_4c_4f_43_55_50_47L; // "GPUCOLL1", little-endian
-  static final int HEADER_BYTES = 8192;
-  static final int OFF_MAGIC = 0;
-  static final int OFF_REQ_SEQ = 64;
-  static final int OFF_RESP_SEQ = 128;
+  static final long MAGIC = PythonWire.MAGIC;
+  static final int HEADER_BYTES = PythonWire.HEADER_BYTES;
+  static final int OFF_MAGIC = PythonWire.OFF_MAGIC;
+  static final int OFF_REQ_SEQ = PythonWire.OFF_REQ_SEQ;
+  static final int OFF_RESP_SEQ = PythonWire.OFF_RESP_SEQ;
   /** 1 while the session blocks on the socket: the Python side then sends one wake byte. */
-  static final int OFF_SLEEPING = 192;
-  static final int OFF_REQUEST = 256; // i32 op, i32 comm, i32 records, i32 flags, i64 a0, a1, a2
-  static final int OFF_RESPONSE = 512; // i32 status, i32 message bytes, i64 r0, r1, r2, r3
-  static final int OFF_MESSAGE = 1024;
+  static final int OFF_SLEEPING = PythonWire.OFF_SLEEPING;
+  static final int OFF_REQUEST = PythonWire.OFF_REQUEST;
+  static final int OFF_RESPONSE = PythonWire.OFF_RESPONSE;
+  static final int OFF_MESSAGE = PythonWire.OFF_MESSAGE;
   static final int MAX_MESSAGE = HEADER_BYTES - OFF_MESSAGE;
   /** One call record in the data area: see {@link PythonSession#call}. */
-  static final int RECORD_BYTES = 96;
+  static final int RECORD_BYTES = PythonWire.RECORD_BYTES;
 
   private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
   private static final VarHandle INTS = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());

@@ -5,6 +5,7 @@ import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.InvalidArgumentException;
 import dev.gpucoll.api.LocOp;
 import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.PathChoice;
@@ -14,6 +15,7 @@ import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.report.ReportingCommunicator;
 import dev.gpucoll.core.spi.DeviceRoutes;
 import dev.gpucoll.core.spi.MemberInfo;
+import dev.gpucoll.core.spi.RefusingCommunicator;
 import dev.gpucoll.core.wait.CallBounds;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -40,29 +42,29 @@ import org.slf4j.LoggerFactory;
 final class PythonSession implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(PythonSession.class);
 
-  static final int OP_FORM = 1;
-  static final int OP_CALLS = 2;
-  static final int OP_SPLIT = 3;
-  static final int OP_EXPLAIN = 4;
-  static final int OP_REPORT = 5;
-  static final int OP_CLOSE = 6;
-  static final int OP_GROW = 7;
+  static final int OP_FORM = PythonWire.OP_FORM;
+  static final int OP_CALLS = PythonWire.OP_CALLS;
+  static final int OP_SPLIT = PythonWire.OP_SPLIT;
+  static final int OP_EXPLAIN = PythonWire.OP_EXPLAIN;
+  static final int OP_REPORT = PythonWire.OP_REPORT;
+  static final int OP_CLOSE = PythonWire.OP_CLOSE;
+  static final int OP_GROW = PythonWire.OP_GROW;
   /** The Python process's GPU joins: its facts and workspace handle gathered, the group's routes made. */
-  static final int OP_DEVICE_FORM = 8;
+  static final int OP_DEVICE_FORM = PythonWire.OP_DEVICE_FORM;
   /** The route of one call on the Python process's GPU: a0 = collective | type << 8 | op << 16, a1 = count. */
-  static final int OP_DEVICE_ROUTE = 9;
+  static final int OP_DEVICE_ROUTE = PythonWire.OP_DEVICE_ROUTE;
   /** A kernel error record the Python process found: the GPU communicator's exception for it. */
-  static final int OP_DEVICE_ERROR = 10;
+  static final int OP_DEVICE_ERROR = PythonWire.OP_DEVICE_ERROR;
   /** The kernels' layout (key=value lines in the data area, r0 bytes), before the workspace is made. */
-  static final int OP_DEVICE_ABI = 11;
+  static final int OP_DEVICE_ABI = PythonWire.OP_DEVICE_ABI;
   /** Bytes each rank contributes to the device group's exchange (its facts and handle as key=value lines). */
   static final int DEVICE_RECORD_BYTES = 16384;
   /** The error record's size the Python side sends (the kernel table's GcErrorRecord fits in it). */
   static final int ERROR_RECORD_BYTES = 64;
   /** The collective code of MAXLOC / MINLOC in a call record (after {@link Collective}'s ordinals). */
-  static final int LOC_ALL_REDUCE = Collective.values().length;
-  static final int FLAG_REFUSED = 1;
-  static final int FLAG_GROUP = 1;
+  static final int LOC_ALL_REDUCE = PythonWire.LOC_ALL_REDUCE;
+  static final int FLAG_REFUSED = PythonWire.FLAG_REFUSED;
+  static final int FLAG_GROUP = PythonWire.FLAG_GROUP;
   /** Threads that wait per Python rank: its process, and this session running the call. */
   static final int WAITERS_PER_RANK = 2;
   /** Data area of a new session's mailbox; a larger call grows it. */
@@ -183,8 +185,7 @@ final class PythonSession implements Runnable {
     int commId = box.requestInt(1);
     switch (op) {
       case OP_FORM -> {
-        Communicator c = GpuCollectives.communicatorOf(task, Map.of(
-            GpuCollConf.INTERNAL_WAITERS_PER_RANK.key(), String.valueOf(WAITERS_PER_RANK)));
+        Communicator c = form();
         comms.put(0, c);
         spin = spins(task);
         box.respond(0, c.rank(), c.size(), spin ? 1 : 0, c.backend());
@@ -274,6 +275,27 @@ final class PythonSession implements Runnable {
         throw g.error(bytes, c >= 0 && c < COLLECTIVES.length ? COLLECTIVES[(int) c] : null);
       }
       default -> throw new IllegalArgumentException("unknown request " + op + " from the Python side");
+    }
+  }
+
+  /**
+   * The task's communicator, as a Java task of the stage gets it. A job without the group
+   * credential was submitted from a Python thread that Spark's local properties did not reach: the
+   * advice is PySpark's (a plain threading.Thread starts a JVM thread of its own under PySpark's
+   * pinned threads).
+   */
+  private Communicator form() {
+    try {
+      return GpuCollectives.communicatorOf(task, Map.of(
+          GpuCollConf.INTERNAL_WAITERS_PER_RANK.key(), String.valueOf(WAITERS_PER_RANK)));
+    } catch (CollectiveException e) {
+      if (GroupCredential.of(task) != null) {
+        throw e;
+      }
+      throw new CollectiveException(task.partitionId(), null, "the job of stage " + task.stageId() + " carries no"
+          + " group credential (the local property the driver plugin sets): submit the PySpark job from the thread"
+          + " that created the SparkContext or from a pyspark.InheritableThread (a plain threading.Thread does"
+          + " not pass Spark's local properties on)", e);
     }
   }
 
@@ -409,10 +431,13 @@ final class PythonSession implements Runnable {
     int coll = (int) box.recordLong(i, 0);
     int type = (int) box.recordLong(i, 1);
     int op = (int) box.recordLong(i, 2);
-    boolean refused = (box.recordLong(i, 3) & FLAG_REFUSED) != 0;
+    if ((box.recordLong(i, 3) & FLAG_REFUSED) != 0) {
+      refuse(c, batch, coll, i);
+      return;
+    }
     long count = box.recordLong(i, 4);
     int root = (int) box.recordLong(i, 5);
-    CommBuffer recv = refused ? new CommBuffer.Host(ByteBuffer.allocate(0)) : buffer(i, 8, "recv");
+    CommBuffer recv = buffer(i, 8, "recv");
     long sendOff = box.recordLong(i, 6);
     CommBuffer send = sendOff < 0 ? recv : buffer(i, 6, "send");
     if (coll == LOC_ALL_REDUCE) {
@@ -441,10 +466,6 @@ final class PythonSession implements Runnable {
       case BROADCAST -> c.broadcast(send, recv, count, dt, root);
       case BARRIER -> c.barrier();
       case ALL_TO_ALLV -> {
-        if (refused) {
-          c.allToAllv(send, null, null, recv, null, null, dt);
-          return;
-        }
         int n = c.size();
         long[][] v = new long[4][n];
         ByteBuffer counts = box.data(box.recordLong(i, 10), 32L * n);
@@ -459,6 +480,27 @@ final class PythonSession implements Runnable {
         c.allToAllv(send, v[0], v[1], recv, v[2], v[3], dt);
       }
     }
+  }
+
+  /**
+   * Call record {@code i}, which the Python side refused itself (its reason, UTF-8, in place of its
+   * send buffer): it goes out refused, so the peers fail at once, told that this rank refused its
+   * call and why; inside a group the group's body fails with it (the peers are told so). A
+   * communicator that cannot carry a refusal fails this rank alone.
+   */
+  private void refuse(Communicator c, dev.gpucoll.api.CollectiveBatch batch, int coll, int i) {
+    ByteBuffer text = box.data(box.recordLong(i, 6), box.recordLong(i, 7));
+    String reason = text == null ? "the Python side refused the call"
+        : StandardCharsets.UTF_8.decode(text).toString();
+    if (batch != null) {
+      throw new IllegalArgumentException(reason);
+    }
+    boolean pairs = coll == LOC_ALL_REDUCE;
+    Collective collective = pairs ? Collective.ALL_REDUCE : COLLECTIVES[coll];
+    if (c instanceof RefusingCommunicator r) {
+      r.refuse(collective, pairs, reason);
+    }
+    throw new InvalidArgumentException(c.rank(), collective, reason);
   }
 
   private CommBuffer buffer(int record, int field, String role) {

@@ -6,6 +6,7 @@ import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.InvalidArgumentException;
 import dev.gpucoll.api.ReduceOp;
 import java.util.ArrayList;
 import java.util.List;
@@ -134,8 +135,13 @@ public final class RecordedBatch implements CollectiveBatch {
     String prefix = "rank " + why.rank() + ", " + (why.collective() == null ? "communicator setup"
         : why.collective().apiName()) + ": ";
     String problem = m != null && m.startsWith(prefix) ? m.substring(prefix.length()) : m;
-    return new CollectiveException(rank, calls.get(index).collective(), "call " + (index + 1) + " of the "
-        + calls.size() + " in this group() was refused, so none of them ran: " + problem, why);
+    String message = "call " + (index + 1) + " of the " + calls.size() + " in this group() was refused, so none of"
+        + " them ran: " + problem;
+    Collective c = calls.get(index).collective();
+    if (why instanceof InvalidArgumentException) { // this rank's own arguments
+      return new InvalidArgumentException(rank, c, message, why);
+    }
+    return new CollectiveException(rank, c, message, why);
   }
 
   /**

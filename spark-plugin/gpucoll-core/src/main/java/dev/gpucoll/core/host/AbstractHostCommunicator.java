@@ -16,6 +16,8 @@ import dev.gpucoll.core.UnexpectedError;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
 import dev.gpucoll.core.spi.AllToAllvLayout;
+import dev.gpucoll.core.spi.RefusingCommunicator;
+import dev.gpucoll.api.InvalidArgumentException;
 import dev.gpucoll.core.spi.SplitOrder;
 import dev.gpucoll.core.report.ReportingCommunicator;
 import dev.gpucoll.core.wait.CallBounds;
@@ -41,7 +43,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * and the report. A rank whose own arguments are bad does not just throw: it hands the problem to
  * the transport, which publishes it so that every peer fails too instead of waiting.
  */
-abstract class AbstractHostCommunicator implements Communicator, ReportingCommunicator {
+abstract class AbstractHostCommunicator implements Communicator, ReportingCommunicator, RefusingCommunicator {
   protected final int rank;
   protected final int size;
   protected final String groupId;
@@ -280,6 +282,43 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     });
   }
 
+  /**
+   * The call goes out refused for {@code reason}, through the same step as one this communicator's
+   * own checks refuse (MAXLOC / MINLOC's is an allGather of the pairs), so the peers are told that
+   * this rank refused its call and why.
+   */
+  @Override
+  public final void refuse(Collective c, boolean pairs, String reason) {
+    if (pairs) {
+      begin(c);
+      try {
+        try {
+          runAllGather(Signature.loc(0, null, null), reason, null, null, 0, DataType.UINT8);
+        } catch (CollectiveException e) {
+          throw PairCall.asAllReduce(e);
+        }
+        throw new IllegalStateException("unreachable: a refused step throws");
+      } catch (Throwable t) {
+        throw failure(c, t);
+      } finally {
+        exit();
+      }
+    }
+    call(c, DataType.INT8, 0, a -> {
+      a.fail(reason);
+      Signature sig = Signature.of(c, 0, null, null, -1);
+      return switch (c) {
+        case ALL_REDUCE -> runAllReduce(sig, a.problem, null, null, 0, DataType.INT8, ReduceOp.SUM);
+        case ALL_GATHER -> runAllGather(sig, a.problem, null, null, 0, DataType.INT8);
+        case REDUCE_SCATTER -> runReduceScatter(sig, a.problem, null, null, 0, DataType.INT8, ReduceOp.SUM);
+        case ALL_TO_ALL -> runAllToAll(sig, a.problem, null, null, 0, DataType.INT8);
+        case ALL_TO_ALLV -> runAllToAllv(sig, a.problem, null, null, null, null, null, null, DataType.INT8);
+        case BROADCAST -> runBroadcast(sig, a.problem, null, null, 0, DataType.INT8, 0);
+        case BARRIER -> throw new IllegalArgumentException("a barrier has no arguments to refuse");
+      };
+    });
+  }
+
   /** What a rank sends in place of a refused call's index when its group() body threw. */
   private static final long BODY_THREW = -2;
 
@@ -345,7 +384,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
         throw new CollectiveMismatchException(rank, null, mismatch);
       }
       if (problem != null) {
-        throw batch.refused(rank, refused, new CollectiveException(rank, list.get(refused).collective(), problem));
+        throw batch.refused(rank, refused, new InvalidArgumentException(rank, list.get(refused).collective(), problem));
       }
       for (int r = 0; r < size; r++) {
         int theirs = (int) gathered[3 * r + 2];

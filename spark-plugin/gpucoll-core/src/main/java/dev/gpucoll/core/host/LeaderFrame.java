@@ -3,6 +3,7 @@ package dev.gpucoll.core.host;
 import dev.gpucoll.core.buffers.HostBuffers;
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.InvalidArgumentException;
 import dev.gpucoll.api.CollectiveMismatchException;
 import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.api.CommBuffer;
@@ -233,7 +234,7 @@ final class LeaderFrame {
     f.verdict = verdict;
     if (verdict != null) {
       if (f.problem != null) {
-        throw new CollectiveException(rank, f.collective, f.problem);
+        throw new InvalidArgumentException(rank, f.collective, f.problem);
       }
       if (verdict.startsWith("M")) {
         throw new CollectiveMismatchException(rank, f.collective, verdict.substring(1));

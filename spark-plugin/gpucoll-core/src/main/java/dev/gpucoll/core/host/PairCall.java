@@ -3,6 +3,7 @@ package dev.gpucoll.core.host;
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CollectiveMismatchException;
+import dev.gpucoll.api.InvalidArgumentException;
 import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.LocOp;
@@ -88,6 +89,8 @@ final class PairCall {
       out = new CollectiveTimeoutException(e.rank(), Collective.ALL_REDUCE, t.missingRanks(), problem);
     } else if (e instanceof CollectiveMismatchException) {
       out = new CollectiveMismatchException(e.rank(), Collective.ALL_REDUCE, problem);
+    } else if (e instanceof InvalidArgumentException) {
+      out = new InvalidArgumentException(e.rank(), Collective.ALL_REDUCE, problem);
     } else {
       out = new CollectiveException(e.rank(), Collective.ALL_REDUCE, problem, e.getCause());
     }

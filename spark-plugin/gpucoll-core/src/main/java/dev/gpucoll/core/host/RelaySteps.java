@@ -2,6 +2,7 @@ package dev.gpucoll.core.host;
 
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.InvalidArgumentException;
 import dev.gpucoll.api.CollectiveMismatchException;
 import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.core.Algorithm;
@@ -128,7 +129,7 @@ final class RelaySteps extends Steps {
       }
       if (round == 0) {
         if (problem != null) {
-          throw new CollectiveException(rank, c, problem);
+          throw new InvalidArgumentException(rank, c, problem);
         }
         if (!errors.isEmpty()) {
           throw new CollectiveException(rank, c, String.join("; ", errors));

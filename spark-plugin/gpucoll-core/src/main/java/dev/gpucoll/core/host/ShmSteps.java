@@ -3,6 +3,7 @@ package dev.gpucoll.core.host;
 
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
+import dev.gpucoll.api.InvalidArgumentException;
 import dev.gpucoll.api.CollectiveMismatchException;
 import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.api.DataType;
@@ -209,7 +210,7 @@ final class ShmSteps extends Steps {
 
   private void reportTrouble(Collective c, String ownProblem) {
     if (ownProblem != null) {
-      throw new CollectiveException(rank, c, ownProblem);
+      throw new InvalidArgumentException(rank, c, ownProblem);
     }
     int h = half(epoch);
     List<String> errors = new ArrayList<>();

@@ -12,8 +12,10 @@ import dev.gpucoll.api.CollectiveTimeoutException;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.InvalidArgumentException;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.config.GpuCollConf;
+import dev.gpucoll.core.spi.RefusingCommunicator;
 import java.util.List;
 import java.util.function.IntFunction;
 import java.util.stream.Stream;
@@ -201,6 +203,70 @@ class BadInputTest {
     for (Throwable e : errors) {
       assertInstanceOf(CollectiveMismatchException.class, e);
       assertTrue(e.getMessage().contains("rank 0 sends 1 elements to rank 2 but rank 2 expects 2"), e.getMessage());
+    }
+  }
+
+  /** The rank whose own arguments are refused gets InvalidArgumentException; its peers are told which rank and why. */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("backends")
+  void ownArgumentsRaiseInvalidArgument(String backend, IntFunction<String> hosts) {
+    for (Throwable e : expectAllFail(hosts, backend, comm -> comm.broadcast(CommBuffer.of(new int[1]),
+        CommBuffer.of(new int[1]), 1, DataType.INT32, N))) {
+      assertInstanceOf(InvalidArgumentException.class, e);
+      assertTrue(e.getMessage().contains("root " + N + " is not a rank"), e.getMessage());
+    }
+    List<Throwable> errors = expectAllFail(hosts, backend, comm -> {
+      float[] send = new float[4];
+      comm.allGather(CommBuffer.of(send), CommBuffer.of(new float[comm.rank() == 1 ? 5 : 4 * N]), 4,
+          DataType.FLOAT32);
+    });
+    for (int r = 0; r < N; r++) {
+      Throwable e = errors.get(r);
+      if (r == 1) {
+        assertInstanceOf(InvalidArgumentException.class, e);
+      } else {
+        assertEquals(CollectiveException.class, e.getClass(), e.getMessage());
+        assertTrue(e.getMessage().contains("rank 1 rejected its call: recv buffer holds 5"), e.getMessage());
+      }
+    }
+  }
+
+  /**
+   * A call its caller refused before making it (the Python package's own checks) reaches the peers as
+   * that rank's refusal with its reason, whichever collective the peers called, MAXLOC / MINLOC too.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("backends")
+  void aCallerRefusalReachesThePeers(String backend, IntFunction<String> hosts) {
+    String reason = "gpucoll: send is not contiguous";
+    List<Call> calls = List.of(
+        comm -> comm.allReduce(new float[4], ReduceOp.SUM),
+        comm -> comm.allToAllv(CommBuffer.of(new int[N]), new long[] {1, 1, 1}, new long[] {0, 1, 2},
+            CommBuffer.of(new int[N]), new long[] {1, 1, 1}, new long[] {0, 1, 2}, DataType.INT32),
+        comm -> comm.broadcast(new long[2], 0),
+        comm -> comm.allReduce(CommBuffer.of(java.nio.ByteBuffer.allocate(8)),
+            CommBuffer.of(java.nio.ByteBuffer.allocate(8)), 1,
+            dev.gpucoll.api.PairType.FLOAT32_INT32, dev.gpucoll.api.LocOp.MAXLOC));
+    List<Collective> collectives = List.of(Collective.ALL_REDUCE, Collective.ALL_TO_ALLV, Collective.BROADCAST,
+        Collective.ALL_REDUCE);
+    for (int k = 0; k < calls.size(); k++) {
+      Call call = calls.get(k);
+      Collective c = collectives.get(k);
+      boolean pairs = k == 3;
+      List<Throwable> errors = expectAllFail(hosts, backend, comm -> {
+        if (comm.rank() == 1) {
+          ((RefusingCommunicator) comm).refuse(c, pairs, reason);
+        } else {
+          call.run(comm);
+        }
+      });
+      for (int r = 0; r < N; r++) {
+        String m = errors.get(r).getMessage();
+        assertEquals(c, ((CollectiveException) errors.get(r)).collective(), m);
+        assertTrue(m.contains(r == 1 ? reason : "rank 1 rejected its call: " + reason), m);
+        assertTrue(!m.contains("called"), m);
+      }
+      assertInstanceOf(InvalidArgumentException.class, errors.get(1));
     }
   }
 
