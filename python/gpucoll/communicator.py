@@ -392,7 +392,7 @@ class Communicator:
             buf[:len(data)] = np.frombuffer(data, np.uint8)
             buf[-2:] = np.frombuffer(struct.pack("<H", len(data)), np.uint8)
         out = np.empty_like(buf)
-        self._run([_Call(5, w.DATA_TYPES.index("UINT8"), 0, buf.size, root=0, send=buf if self.rank == 0 else None,
+        self._run([_Call(w.BROADCAST, w.DATA_TYPES.index("UINT8"), 0, buf.size, root=0, send=buf if self.rank == 0 else None,
                          recv_bytes=buf.nbytes, out=out)], group=False)
         n, = struct.unpack("<H", out[-2:].tobytes())
         return out[:n].tobytes()
