@@ -76,6 +76,14 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
     }
   }
 
+  private static void renewTicket(Freshness.Tickets tickets) {
+    try {
+      tickets.current();
+    } catch (Exception e) { // a sender fetches it itself then, and fails with the reason
+      LOG.debug("gpucoll: the executor's ticket could not be fetched ahead: {}", e.toString());
+    }
+  }
+
   @Override
   public void init(PluginContext ctx, Map<String, String> extraConf) {
     GpuCollConf conf = GpuCollConf.of(extraConf).validate();
@@ -100,7 +108,11 @@ final class GpuCollExecutorPlugin implements ExecutorPlugin {
       t.setDaemon(true);
       return t;
     });
+    // The ticket is fetched (and renewed before it ages) off the tasks' path: a rank whose first
+    // rendezvous waited for it would arrive later than its peers and get less of its timeout.
+    progress.execute(() -> renewTicket(tickets));
     progress.scheduleWithFixedDelay(() -> {
+      renewTicket(tickets);
       GpuCollectives.sendProgress(state);
       sendTotals(state);
     }, PROGRESS_INTERVAL_MILLIS, PROGRESS_INTERVAL_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
