@@ -112,6 +112,14 @@ class Communicator:
             if code is not None and opc is not None:
                 self._ch.in_place(w.ALL_REDUCE, code, opc, send.size, send.reshape(-1).view(np.uint8), self._id)
                 return send
+        # The same for a GPU tensor whose route is our kernel: launched here, no executor round trip.
+        fast = gpu_arrays.FAST.get(type(send))
+        if fast is not None and recv is None and self._device is not None and self._batch is None:
+            a = fast(send)
+            opc = _OPS.get(op)
+            if (a is not None and opc is not None and a[3] == self._device.device and not self._closed
+                    and self._device.all_reduce_in_place(a[0], a[1], a[2], opc, a[4])):
+                return send
         return self._all_reduce(send, recv, op)
 
     @_refusing(w.ALL_REDUCE)
@@ -357,11 +365,12 @@ class Communicator:
 
     def synchronize(self):
         """Waits for this communicator's GPU work on the device's streams and raises an error a kernel
-        recorded (a peer that never came names itself here): the kernels' waits are bounded by
-        spark.gpucoll.timeout."""
+        recorded (a peer that never came names itself here) or NCCL reported: the kernels' waits and
+        the wait for NCCL are bounded by spark.gpucoll.timeout."""
         if self._device is not None:
             from .gpu import _driver
             _driver.use_device(self._device.device)
+            self._device.check()  # first NCCL's bounded wait: a device-wide wait would hang on a dead peer
             _driver.check(_driver.lib().cuCtxSynchronize(), "cuCtxSynchronize")
             self._device.check()
 
@@ -369,16 +378,30 @@ class Communicator:
         m = self._device
         if m is None:
             from .gpu._member import DeviceMember
-            m = self._device = DeviceMember(self._ch, self._id, self.rank, self.size, a.device)
+            m = self._device = DeviceMember(self._ch, self._id, self.rank, self.size, a.device, self._share_from_rank0)
         elif a.device != m.device:
             raise InvalidArgumentError("gpucoll: the array is on GPU %d; this communicator runs on GPU %d"
                                        % (a.device, m.device))
         return m
 
+    def _share_from_rank0(self, data):
+        """Rank 0's bytes (``data`` there, None elsewhere; at most 1 KiB) on every rank: a broadcast
+        over the host, outside any group being recorded."""
+        buf = np.zeros(1024, np.uint8)
+        if data is not None:
+            buf[:len(data)] = np.frombuffer(data, np.uint8)
+            buf[-2:] = np.frombuffer(struct.pack("<H", len(data)), np.uint8)
+        out = np.empty_like(buf)
+        self._run([_Call(w.BROADCAST, w.DATA_TYPES.index("UINT8"), 0, buf.size, root=0, send=buf if self.rank == 0 else None,
+                         recv_bytes=buf.nbytes, out=out)], group=False)
+        n, = struct.unpack("<H", out[-2:].tobytes())
+        return out[:n].tobytes()
+
     def _on_device(self, coll, s, r, count, op=0, root=0):
         """One call of GPU arrays on the route the executor gives: our kernel launched here on the
-        caller's stream, the one-rank copy, or (ranks of other processes sharing a GPU, and grouped
-        calls) through the host backend, as the Java GPU communicator stages such groups."""
+        caller's stream, NCCL on the same stream, the one-rank copy, or (ranks of other processes
+        sharing a GPU, and grouped calls) through the host backend, as the Java GPU communicator
+        stages such groups."""
         self._check_open()
         if r.device != s.device:
             raise InvalidArgumentError("gpucoll: recv is on GPU %d, send on GPU %d" % (r.device, s.device))
@@ -389,6 +412,9 @@ class Communicator:
         if self._batch is None:
             if route.kind == 0:
                 m.launch(route, coll, s.pointer, r.pointer, count, s.code, op, root, s.stream)
+                return
+            if route.kind == 3:
+                m.call_nccl(route, coll, s.pointer, r.pointer, count, s.code, op, root, s.stream)
                 return
             if route.kind == 1:
                 if r.pointer != s.pointer:

@@ -1,7 +1,8 @@
 """A stand-in for the CUDA driver, so that the GPU path's plumbing runs on a machine without a GPU:
 device memory is a shared-memory file (an IPC handle names it, so peers in other processes map it),
 copies are memmove, and a launch is recorded (kernel, grid, block, the argument block) and, in a
-group of one rank, does what the kernel would: copies send to recv. Nothing here ships."""
+group of one rank, does what the kernel would: copies send to recv. ``install_nccl`` stands in for
+NCCL the same way (a communicator that records its calls). Nothing here ships."""
 
 import ctypes
 import mmap
@@ -128,3 +129,42 @@ class FakeCudaArray:
     def __cuda_array_interface__(self):
         return {"shape": self.host.shape, "typestr": self.host.dtype.str, "strides": None,
                 "data": (self.host.ctypes.data, False), "version": 3, "stream": 1}
+
+
+def install_nccl(version=22809):
+    """Replaces gpucoll.gpu._nccl's binding: this process reports NCCL ``version`` and its group's
+    communicator records the unique id it was formed from and every call. Returns the list of
+    communicators formed."""
+    from gpucoll.gpu import _nccl
+
+    formed = []
+
+    class FakeNcclMember:
+        def __init__(self, unique_id, rank, size, device, timeout_s):
+            self.unique_id, self.rank, self.size, self.timeout_s = unique_id, rank, size, timeout_s
+            self.calls = []
+            self.broken = None
+            formed.append(self)
+
+        def describe(self):
+            return "NCCL %d (fake), rank %d of %d" % (version, self.rank, self.size)
+
+        def call(self, coll, send, recv, count, code, op, root, stream):
+            self.calls.append(dict(coll=coll, count=count, code=code, op=op, root=root, stream=stream,
+                                   in_place=send == recv))
+
+        def wait(self, query, stream):
+            pass
+
+        def close(self):
+            pass
+
+    def facts(environ):
+        out = {"nccl.version": str(version)}
+        out.update({"env." + k: v for k, v in environ.items() if k.startswith("NCCL_")})
+        return out
+
+    _nccl.facts = facts
+    _nccl.new_unique_id = lambda: os.urandom(128)
+    _nccl.NcclMember = FakeNcclMember
+    return formed

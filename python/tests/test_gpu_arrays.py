@@ -108,3 +108,69 @@ def test_one_rank_copies_and_a_forced_kernel_runs_here(spark, barrier):
     finally:
         sc.setLocalProperty("spark.gpucoll.internal.kernelVariant", None)
     assert values == list(range(6)) and kernels == ["gc_allreduce_ll_f64"], (kernels, observed)
+
+
+def test_a_group_on_nccl_forms_from_rank_0s_unique_id_and_calls_it_on_the_callers_stream(spark, barrier):
+    """Where the executor's route takes NCCL (here above gpu.twoShotMaxBytes; across hosts or beyond
+    our kernels' ranks, every call), every rank forms the group's communicator from the one unique id
+    rank 0 made, and each such call goes to NCCL with the executor's count, type, op and root, on the
+    array's stream; smaller calls still launch our kernel."""
+    def job(rank):
+        import fake_cuda
+        import gpucoll
+        uuids = ["GPU-00000000-0000-0000-0000-0000000000%02d" % (30 + r) for r in range(3)]
+        peers = ",".join("0000:%s:00.0|1|1" % u[-2:] for u in uuids if u != uuids[rank])
+        launches = fake_cuda.install(uuids[rank], peers)
+        formed = fake_cuda.install_nccl()
+        comm = gpucoll.communicator()
+        comm.all_reduce(fake_cuda.FakeCudaArray(np.ones(2, np.float32)))
+        x = fake_cuda.FakeCudaArray(np.ones(1024, np.float32))
+        comm.all_reduce(x, op="max")
+        out = fake_cuda.FakeCudaArray(np.zeros(1024 * comm.size, np.float32))
+        comm.all_gather(x, out)
+        comm.all_to_all(fake_cuda.FakeCudaArray(np.ones(512 * comm.size, np.int64)),
+                        fake_cuda.FakeCudaArray(np.zeros(512 * comm.size, np.int64)))
+        comm.broadcast(fake_cuda.FakeCudaArray(np.ones(1024, np.float64)), root=2)
+        comm.synchronize()
+        report = comm.path_report()
+        n = formed[0]
+        return n.unique_id.hex(), n.rank, n.size, n.calls, len(launches), report["observed"], report["findings"]
+
+    sc = spark.sparkContext
+    sc.setLocalProperty("spark.gpucoll.gpu.oneShotMaxBytes", "1k")
+    sc.setLocalProperty("spark.gpucoll.gpu.twoShotMaxBytes", "1k")
+    try:
+        ranks = barrier(job, 3)
+    finally:
+        sc.setLocalProperty("spark.gpucoll.gpu.oneShotMaxBytes", None)
+        sc.setLocalProperty("spark.gpucoll.gpu.twoShotMaxBytes", None)
+    assert len({r[0] for r in ranks}) == 1 and len(ranks[0][0]) == 256, "every rank forms from rank 0's id"
+    for rank, (_, nrank, nsize, calls, launches, observed, findings) in enumerate(ranks):
+        assert (nrank, nsize, launches) == (rank, 3, 1)
+        assert [(c["coll"], c["count"], c["code"], c["op"], c["root"]) for c in calls] == [
+            (0, 1024, 0, 3, 0), (1, 1024, 0, 0, 0), (3, 512, 5, 0, 0), (5, 1024, 1, 0, 2)], calls
+        assert all(c["stream"] == 1 for c in calls) and calls[0]["in_place"]
+        assert observed.get("allReduce/nccl") == 1 and observed.get("allGather/nccl") == 1, observed
+        assert any(f.startswith("python gpu: NCCL communicator formed") for f in findings), findings
+
+
+def test_without_nccl_a_python_process_reports_why_and_what_to_install():
+    """The facts a process without CuPy's NCCL sends: version 0 and a reason that says what to install
+    (the route puts it into its refusal of a group that needs NCCL)."""
+    import importlib
+    import sys
+    from gpucoll.gpu import _nccl
+    saved = sys.modules.get("cupy")
+    sys.modules["cupy"] = None  # import cupy fails, as where it is not installed
+    try:
+        importlib.reload(_nccl)
+        facts = _nccl.facts({"NCCL_DEBUG": "INFO", "PATH": "/bin"})
+    finally:
+        if saved is None:
+            del sys.modules["cupy"]
+        else:
+            sys.modules["cupy"] = saved
+        importlib.reload(_nccl)
+    assert facts["nccl.version"] == "0"
+    assert "pip install cupy-cuda13x" in facts["nccl.problem"], facts
+    assert facts["env.NCCL_DEBUG"] == "INFO" and "env.PATH" not in facts

@@ -5,7 +5,8 @@
 #   bash scripts/gpu-acceptance/run.sh
 # It runs, one after another, each bounded: the C++ correctness test (gc_test --quick), the GPU suite
 # (--quick), the NCCL self-check, the Spark GPU job (--quick) plain and with fractional GPUs, the
-# PySpark GPU job (1 rank, then 2 ranks sharing the GPU), the three examples through Spark, and the
+# PySpark GPU job (1 rank, then 2 ranks sharing the GPU), GPU groups across 2 hosts simulated on the
+# machine (the Java job and the PySpark job), the three examples through Spark, and the
 # GPU benchmark (--quick, then the grouped-calls section at 1, 2 and 4 ranks), distributed LU and
 # Cholesky on cuBLAS/cuSOLVER and their timing; the cuDF job too when CUDF_JAR names its jar. It prints
 # one PASS/FAIL table and appends its row to docs/gpu-acceptance.md; the row, the table and every log
@@ -20,7 +21,7 @@ mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast on these machines
 START=$(date +%s)
 # The whole run, steps included, stays inside one command of the GPU machine (10 minutes) with room to spare.
-BUDGET_S=${BUDGET_S:-540}
+BUDGET_S=${BUDGET_S:-570}
 ACCEPT="$ROOT/.gpu-accept"
 APP="$ROOT/.spark-app"
 # Our jars travel stored, in one xz stream; here they become .spark-app again, as the steps expect it.
@@ -91,6 +92,10 @@ step spark 150 "bash scripts/spark-gpu/run.sh --quick"
 step spark-frac 120 "bash scripts/spark-gpu/run.sh --quick --fractional"
 # The PySpark job through spark-submit --py-files: 1 rank with the GPU, then 2 ranks sharing it.
 step python 200 "bash scripts/python/gpu-check.sh --commit $COMMIT"
+# GPU groups across hosts: 2 hosts simulated on this machine sharing its GPU (NCCL_HOSTID; NCCL's
+# network transport), the Java correctness matrix through Spark, then the PySpark job (every
+# collective on NCCL in the Python processes, DDP beside DDP on NCCL, a rank killed mid-call).
+step hosts 200 "bash scripts/spark-gpu/run.sh --quick --hosts 2 && bash scripts/python/gpu-check.sh --hosts 2 --commit $COMMIT"
 # The three examples, then distributed LU and Cholesky with cuBLAS / cuSOLVER kernels on the ranks.
 step examples 240 "bash scripts/spark-gpu/examples.sh --master 'local[4]' && EXAMPLES='lu cholesky' \\
   bash scripts/spark-gpu/examples.sh --master 'local[4]' --kernels gpu --n 2048 --block 128"
@@ -120,7 +125,7 @@ DATE=$(date -u +%F)
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
 MACHINE="$(nvidia-smi -L | grep -c '^GPU ') x $GPU"
-ROW="| $DATE | $COMMIT | $MACHINE | $DRIVER | ${RESULT[gc_test]} | ${RESULT[suite]} | ${RESULT[nccl]} | ${RESULT[spark]} | ${RESULT[spark-frac]} | ${RESULT[python]} | ${RESULT[examples]} | ${RESULT[linalg]} | ${RESULT[bench]} | $RESULT_ALL (${TOTAL} s) |"
+ROW="| $DATE | $COMMIT | $MACHINE | $DRIVER | ${RESULT[gc_test]} | ${RESULT[suite]} | ${RESULT[nccl]} | ${RESULT[spark]} | ${RESULT[spark-frac]} | ${RESULT[python]} | ${RESULT[hosts]} | ${RESULT[examples]} | ${RESULT[linalg]} | ${RESULT[bench]} | $RESULT_ALL (${TOTAL} s) |"
 {
   echo "================ GPU acceptance: $RESULT_ALL in ${TOTAL} s, commit $COMMIT, $MACHINE, driver $DRIVER"
   for n in "${ORDER[@]}"; do printf '%-11s %s\n' "$n" "${RESULT[$n]}"; done

@@ -6,10 +6,15 @@
 #   --ranks 1   one barrier task with the whole GPU (task gpu amount 1)
 #   --ranks 2   two barrier tasks sharing the GPU in one executor of 2 cores (task gpu amount 0.5)
 # each with --out "$OUT/python-<ranks>" --commit <commit>. Exit 0 only when both runs exit 0.
+# With --hosts N instead: N Workers, each a host of its own simulated on this machine and given GPU 0
+# (scripts/spark-gpu/cluster.sh), and the job submitted once with --ranks N --hosts (one task per
+# executor, task gpu amount 1): the group spans hosts, so every collective runs on NCCL in the Python
+# processes; the job also trains DDP on "gpucoll" beside DDP on NCCL and kills a rank mid-call
+# (--out "$OUT/python-hosts<N>").
 # The GPU acceptance command's python step (scripts/gpu-acceptance/run.sh); on the GPU machine (no
 # Java, no PySpark there), from the repository root, with .spark-bundle, .pyspark and our jars in
 # .spark-app:
-#   bash scripts/python/gpu-check.sh [--commit C]
+#   bash scripts/python/gpu-check.sh [--commit C] [--hosts N]
 # The slim Spark set is unpacked by scripts/spark-gpu/run.sh --unpack-only, .pyspark (PySpark's Python
 # side, scripts/gpu-bundle/pyspark-slim.sh) into its python/lib, where Spark puts pyspark.zip and py4j
 # on the Python path of the driver and of every Python worker.
@@ -31,10 +36,12 @@ JOB=${GPUCOLL_GPU_JOB:-python/gpu-checks/gpu_job.py}
 SPARK_SLIM=${SPARK_SLIM:-/tmp/gpucoll-spark}
 APP="$ROOT/.spark-app"
 COMMIT=""
+HOSTS=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --commit) COMMIT=${2:?--commit needs a commit}; shift ;;
-    *) echo "gpu-check.sh: unknown argument $1 (known: --commit C)" >&2; exit 2 ;;
+    --hosts) HOSTS=${2:?--hosts needs a number}; shift ;;
+    *) echo "gpu-check.sh: unknown argument $1 (known: --commit C, --hosts N)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -82,22 +89,24 @@ EOF
 cleanup() { cluster_stop; rm -rf "$RUN"; }
 trap cleanup EXIT
 # One Worker with GPU 0 and 2 cores: the two runs are two applications on it, one after the other.
-if ! cluster_start 1 2 8g gpu; then
+# With --hosts: N Workers of 1 core, each its own simulated host.
+if ! if [ -n "$HOSTS" ]; then cluster_start "$HOSTS" 1 8g gpu hosts; else cluster_start 1 2 8g gpu; fi; then
   tar -C "$RUN" -czf "$OUT/python-logs.tar.gz" logs
   exit 1
 fi
 
-# submit RANKS TASK_GPU: the job, the driver's output in $OUT/python-RANKS.log; its exit status.
+# submit NAME RANKS TASK_GPU [JOB ARGS]: the job, the driver's output in $OUT/python-NAME.log; its exit status.
 submit() {
-  local ranks=$1 task_gpu=$2
-  echo "== python-$ranks: $ranks rank(s), task gpu amount $task_gpu"
-  mkdir -p "$OUT/python-$ranks"
+  local name=$1 ranks=$2 task_gpu=$3
+  shift 3
+  echo "== python-$name: $ranks rank(s), task gpu amount $task_gpu $*"
+  mkdir -p "$OUT/python-$name"
   "$JAVA" "${JFLAGS[@]}" "$LOG4J" -Xmx2g -cp "$SPARK_SLIM/jars/*" org.apache.spark.deploy.SparkSubmit \
     --master "$MASTER" --deploy-mode client --jars "$DIST_JAR" --py-files "$RUN/gpucoll.zip" \
     --conf spark.plugins=dev.gpucoll.spark.GpuCollectivesPlugin \
     --conf spark.gpucoll.report=verbose \
     --conf spark.gpucoll.timeout=60s \
-    --conf spark.executor.cores="$ranks" \
+    --conf spark.executor.cores="$([ -n "$HOSTS" ] && echo 1 || echo "$ranks")" \
     --conf spark.cores.max="$ranks" \
     --conf spark.task.cpus=1 \
     --conf spark.executor.memory=4g \
@@ -114,15 +123,24 @@ submit() {
     --conf spark.dynamicAllocation.enabled=false \
     --conf spark.task.maxFailures=1 \
     --conf spark.stage.maxConsecutiveAttempts=1 \
-    "$JOB" --ranks "$ranks" --out "$OUT/python-$ranks" --commit "$COMMIT" > "$OUT/python-$ranks.log" 2>&1
+    "$JOB" --ranks "$ranks" --out "$OUT/python-$name" --commit "$COMMIT" "$@" > "$OUT/python-$name.log" 2>&1
   local rc=$?
-  tail -15 "$OUT/python-$ranks.log"
-  echo "== python-$ranks: exit $rc"
+  tail -15 "$OUT/python-$name.log"
+  echo "== python-$name: exit $rc"
   return $rc
 }
-submit 1 1
+if [ -n "$HOSTS" ]; then
+  submit "hosts$HOSTS" "$HOSTS" 1 --hosts
+  RC=$?
+  cluster_stop
+  tar -C "$RUN" --exclude='*.jar' --exclude='*.zip' -czf "$OUT/python-hosts-logs.tar.gz" events logs \
+    $(cd "$RUN" && ls -d work* 2>/dev/null)
+  echo "== python-hosts$HOSTS: exit $RC; logs: $OUT"
+  exit $RC
+fi
+submit 1 1 1
 RC1=$?
-submit 2 0.5
+submit 2 2 0.5
 RC2=$?
 cluster_stop
 # Without the jars and zips Spark copied into the executors' work folders.

@@ -7,10 +7,12 @@
 # Needs the slim Spark set and our jars from scripts/gpu-bundle/spark-slim.sh (or build.sh --with-spark).
 # On the GPU machine (no Java there; 64 MiB per upload), from the repository root, with .spark-bundle
 # and .spark-app uploaded next to the repository (44 + 8 MiB measured, one upload):
-#   bash scripts/spark-gpu/run.sh [--quick] [--fractional] [--gpus N] [--conf k=v ...] [--cudf CUDF_JAR]
+#   bash scripts/spark-gpu/run.sh [--quick] [--fractional] [--hosts N] [--gpus N] [--conf k=v ...] [--cudf CUDF_JAR]
 # which unpacks Spark + its Java runtime into $SPARK_SLIM (default /tmp/gpucoll-spark) once; that stays
 # on a warm machine, so later runs need .spark-app alone. If both do not fit one upload: first
 # .spark-bundle with --unpack-only, then .spark-app.
+# --hosts N: N executors, each on a host of its own simulated on this machine (scripts/spark-gpu/cluster.sh),
+# all on GPU 0: the group spans hosts, so every collective runs on NCCL (over its network transport).
 # --cudf CUDF_JAR: the cuDF job instead (dev.gpucoll.examples.gpu.CudfGpuCheck, docs/cudf-gpu.md), with
 # the cuDF jar (ai.rapids:cudf:26.08.1:cuda13) and .spark-app's gpucoll-cudf jar next to the one jar.
 # Logs: $OUT when set, else /tmp/gpucoll-spark-out: driver.log, spark-logs.tar.gz (event log,
@@ -21,6 +23,7 @@ SPARK_SLIM=${SPARK_SLIM:-/tmp/gpucoll-spark}
 LOGS=${OUT:-/tmp/gpucoll-spark-out}
 QUICK=""
 FRACTIONAL=""
+HOSTS=""
 UNPACK_ONLY=""
 NGPUS=""
 CPU_WORKERS=2
@@ -30,12 +33,13 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=--quick ;;
     --fractional) FRACTIONAL=--fractional ;;
+    --hosts) HOSTS=${2:?--hosts needs a number}; shift ;;
     --unpack-only) UNPACK_ONLY=1 ;;
     --gpus) NGPUS=${2:?--gpus needs a number}; shift ;;
     --cpu-workers) CPU_WORKERS=${2:?--cpu-workers needs a number}; shift ;;
     --conf) EXTRA_CONF+=(--conf "${2:?--conf needs key=value}"); shift ;;
     --cudf) CUDF_JAR=${2:?--cudf needs the cuDF jar}; shift ;;
-    *) echo "run.sh: unknown argument $1 (known: --quick --fractional --unpack-only --gpus N --cpu-workers N" \
+    *) echo "run.sh: unknown argument $1 (known: --quick --fractional --hosts N --unpack-only --gpus N --cpu-workers N" \
          "--conf key=value --cudf CUDF_JAR)" >&2
        exit 2 ;;
   esac
@@ -105,13 +109,16 @@ mkdir -p "$RUN"/{events,metrics,nccl,local,logs}
 if [ -n "$FRACTIONAL" ]; then
   # Two tasks share the one GPU of one executor (without GPUs: two tasks in one executor).
   WORKERS=1; CORES=2; RANKS=2; EXECUTORS=1; TASK_GPU=$([ "$NGPUS" -gt 0 ] && echo 0.5)
+elif [ -n "$HOSTS" ]; then
+  # One executor per simulated host, every one on GPU 0 (or on the host backend without GPUs).
+  WORKERS=$HOSTS; CORES=1; RANKS=$HOSTS; EXECUTORS=$HOSTS; TASK_GPU=$([ "$NGPUS" -gt 0 ] && echo 1)
 elif [ "$NGPUS" -gt 0 ]; then
   WORKERS=$NGPUS; CORES=1; RANKS=$NGPUS; EXECUTORS=$NGPUS; TASK_GPU=1
 else
   WORKERS=$CPU_WORKERS; CORES=1; RANKS=$CPU_WORKERS; EXECUTORS=$CPU_WORKERS; TASK_GPU=""
 fi
 BACKEND=$([ "$NGPUS" -gt 0 ] && echo gpu || echo host)
-echo "== Spark run: backend $BACKEND, $WORKERS worker(s), $RANKS rank(s)${FRACTIONAL:+, fractional GPUs (task gpu $TASK_GPU)},"\
+echo "== Spark run: backend $BACKEND, $WORKERS worker(s), $RANKS rank(s)${FRACTIONAL:+, fractional GPUs (task gpu $TASK_GPU)}${HOSTS:+, $HOSTS simulated hosts},"\
 " $(date -u +%FT%TZ), commit $(tr '\n' ' ' < "$APP/COMMIT")"
 [ "$NGPUS" -gt 0 ] && nvidia-smi --query-gpu=index,name,driver_version,uuid,pci.bus_id --format=csv,noheader \
   | tee "$RUN/logs/gpus.txt"
@@ -120,7 +127,7 @@ echo "== Spark run: backend $BACKEND, $WORKERS worker(s), $RANKS rank(s)${FRACTI
 cleanup() { cluster_stop; }
 trap cleanup EXIT
 if ! cluster_start "$WORKERS" "$CORES" "$([ "$BACKEND" = gpu ] && echo 24g || echo 2g)" \
-    "$([ -n "$TASK_GPU" ] && echo gpu)"; then
+    "$([ -n "$TASK_GPU" ] && echo gpu)" "$([ -n "$HOSTS" ] && echo hosts)"; then
   tar -C "$RUN" -czf "$LOGS/spark-logs.tar.gz" logs
   exit 1
 fi
@@ -185,6 +192,7 @@ else
   MACHINE="$(nproc) CPU cores, no GPU (host backend)"
 fi
 [ -n "$FRACTIONAL" ] && KIND="$KIND-fractional"
+[ -n "$HOSTS" ] && KIND="$KIND-hosts$HOSTS"
 [ -n "$CUDF_JAR" ] && KIND="cudf-shuffle"
 RECORD="$LOGS/$KIND-$DATE-$COMMIT.json"
 if grep -q '^BENCH ' "$RUN/logs/driver.log"; then

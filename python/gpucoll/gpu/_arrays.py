@@ -34,6 +34,35 @@ class DeviceArray:
         return _NUMPY[w.DATA_TYPES[self.code].lower()]
 
 
+# Adapters of the in-place allReduce's fast path, by array type (filled when torch is first seen):
+# (pointer, count, code, device, stream), or None for anything the general path must check.
+FAST = {}
+_TORCH_CODES = {}
+
+
+def _register_torch():
+    import torch
+    for name, code in _BY_NAME.items():
+        dt = getattr(torch, name, None)
+        if dt is not None:
+            _TORCH_CODES[dt] = code
+    # The current stream's raw handle without making a Stream object (what torch's own kernels ask).
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    stream = raw if raw is not None else (lambda i: torch.cuda.current_stream(i).cuda_stream)
+    codes = _TORCH_CODES
+
+    def fast(t):
+        if not t.is_cuda or not t.is_contiguous():
+            return None
+        code = codes.get(t.dtype)
+        if code is None:
+            return None
+        i = t.get_device()
+        return t.data_ptr(), t.numel(), code, i, stream(i)
+    FAST[torch.Tensor] = fast
+    FAST[torch.nn.Parameter] = fast
+
+
 def is_device(x):
     """True for an array this module takes (on a GPU); False for CPU arrays."""
     mod = type(x).__module__ or ""
@@ -69,6 +98,8 @@ def adapt(x, what, writable=False):
 
 def _torch(t, what):
     import torch
+    if torch.Tensor not in FAST:
+        _register_torch()
     name = str(t.dtype).replace("torch.", "")
     code = _code(name, what)
     if not t.is_contiguous():

@@ -1,6 +1,6 @@
 """The CUDA driver calls the Python door makes, through ctypes on libcuda (no toolkit, no second
 runtime): the device of an array, the workspace and its IPC handle, the kernel image, launches and
-copies on the caller's stream. Every call runs in the device's primary context, the one torch and
+copies on the caller's stream (NCCL is ``_nccl``'s). Every call runs in the device's primary context, the one torch and
 CuPy use."""
 
 import ctypes
@@ -19,6 +19,7 @@ CU_MEMHOSTALLOC_DEVICEMAP = 2
 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
 CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
+CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 102
 
 class _IpcHandle(ctypes.Structure):
     """CUipcMemHandle: 64 bytes passed by value (a ctypes array would pass a pointer)."""
@@ -57,6 +58,7 @@ _SIGNATURES = {
     "cuMemcpyHtoDAsync_v2": [_U64, _P, _SZ, _P],
     "cuMemcpyDtoDAsync_v2": [_U64, _U64, _SZ, _P],
     "cuStreamSynchronize": [_P],
+    "cuStreamQuery": [_P],
     "cuStreamIsCapturing": [_P, ctypes.POINTER(_I)],
     "cuCtxSynchronize": [],
     "cuIpcGetMemHandle": [ctypes.c_char_p, _U64],
@@ -170,11 +172,8 @@ def facts(ordinal):
         "gpu.name": name.value.decode(),
         "gpu.visibleCount": str(count.value),
         "gpu.peers": ",".join(peers),
+        "gpu.vmm": str(attr(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)),
         "cuda.driverVersion": str(version.value),
-        # The Python door launches our kernels only: its route never forms NCCL (the pipe kernels
-        # take large messages inside a host).
-        "nccl.version": "0",
-        "nccl.problem": "a Python process launches our kernels only",
     }
 
 
@@ -238,6 +237,11 @@ def is_capturing(stream):
     status = _I()
     check(lib().cuStreamIsCapturing(stream, ctypes.byref(status)), "cuStreamIsCapturing")
     return status.value != 0
+
+
+def stream_query(stream):
+    """cuStreamQuery's code: 0 when the stream has drained, 600 (not ready) while it runs."""
+    return lib().cuStreamQuery(stream)
 
 
 def synchronize(stream):

@@ -1,7 +1,7 @@
-"""This rank's member on its GPU: the workspace its peers map, the kernel image, and each call
-launched on the caller's stream as the executor's route says. The executor decides (the group's
-route, the kernel, its grid); this process only executes, so the Python door has no chooser and no
-kernel table of its own."""
+"""This rank's member on its GPU: the workspace its peers map, the kernel image, the group's NCCL
+communicator where the route forms one, and each call launched on the caller's stream as the
+executor's route says. The executor decides (the group's route, the kernel, its grid, NCCL); this
+process only executes, so the Python door has no chooser and no kernel table of its own."""
 
 import ctypes
 import os
@@ -11,16 +11,18 @@ import struct
 from .. import _wire as w
 from ..errors import CollectiveError, CommunicatorStateError, UnsupportedArrayError
 from . import _driver as cu
+from . import _nccl
 
-KERNEL, ONE_RANK, STAGED = 0, 1, 2  # DeviceRoutes.Kind's ordinals
+KERNEL, ONE_RANK, STAGED, NCCL = 0, 1, 2, 3  # DeviceRoutes.Kind's ordinals
 _MAGIC = 0x67637773  # "gcws"
 
 
 class Route:
-    __slots__ = ("kind", "algorithm", "function", "grid", "block")
+    __slots__ = ("kind", "algorithm", "function", "grid", "block", "observed")
 
-    def __init__(self, kind, algorithm, function, grid, block):
+    def __init__(self, kind, algorithm, function, grid, block, observed):
         self.kind, self.algorithm, self.function, self.grid, self.block = kind, algorithm, function, grid, block
+        self.observed = observed  # the path report's key, "allReduce/gpu-ll-oneshot"
 
 
 def _lines(text):
@@ -39,8 +41,12 @@ def _lines(text):
 class DeviceMember:
     """Formed collectively, at a communicator's first GPU call (every rank makes the same calls)."""
 
-    def __init__(self, channel, comm_id, rank, size, device):
+    def __init__(self, channel, comm_id, rank, size, device, share_from_rank0):
+        """``share_from_rank0(data)``: rank 0's bytes on every rank (``data`` is None elsewhere), over
+        the task's host communicator; it carries the NCCL unique id."""
         self._ch, self._id, self.rank, self.size, self.device = channel, comm_id, rank, size, device
+        self.nccl = None
+        self._nccl_stream = None
         self._routes = {}
         self._functions = {}
         self.observed = {}
@@ -49,6 +55,7 @@ class DeviceMember:
         try:  # before any exchange: a rank that cannot use its GPU refuses the call on every rank
             cu.use_device(device)
             facts = cu.facts(device)
+            facts.update(_nccl.facts(os.environ))
         except cu.CudaError as e:
             raise UnsupportedArrayError("gpucoll: this rank cannot run GPU arrays on GPU %d: %s" % (device, e))
         # The workspace: the kernels' region (4 KiB aligned, as the ABI wants), then a header that
@@ -78,10 +85,13 @@ class DeviceMember:
             with open(kv["image"], "rb") as f:
                 image = f.read()
             os.unlink(kv["image"])
-            self._module = cu.load_module(image)
+            kernels = kv.get("kernels", "1") == "1"
+            # Without our kernels (a group across hosts) no peer's workspace is mapped: a handle of
+            # another host cannot open here.
+            self._module = cu.load_module(image) if kernels else None
             peers = []
             for r in range(size):
-                if r == rank:
+                if r == rank or not kernels:
                     peers.append(self._ws)
                     continue
                 p = cu.ipc_open(bytes.fromhex(kv["peer.%d.ipc" % r]))
@@ -103,9 +113,18 @@ class DeviceMember:
                              control_dev + a["CONTROL_ABORT_OFFSET"], control_dev)
             for r in range(size):
                 struct.pack_into("<Q", self._args, a["ARGS_OFFSET_PEERS"] + 8 * r, peers[r])
-            self._off_epoch = a["ARGS_OFFSET_EPOCH"]
-            self._off_dtype = a["ARGS_OFFSET_DTYPE"]
+            # The per-call fields in one store: epoch, send, recv, count, rank, nranks, dtype, op, root lie
+            # back to back in GcArgs (checked here against the table, so a new layout fails at once).
+            if [a["ARGS_OFFSET_" + f] for f in ("EPOCH", "SEND", "RECV", "COUNT", "RANK", "NRANKS", "DTYPE", "OP",
+                                                "ROOT")] != [0, 8, 16, 24, 32, 36, 40, 44, 48]:
+                raise CollectiveError("gpucoll: the kernels' argument block is not the layout this package writes;"
+                                      " the package and the jar are of different versions")
+            self._call_fields = struct.Struct("<QQQQiiiii").pack_into
             self._launch = cu.launcher()
+            if kv.get("nccl") == "1":
+                uid = share_from_rank0(_nccl.new_unique_id() if rank == 0 else None)
+                self.nccl = _nccl.NcclMember(uid, rank, size, device, int(kv["timeoutNs"]) / 1e9)
+                self.findings.append("NCCL communicator formed: " + self.nccl.describe())
         except BaseException:
             self.close()
             raise
@@ -124,7 +143,8 @@ class DeviceMember:
                 fn = self._functions.get(kernel)
                 if fn is None:
                     fn = self._functions[kernel] = cu.function(self._module, kernel)
-            r = self._routes[key] = Route(kind, algorithm, fn, grid, block)
+            r = self._routes[key] = Route(kind, algorithm, fn, grid, block,
+                                          "%s/%s" % (w.COLLECTIVE_API_NAMES[coll], algorithm))
         return r
 
     def launch(self, r, coll, send, recv, count, code, op, root, stream):
@@ -133,24 +153,58 @@ class DeviceMember:
             self._raise(coll)
         if self.broken:
             raise CommunicatorStateError(self.broken)
+        self._launch_kernel(r, send, recv, count, code, op, root, stream)
+        observed = self.observed
+        observed[r.observed] = observed.get(r.observed, 0) + 1
+
+    def all_reduce_in_place(self, pointer, count, code, op, stream):
+        """The training loop's call (a contiguous GPU tensor reduced in place) when its route is our
+        kernel and already known; False sends it down the general path (first call, copy, staging)."""
+        r = self._routes.get((0, code, op, count))
+        if r is None or self.broken or self._code.value:
+            return False
+        if r.kind == NCCL:
+            n = self.nccl
+            if n.broken:
+                return False
+            n.all_reduce_in_place(pointer, count, code, op, stream)
+            self._nccl_stream = stream
+        elif r.kind != KERNEL:
+            return False
+        else:
+            self._launch_kernel(r, pointer, pointer, count, code, op, 0, stream)
+        observed = self.observed
+        observed[r.observed] = observed.get(r.observed, 0) + 1
+        return True
+
+    def _launch_kernel(self, r, send, recv, count, code, op, root, stream):
         self._epoch += 1
-        struct.pack_into("<QQQQ", self._args, self._off_epoch, self._epoch, send, recv, count)
-        struct.pack_into("<iii", self._args, self._off_dtype, code, op, root)
+        self._call_fields(self._args, 0, self._epoch, send, recv, count, self.rank, self.size, code, op, root)
         rc = self._launch(r.function, r.grid, 1, 1, r.block, 1, 1, 0, stream, self._params, None)
         if rc:
             self.broken = ("gpucoll: the launch of a kernel failed (CUDA error %d); the group's epochs now disagree:"
                            " close the communicator" % rc)
             cu.check(rc, "cuLaunchKernel")
-        self.count(coll, r.algorithm)
+
+    def call_nccl(self, r, coll, send, recv, count, code, op, root, stream):
+        """One call on the group's NCCL communicator, enqueued on ``stream``."""
+        if self.broken:
+            raise CommunicatorStateError(self.broken)
+        self.nccl.call(coll, send, recv, count, code, op, root, stream)
+        self._nccl_stream = stream
+        self.observed[r.observed] = self.observed.get(r.observed, 0) + 1
 
     def count(self, coll, algorithm):
         key = "%s/%s" % (w.COLLECTIVE_API_NAMES[coll], algorithm)
         self.observed[key] = self.observed.get(key, 0) + 1
 
     def check(self, coll=None):
-        """Raises the error a finished kernel recorded (a timeout names the peer), in the Java API's words."""
+        """Raises the error a finished kernel recorded (a timeout names the peer), in the Java API's
+        words, or the error NCCL reported; the wait for NCCL's last stream is bounded by the timeout."""
         if self._code.value:
             self._raise(coll)
+        if self.nccl is not None and self._nccl_stream is not None:
+            self.nccl.wait(cu.stream_query, self._nccl_stream)
 
     def _raise(self, coll):
         record = ctypes.string_at(self._control, 64)
@@ -159,6 +213,9 @@ class DeviceMember:
         raise CollectiveError("gpucoll: a kernel recorded error %d" % self._code.value)  # device_error raised already
 
     def close(self):
+        if self.nccl is not None:
+            self.nccl.close()
+            self.nccl = None
         if self._control is not None:
             self._abort.value = 1
         for p in self._peers_opened:

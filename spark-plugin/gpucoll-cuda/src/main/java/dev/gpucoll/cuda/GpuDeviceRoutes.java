@@ -18,8 +18,8 @@ import java.util.Map;
 
 /**
  * {@link DeviceRoutes} of the GPU backend: a {@link GroupRoute} over the launching processes' facts
- * answers every call, and the layout comes from {@link KernelTable}, generated from the one kernel
- * table. Needs no CUDA in this process.
+ * (their GPUs and the NCCL they loaded) answers every call, and the layout comes from
+ * {@link KernelTable}, generated from the one kernel table. Needs no CUDA in this process.
  */
 public final class GpuDeviceRoutes implements DeviceRoutes {
 
@@ -52,15 +52,30 @@ public final class GpuDeviceRoutes implements DeviceRoutes {
     GroupRoute route = new GroupRoute(rank, members, conf);
     return new Group() {
       @Override
+      public boolean formsNccl() {
+        return route.formsNccl();
+      }
+
+      @Override
+      public boolean kernelsOn() {
+        return route.kernelsOn();
+      }
+
+      @Override
+      public int ncclCtaPolicy() {
+        return route.ctaPolicy();
+      }
+
+      @Override
       public Launch route(Collective c, long count, DataType type, ReduceOp op) {
-        GroupRoute.Route r = route.route(c, count, type, op, BufferRegistration.UNKNOWN);
+        // The launching process registers no NCCL window: its arrays are the frameworks' own memory.
+        GroupRoute.Route r = route.route(c, count, type, op, BufferRegistration.NONE);
         return switch (r.kind()) {
           case KERNEL -> new Launch(Kind.KERNEL, r.algorithm().id(), r.plan().kernel(), r.plan().grid(),
               r.plan().block());
           case ONE_RANK -> new Launch(Kind.ONE_RANK, r.algorithm().id(), "", 0, 0);
           case STAGED -> new Launch(Kind.STAGED, r.algorithm().id(), "", 0, 0);
-          // The launching processes report no NCCL, so the route never chooses it.
-          case NCCL -> throw new IllegalStateException("the route chose NCCL for a group without NCCL");
+          case NCCL -> new Launch(Kind.NCCL, r.algorithm().id(), "", 0, 0);
         };
       }
 

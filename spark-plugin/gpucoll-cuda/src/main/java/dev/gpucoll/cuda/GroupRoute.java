@@ -161,7 +161,8 @@ final class GroupRoute {
     }
     this.oneShotMax = oneShot; // the LL kernels' own capacity is the kernel table's, checked per call
 
-    boolean ncclEverywhere = members.stream().allMatch(m -> version(m.facts().get(FactKeys.NCCL_VERSION)) > 0);
+    String ncclMissing = ncclMissing(members);
+    boolean ncclEverywhere = ncclMissing == null;
     boolean distinctGpus = topology.gpuCount() == size;
     boolean ncclForced = forced.map(Algorithm::isNccl).orElse(false);
     boolean kernelsForced = forcedVariant != null || forced.isPresent() && !ncclForced;
@@ -175,7 +176,7 @@ final class GroupRoute {
       throw fail("the gpu backend cannot serve this group: " + kernelsOff + ", and "
           + (kernelsForced ? "our kernels are forced (" + (forcedVariant != null ? "variant " + forcedVariant.abiName()
               : GpuCollConf.ALGORITHM.key() + "=" + forced.get()) + ")"
-          : !ncclEverywhere ? "NCCL is not loadable on every rank" : "ranks share a GPU (NCCL refuses that)"));
+          : !ncclEverywhere ? ncclMissing : "ranks share a GPU (NCCL refuses that)"));
     }
 
     List<String> sameProcessShared = topology.sameProcessSharedGpus();
@@ -216,7 +217,7 @@ final class GroupRoute {
       }
     }
     this.noNccl = kernelsOff != null ? null
-        : !ncclEverywhere ? "NCCL is not loadable on every rank"
+        : !ncclEverywhere ? ncclMissing
         : !distinctGpus ? "ranks share a GPU (NCCL refuses that)" + (stagedWhy == null ? "; our kernels serve every size" : "")
         : stagedWhy != null ? "staged path"
         : forcedVariant != null ? "kernel variant forced to " + forcedVariant.abiName()
@@ -247,6 +248,26 @@ final class GroupRoute {
 
   private CollectiveException fail(String message) {
     return new CollectiveException(rank, null, message);
+  }
+
+  /**
+   * Null when every rank loaded NCCL; else "NCCL is not loadable on every rank" with each such rank's
+   * own reason (a Python process says what to install), so a refusal tells the user what to do.
+   */
+  private static String ncclMissing(List<MemberInfo> members) {
+    List<String> why = new ArrayList<>();
+    for (MemberInfo m : members) {
+      if (version(m.facts().get(FactKeys.NCCL_VERSION)) <= 0) {
+        why.add("rank " + m.rank() + ": " + m.facts().getOrDefault(FactKeys.NCCL_PROBLEM, "no NCCL version reported"));
+      }
+    }
+    if (why.isEmpty()) {
+      return null;
+    }
+    List<String> distinct = why.stream().map(w -> w.substring(w.indexOf(": ") + 2)).distinct().toList();
+    return "NCCL is not loadable on every rank (" + (distinct.size() == 1 && why.size() > 1
+        ? why.size() + " ranks: " + distinct.get(0) : String.join("; ", why.subList(0, Math.min(4, why.size()))))
+        + (why.size() > 4 && distinct.size() > 1 ? "; ..." : "") + ")";
   }
 
   private static int version(String s) {

@@ -7,7 +7,9 @@ import java.util.Objects;
 
 /**
  * How the members of a group sit on processes and GPUs, computed from the rendezvous facts alone so
- * every rank reaches the same answer without another exchange.
+ * every rank reaches the same answer without another exchange. A GPU is one of its host: ranks on
+ * different hosts never share one, whatever their UUIDs say (hosts simulated on one machine report
+ * the same UUID).
  *
  * <p>Spinning kernels of different processes on one GPU time-slice instead of running together (a
  * flag round trip costs milliseconds, measured 4.6 ms on an H200; 62 us with MPS), so a group in
@@ -62,7 +64,7 @@ final class GroupTopology {
   }
 
   public boolean sameGpu(int a, int b) {
-    return Objects.equals(uuid(a), uuid(b));
+    return Objects.equals(uuid(a), uuid(b)) && members.get(a).host().equals(members.get(b).host());
   }
 
   public PeerAccess access(int self, int peer) {
@@ -110,7 +112,7 @@ final class GroupTopology {
 
   /** Distinct GPUs in the group. */
   public long gpuCount() {
-    return members.stream().map(m -> m.facts().get(DeviceFacts.KEY_UUID)).distinct().count();
+    return members.stream().map(m -> m.host() + "/" + m.facts().get(DeviceFacts.KEY_UUID)).distinct().count();
   }
 
   /** One line for the path report. */

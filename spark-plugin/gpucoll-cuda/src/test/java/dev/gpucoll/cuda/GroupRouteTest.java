@@ -255,7 +255,8 @@ class GroupRouteTest {
     GroupRoute r = route(withFact(cluster(1, 2, true), FactKeys.NCCL_VERSION, "0"), Map.of());
     assertTrue(!r.formsNccl());
     assertEquals("gpu-pipe", algorithm(r, Collective.ALL_REDUCE, 64 << 20));
-    assertTrue(r.findings().contains("no NCCL communicator: NCCL is not loadable on every rank"), r.findings().toString());
+    assertTrue(r.findings().contains("no NCCL communicator: NCCL is not loadable on every rank (2 ranks: no NCCL version"
+        + " reported)"), r.findings().toString());
   }
 
   @Test
@@ -270,6 +271,25 @@ class GroupRouteTest {
         hosts.findings().toString());
     assertThrows(CollectiveException.class, () -> route(withFact(cluster(2, 2, true), FactKeys.NCCL_VERSION, "0"),
         Map.of()), "several hosts without NCCL: nothing can serve the group");
+  }
+
+  @Test
+  void ranksOfSimulatedHostsSharingOneGpuRunOnNcclAndARankWithoutNcclSaysWhy() {
+    // Two hosts simulated on one machine: both ranks report its one GPU; NCCL takes them (NCCL_HOSTID).
+    List<MemberInfo> one = cluster(1, 1, true);
+    List<MemberInfo> ms = List.of(new MemberInfo(0, "host-a", "1@host-a", one.get(0).facts()),
+        new MemberInfo(1, "host-b", "2@host-b", one.get(0).facts()));
+    GroupRoute r = route(ms, Map.of());
+    assertTrue(r.formsNccl() && !r.staged() && !r.kernelsOn(), r.findings().toString());
+    assertTrue(r.explain(Collective.ALL_REDUCE, 8).algorithm().startsWith("nccl"));
+    Map<String, String> python = new LinkedHashMap<>(one.get(0).facts());
+    python.put(FactKeys.NCCL_VERSION, "0");
+    python.put(FactKeys.NCCL_PROBLEM, "no NCCL binding in this Python: pip install cupy-cuda13x");
+    CollectiveException e = assertThrows(CollectiveException.class, () -> route(List.of(ms.get(0),
+        new MemberInfo(1, "host-b", "2@host-b", python)), Map.of()));
+    assertTrue(e.getMessage().contains("the group spans hosts [host-a, host-b]")
+        && e.getMessage().contains("NCCL is not loadable on every rank (rank 1: no NCCL binding in this Python: pip install"
+        + " cupy-cuda13x)"), e.getMessage());
   }
 
   @Test

@@ -40,6 +40,17 @@ class GroupTopologyTest {
   }
 
   @Test
+  void ranksOnDifferentHostsNeverShareAGpu() {
+    // Hosts simulated on one machine: every rank reports the machine's one GPU.
+    GroupTopology t = new GroupTopology(List.of(new MemberInfo(0, "host-a", "p1@host-a", Map.of(DeviceFacts.KEY_UUID, "GPU-a")),
+        new MemberInfo(1, "host-b", "p2@host-b", Map.of(DeviceFacts.KEY_UUID, "GPU-a"))));
+    assertFalse(t.sameGpu(0, 1));
+    assertFalse(t.mustNotSpin());
+    assertEquals(2, t.gpuCount());
+    assertEquals("2 ranks, 2 process(es), 2 GPU(s)", t.describe());
+  }
+
+  @Test
   void missingUuidIsAProblem() {
     GroupTopology t = new GroupTopology(List.of(m(0, "p1", "GPU-a"),
         new MemberInfo(1, "host-a", "p1", Map.of())));

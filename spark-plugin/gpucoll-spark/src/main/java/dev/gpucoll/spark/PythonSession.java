@@ -347,6 +347,9 @@ final class PythonSession implements Runnable {
     }
     StringBuilder out = new StringBuilder();
     out.append("timeoutNs=").append(conf.get(GpuCollConf.TIMEOUT).toNanos()).append('\n');
+    out.append("kernels=").append(g.kernelsOn() ? 1 : 0).append('\n');
+    out.append("nccl=").append(g.formsNccl() ? 1 : 0).append('\n');
+    out.append("ncclCtaPolicy=").append(g.ncclCtaPolicy()).append('\n');
     out.append("image=").append(image).append('\n');
     for (int r = 0; r < records.size(); r++) {
       for (String k : List.of("pid", "ipc", "nonce")) {

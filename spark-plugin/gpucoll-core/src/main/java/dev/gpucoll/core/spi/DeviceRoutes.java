@@ -10,7 +10,7 @@ import java.util.Map;
 
 /**
  * The routes of a group whose device work runs in other processes than this one: a Python task's,
- * whose process launches our kernels on its own arrays while its executor decides. Found with
+ * whose process launches our kernels (and calls NCCL) on its own arrays while its executor decides. Found with
  * {@link java.util.ServiceLoader} in the GPU backend's jar; the answers come from the same route and
  * the same kernel table as that backend's own communicator, so there is one decider.
  */
@@ -36,6 +36,21 @@ public interface DeviceRoutes {
 
   /** One group's answers. */
   interface Group {
+    /**
+     * True when the launching processes form the group's NCCL communicator (rank 0's unique id
+     * shared through the group): some calls route to NCCL. Every rank reaches the same answer.
+     */
+    boolean formsNccl();
+
+    /**
+     * True when our kernels may run: the launching processes map each other's workspaces. False
+     * for a group across hosts or beyond the kernels' rank limit (a peer's handle cannot open there).
+     */
+    boolean kernelsOn();
+
+    /** The NCCL_CTA_POLICY_* value the communicator is configured with when it forms. */
+    int ncclCtaPolicy();
+
     /** How one call runs; count as the GPU communicator takes it (per peer for data movement). */
     Launch route(Collective c, long count, DataType type, ReduceOp op);
 
@@ -52,8 +67,8 @@ public interface DeviceRoutes {
     RuntimeException error(byte[] record, Collective c);
   }
 
-  /** How a call runs. */
-  enum Kind { KERNEL, ONE_RANK, STAGED }
+  /** How a call runs: NCCL on the launching process's NCCL communicator of the group. */
+  enum Kind { KERNEL, ONE_RANK, STAGED, NCCL }
 
   /**
    * One call's answer.
