@@ -166,8 +166,9 @@ def task_body(args, phase):
         out["nccl"] = [f for f in report.get("findings", []) if "NCCL communicator formed" in f]
         if not out["nccl"]:
             fail("no NCCL communicator formed in the Python process: %s" % report.get("findings"))
-        out["ddp"] = ddp_across(comm, dev, ctx)
-        out["host_us"] = out["ddp"].pop("host_us")
+        if not out["failures"]:  # DDP and the timings compare against the group's NCCL communicator
+            out["ddp"] = ddp_across(comm, dev, ctx)
+            out["host_us"] = out["ddp"].pop("host_us")
     out["observed"] = report.get("observed", {})
     return rank, out
 

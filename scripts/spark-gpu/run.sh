@@ -178,6 +178,20 @@ fi
 RC=${PIPESTATUS[0]}
 cleanup
 trap - EXIT
+# Across simulated hosts the job passes only if the group saw HOSTS hosts and ran every collective on NCCL.
+if [ -n "$HOSTS" ] && [ "$RC" -eq 0 ]; then
+  GROUP=$(grep -m1 'GpuCollectivesPlugin: gpucoll group .* ranks on hosts' "$RUN/logs/driver.log" | sed 's/, split 1:.*//')
+  SEEN=$(echo "$GROUP" | sed -n 's/.* ranks on hosts \[\([^]]*\)\].*/\1/p' | tr ',' '\n' | grep -c .)
+  OFF=$(echo "$GROUP" | grep -oE '(allReduce|allGather|allToAll|allToAllv|broadcast|reduceScatter)=[a-z-]+x[0-9]+' \
+    | sed 's/x[0-9]*$//' | grep -vE '=nccl(-[a-z-]+)?$' | tr '\n' ' ')
+  if [ "$SEEN" -ne "$HOSTS" ] || [ -n "$OFF" ] || ! echo "$GROUP" | grep -q 'allReduce=nccl'; then
+    echo "run.sh: across $HOSTS simulated hosts the group saw $SEEN host(s) and took ${OFF:-no NCCL allReduce}" \
+      "(every collective must run on NCCL): $GROUP" | tee -a "$RUN/logs/driver.log"
+    RC=1
+  else
+    echo "== across hosts: $SEEN hosts, every collective on NCCL" | tee -a "$RUN/logs/driver.log"
+  fi
+fi
 
 # ---- 4. what comes back (at most 8 files, 2 folders deep: one tar for the many small files)
 cp "$RUN/logs/driver.log" "$LOGS/driver.log"

@@ -88,10 +88,12 @@ class NcclMember:
             raise CollectiveError("gpucoll: " + _problem)
         import cupy
         cupy.cuda.runtime.setDevice(device)
-        uid = tuple(b - 256 if b > 127 else b for b in unique_id)  # ncclUniqueId is char[128]
         self._nccl = nccl
         self.rank, self.size, self.timeout_s = rank, size, timeout_s
-        self.comm = nccl.NcclCommunicator(size, uid, rank)
+        try:  # CuPy takes the id as the bytes its get_unique_id returns
+            self.comm = nccl.NcclCommunicator(size, bytes(unique_id), rank)
+        except TypeError:  # older CuPy releases: a tuple of signed chars (ncclUniqueId is char[128])
+            self.comm = nccl.NcclCommunicator(size, tuple(b - 256 if b > 127 else b for b in unique_id), rank)
         self.version = nccl.get_version()
         self.library = library_path()
         self.broken = None

@@ -175,7 +175,7 @@ public final class GpuCollectives {
   private static Communicator form(BarrierTaskContext task, Map<String, String> overrides) {
     BarrierTaskInfo[] infos = task.getTaskInfos();
     int rank = task.partitionId();
-    String host = hostOf(infos[rank].address());
+    String host = rankHost(infos[rank]);
     String groupId = groupId(SparkEnv.get().conf().getAppId(), task.stageId(), task.stageAttemptNumber());
     GpuCollExecutorPlugin.ExecutorState plugin = GpuCollExecutorPlugin.active;
     GpuCollConf conf = confFor(task, plugin, overrides);
@@ -571,6 +571,20 @@ public final class GpuCollectives {
    */
   static String cacheKey(List<String> addresses, int rank) {
     return String.join(",", addresses) + "#" + rank;
+  }
+
+  /**
+   * This rank's host: the one Spark gave its executor (its Worker's host), which Spark's locality and
+   * UI name too. Not the host of the task's address: that is where the driver saw the executor connect
+   * from, so executors of Workers bound to 127.0.0.2, 127.0.0.3, ... all come from 127.0.0.1 to a driver
+   * there, while to Spark (and, through NCCL_HOSTID, to NCCL) they are hosts of their own.
+   */
+  static String rankHost(BarrierTaskInfo task) {
+    SparkEnv env = SparkEnv.get();
+    if (env != null && env.blockManager() != null && env.blockManager().blockManagerId() != null) {
+      return env.blockManager().blockManagerId().host();
+    }
+    return hostOf(task.address());
   }
 
   static String hostOf(String address) {

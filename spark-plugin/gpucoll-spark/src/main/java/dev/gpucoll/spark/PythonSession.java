@@ -316,7 +316,7 @@ final class PythonSession implements Runnable {
       throw new IllegalArgumentException("the device facts lie outside the mailbox");
     }
     String host = task instanceof org.apache.spark.BarrierTaskContext b
-        ? GpuCollectives.hostOf(b.getTaskInfos()[task.partitionId()].address()) : "localhost";
+        ? GpuCollectives.rankHost(b.getTaskInfos()[task.partitionId()]) : "localhost";
     byte[] own = (StandardCharsets.UTF_8.decode(mine) + "host=" + host + "\n").getBytes(StandardCharsets.UTF_8);
     if (own.length > DEVICE_RECORD_BYTES) {
       throw new IllegalArgumentException("the device facts take " + own.length + " bytes; at most "
