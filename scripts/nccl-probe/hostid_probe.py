@@ -45,7 +45,7 @@ def rank_main(rank, size, hostid, q_uid, q_out, log_dir):
         out["libnccl"] = loaded_nccl()
         s = cp.cuda.Stream(non_blocking=True)
         checks = {}
-        for n in (1024, 4 << 20):
+        for n in (1024, 64 << 10, 1 << 20, 4 << 20):
             x = cp.arange(n, dtype=cp.float32) + rank
             y = cp.empty_like(x)
             comm.allReduce(x.data.ptr, y.data.ptr, n, nccl.NCCL_FLOAT32, nccl.NCCL_SUM, s.ptr)
@@ -71,9 +71,17 @@ def rank_main(rank, size, hostid, q_uid, q_out, log_dir):
                 comm.recv(dst.data.ptr + 4 * blk * p, blk, nccl.NCCL_FLOAT32, p, s.ptr)
             nccl.groupEnd()
             s.synchronize()
-            checks["allToAll/%d" % n] = all(bool(cp.array_equal(dst[p * blk:(p + 1) * blk],
-                                                                 cp.arange(rank * blk, (rank + 1) * blk, dtype=cp.float32) + 1000 * p))
-                                            for p in range(size))
+            wrong = []
+            for p in range(size):
+                want = cp.arange(rank * blk, (rank + 1) * blk, dtype=cp.float32) + 1000 * p
+                bad = cp.nonzero(dst[p * blk:(p + 1) * blk] != want)[0]
+                if bad.size:
+                    i = int(bad[0])
+                    wrong.append("from rank %d: %d of %d elements wrong, first at %d (%r, want %r)" % (
+                        p, int(bad.size), blk, i, float(dst[p * blk + i]), float(want[i])))
+            checks["allToAll/%d" % n] = not wrong
+            if wrong:
+                out.setdefault("wrong", {})["allToAll/%d" % n] = wrong
         # time: small allReduce, eager, host + completion per call
         x = cp.ones(2, dtype=cp.float32)
         y = cp.empty_like(x)
