@@ -122,7 +122,7 @@ public class PythonWireGen {
 
   static String java(List<Entry> entries) {
     StringBuilder b = new StringBuilder();
-    b.append("package dev.gpucoll.spark;\n\n")
+    b.append("package dev.gpucoll.spark.python;\n\n")
         .append("/**\n")
         .append(" * The wire between a Python task and its executor's plugin: generated from python-wire.txt by\n")
         .append(" * scripts/PythonWireGen.java, as python/gpucoll/_wire.py is (edit the table, not this file).\n")

@@ -22,8 +22,9 @@ import java.util.Set;
  * on api and linalg; the GPU checks, their reference and the examples sit on top and nothing
  * depends on them. Of
  * gpucoll-cuda, other modules use only its published types; of gpucoll-core, nothing of the host
- * backend's implementation. No package cycles (gpucoll-core's and gpucoll-spark's packages
- * counted as one each).
+ * backend's implementation; of gpucoll-spark, nothing of its internal sub-packages. No package
+ * cycles (gpucoll-core's packages counted as one; gpucoll-spark's each on its own, its face and its
+ * published types apart).
  */
 @AnalyzeClasses(packages = {"dev.gpucoll", "org.apache.spark.gpucoll"}, importOptions = ImportOption.DoNotIncludeTests.class)
 class FencesTest {
@@ -99,24 +100,51 @@ class FencesTest {
       .should().dependOnClassesThat(CORE_HOST_INTERNALS);
 
   /**
-   * One slice per package, but the packages of gpucoll-core together and those of gpucoll-spark
-   * together: dev.gpucoll.core and its config and spi packages point at each other (GpuCollConf
-   * parses Algorithm; CommunicatorFactory reads GpuCollConf and the SPI), and the Spark UI shim must
-   * live in Spark's namespace (org.apache.spark.gpucoll, for Spark's private[spark] UI types) while
-   * the plugin attaches it: known circles inside one module that this rule keeps from widening.
+   * gpucoll-spark's sub-packages (the plugin, the Python door, barrier tasks, RPC and rendezvous,
+   * reports, metrics): public only for each other, never used outside the module (ARCHITECTURE.md,
+   * "gpucoll-spark").
+   */
+  private static final String SPARK_INTERNALS = "dev.gpucoll.spark.*..";
+
+  @ArchTest
+  static final ArchRule theSparkLayersSubPackagesStayInside = noClasses()
+      .that().resideOutsideOfPackages("dev.gpucoll.spark..", "org.apache.spark.gpucoll..")
+      .should().dependOnClassesThat().resideInAPackage(SPARK_INTERNALS)
+      .because("gpucoll-spark's users reach it through dev.gpucoll.spark alone (ARCHITECTURE.md, Fences)");
+
+  /**
+   * The classes of dev.gpucoll.spark that stand above its sub-packages: the entry points (the barrier
+   * API for Java and Scala, its object collectives, the plugin). The package's other classes are the
+   * published types the sub-packages build or take (reports, events, the Java body, the serializer):
+   * they stand below.
+   */
+  private static final Set<String> SPARK_FACE = Set.of("dev.gpucoll.spark.GpuCollectives",
+      "dev.gpucoll.spark.GpuCollectivesPlugin", "dev.gpucoll.spark.SparkObjectCollectives",
+      "dev.gpucoll.spark.syntax");
+
+  /**
+   * One slice per package, but the packages of gpucoll-core together (dev.gpucoll.core and its
+   * config and spi packages point at each other: GpuCollConf parses Algorithm; CommunicatorFactory
+   * reads GpuCollConf and the SPI), and dev.gpucoll.spark in two (its face above its sub-packages,
+   * its published types below them). The Spark UI shim (org.apache.spark.gpucoll, in Spark's
+   * namespace for Spark's private[spark] UI types) is one slice: the plugin attaches it by name.
    */
   private static final SliceAssignment PACKAGES = new SliceAssignment() {
     @Override
     public SliceIdentifier getIdentifierOf(JavaClass c) {
       String p = c.getPackageName();
-      return p.startsWith("dev.gpucoll.core") ? SliceIdentifier.of("gpucoll-core")
-          : p.startsWith("dev.gpucoll.spark") || p.startsWith("org.apache.spark.gpucoll") ? SliceIdentifier.of("gpucoll-spark")
-          : SliceIdentifier.of(p);
+      if (p.startsWith("dev.gpucoll.core")) {
+        return SliceIdentifier.of("gpucoll-core");
+      }
+      if (p.equals("dev.gpucoll.spark")) {
+        return SliceIdentifier.of(topLevelNamed(SPARK_FACE).test(c) ? "gpucoll-spark's face" : "gpucoll-spark's published types");
+      }
+      return p.startsWith("org.apache.spark.gpucoll") ? SliceIdentifier.of("gpucoll-spark's UI") : SliceIdentifier.of(p);
     }
 
     @Override
     public String getDescription() {
-      return "the project's packages (gpucoll-core's as one, gpucoll-spark's as one)";
+      return "the project's packages (gpucoll-core's as one, dev.gpucoll.spark's face and published types apart)";
     }
   };
 

@@ -1,8 +1,6 @@
 package dev.gpucoll.spark;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.TreeSet;
 
 /**
  * A group whose ranks are meeting at the driver's rendezvous: some have arrived, others not yet.
@@ -23,35 +21,6 @@ public record FormingGroup(String groupId, String stage, int size, List<Integer>
   public FormingGroup {
     arrivedRanks = List.copyOf(arrivedRanks);
     missingRanks = List.copyOf(missingRanks);
-  }
-
-  /** Collects a group's open rounds: a rank that arrived at any of them has arrived. */
-  static final class Builder {
-    private final String groupId;
-    private final int size;
-    private final TreeSet<Integer> arrived = new TreeSet<>();
-    private long waitingNanos;
-
-    Builder(String groupId, int size) {
-      this.groupId = groupId;
-      this.size = size;
-    }
-
-    void round(long openNanos, List<Integer> ranks) {
-      arrived.addAll(ranks);
-      waitingNanos = Math.max(waitingNanos, openNanos);
-    }
-
-    FormingGroup build() {
-      List<Integer> missing = new ArrayList<>();
-      for (int r = 0; r < size; r++) {
-        if (!arrived.contains(r)) {
-          missing.add(r);
-        }
-      }
-      return new FormingGroup(groupId, GpuCollectives.stageOfGroup(groupId), size,
-          List.copyOf(arrived), missing, waitingNanos);
-    }
   }
 
   /** The group as the page's JSON shows it: {@code "status":"FORMING"}, then its fields. */

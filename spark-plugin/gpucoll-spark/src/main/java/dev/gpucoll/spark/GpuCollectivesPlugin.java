@@ -1,5 +1,8 @@
 package dev.gpucoll.spark;
 
+import dev.gpucoll.spark.plugin.ClassPathCheck;
+import dev.gpucoll.spark.plugin.GpuCollDriverPlugin;
+import dev.gpucoll.spark.plugin.GpuCollExecutorPlugin;
 import java.util.List;
 import org.apache.spark.api.plugin.DriverPlugin;
 import org.apache.spark.api.plugin.ExecutorPlugin;
@@ -32,7 +35,7 @@ public final class GpuCollectivesPlugin implements SparkPlugin {
    * and stage); empty when the plugin's driver part is not running in this JVM.
    */
   public static List<GroupReport> driverReports() {
-    GpuCollDriverPlugin driver = GpuCollDriverPlugin.active;
+    GpuCollDriverPlugin driver = GpuCollDriverPlugin.active();
     return driver == null ? List.of() : driver.reports();
   }
 
@@ -43,7 +46,7 @@ public final class GpuCollectivesPlugin implements SparkPlugin {
    * the plugin's driver part is not running in this JVM.
    */
   public static List<GroupReport> driverRunningGroups() {
-    GpuCollDriverPlugin driver = GpuCollDriverPlugin.active;
+    GpuCollDriverPlugin driver = GpuCollDriverPlugin.active();
     return driver == null ? List.of() : driver.running();
   }
 
@@ -52,7 +55,7 @@ public final class GpuCollectivesPlugin implements SparkPlugin {
    * and for how long). Empty when the plugin's driver part is not running in this JVM.
    */
   public static List<FormingGroup> driverFormingGroups() {
-    GpuCollDriverPlugin driver = GpuCollDriverPlugin.active;
+    GpuCollDriverPlugin driver = GpuCollDriverPlugin.active();
     return driver == null ? List.of() : driver.forming();
   }
 
@@ -62,7 +65,7 @@ public final class GpuCollectivesPlugin implements SparkPlugin {
    * in this JVM.
    */
   public static List<BackendCheckEvent> driverBackendChecks() {
-    GpuCollDriverPlugin driver = GpuCollDriverPlugin.active;
+    GpuCollDriverPlugin driver = GpuCollDriverPlugin.active();
     return driver == null ? List.of() : driver.backendChecks();
   }
 }

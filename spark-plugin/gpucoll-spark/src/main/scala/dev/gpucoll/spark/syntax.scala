@@ -1,6 +1,7 @@
 package dev.gpucoll.spark
 
 import dev.gpucoll.api.Communicator
+import dev.gpucoll.spark.barrier.{BackendCheckedRDD, UserCallSite}
 import org.apache.spark.rdd.RDD
 
 import scala.reflect.ClassTag
@@ -24,7 +25,7 @@ object syntax {
       // The checked RDD only passes rows through (it makes no arrays), so any tag serves.
       val tag = ClassTag.AnyRef.asInstanceOf[ClassTag[T]]
       UserCallSite.around(rdd.sparkContext, "mapPartitionsWithCommunicator",
-        () => GpuCollectives.checked(rdd, tag).barrier()
+        () => new BackendCheckedRDD(rdd, tag).barrier()
           .mapPartitions(rows => body(GpuCollectives.communicator(), rows)))
     }
   }

@@ -3,6 +3,7 @@ package dev.gpucoll.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpucoll.spark.barrier.BackendCheckedRDD;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -39,7 +40,7 @@ class CredentialScopeTest {
   private static Iterator<String> credentialId(dev.gpucoll.api.Communicator comm, Iterator<Integer> rows) {
     comm.barrier();
     List<String> out = new ArrayList<>();
-    out.add(GroupCredential.of(TaskContext.get()).id());
+    out.add(BackendCheckedRDD.credentialOf(TaskContext.get()).id());
     return out.iterator();
   }
 

@@ -13,6 +13,7 @@ import dev.gpucoll.api.LocOp;
 import dev.gpucoll.api.PairType;
 import dev.gpucoll.api.ProcessGrid;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.spark.barrier.ExecutorState;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -70,7 +71,7 @@ class EveryCommunicatorCountsTest {
 
       // The executor's metrics count every communicator's calls (one executor holds the 4 ranks here),
       // the first job's barriers included.
-      MetricRegistry registry = GpuCollExecutorPlugin.active.context().metricRegistry();
+      MetricRegistry registry = ExecutorState.active().context().metricRegistry();
       assertEquals(20, registry.counter("collective.allReduce.calls").getCount());
       assertEquals(4, registry.counter("collective.broadcast.calls").getCount());
       assertEquals(4, registry.counter("collective.allReduceMaxloc.calls").getCount());

@@ -7,11 +7,11 @@ import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerStageSubmitted;
 
 /** Local-mode Spark settings for tests of the plugin: tasks are threads of this JVM. */
-final class LocalSpark {
+public final class LocalSpark {
   private LocalSpark() {}
 
   /** {@code master} (e.g. local[2]) with the plugin on and the UI off, bound to the loopback address. */
-  static SparkConf withPlugin(String appName, String master) {
+  public static SparkConf withPlugin(String appName, String master) {
     return new SparkConf()
         .setMaster(master)
         .setAppName(appName)
@@ -22,7 +22,7 @@ final class LocalSpark {
   }
 
   /** A count of the stages submitted from now on (read it after {@code listenerBus().waitUntilEmpty()}). */
-  static AtomicInteger countStages(JavaSparkContext sc) {
+  public static AtomicInteger countStages(JavaSparkContext sc) {
     AtomicInteger stages = new AtomicInteger();
     sc.sc().addSparkListener(new SparkListener() {
       @Override

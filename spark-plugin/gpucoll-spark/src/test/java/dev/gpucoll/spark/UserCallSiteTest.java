@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.spark.barrier.UserCallSite;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.spark.SparkConf;

@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.spark.barrier.BackendCheckedRDD;
+import dev.gpucoll.spark.rpc.PluginRpcRendezvous;
 import java.io.Serializable;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -26,8 +28,8 @@ import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.Test;
 import scala.jdk.javaapi.CollectionConverters;
-import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
+import scala.reflect.ClassTag;
 import scala.runtime.AbstractFunction1;
 
 /**
@@ -59,7 +61,7 @@ class WaitingGroupTest {
       ClassTag<Float> tag = (ClassTag<Float>) (ClassTag<?>) ClassTag$.MODULE$.AnyRef();
       JavaRDD<Integer> rows = sc.parallelize(List.of(0, 1, 2), 3);
       CompletableFuture<List<Float>> job = CompletableFuture.supplyAsync(() -> new JavaRDD<>(
-          GpuCollectives.checked(rows.rdd(), rows.classTag()).barrier().mapPartitions(new HeldBackRankTwo(), false, tag),
+          new BackendCheckedRDD<>(rows.rdd(), rows.classTag()).barrier().mapPartitions(new HeldBackRankTwo(), false, tag),
           tag).collect());
 
       FormingGroup forming = await(() -> GpuCollectivesPlugin.driverFormingGroups().stream()

@@ -2,6 +2,9 @@ package dev.gpucoll.spark
 
 import dev.gpucoll.api.{CommBuffer, DataType, ReduceOp}
 import dev.gpucoll.core.report.ReportingCommunicator
+import dev.gpucoll.spark.barrier.ExecutorState
+import dev.gpucoll.spark.metrics.ExecutorMetrics
+import dev.gpucoll.spark.plugin.GpuCollDriverPlugin
 import dev.gpucoll.spark.syntax._
 import org.apache.spark.{SparkConf, SparkContext}
 import org.scalatest.funsuite.AnyFunSuite
@@ -57,9 +60,9 @@ class GpuCollectivesSuite extends AnyFunSuite {
       assert(report.paths("allReduce").values().stream().mapToLong(_.longValue).sum == 3L,
         report.summaryLine)
       // The executor's Dropwizard registry counted the calls per collective and per path.
-      val registry = GpuCollExecutorPlugin.active.context().metricRegistry()
+      val registry = ExecutorState.active().context().metricRegistry()
       // ... and sends its counts to the driver, whose gauges (Spark's /metrics/json) sum them.
-      val sums = GpuCollDriverPlugin.active.executorSums()
+      val sums = GpuCollDriverPlugin.active().executorSums()
       // Sent by each executor's progress thread: on a loaded 2-core machine it can take longer than 10 s.
       val until = System.nanoTime() + 45000000000L
       while ((sums.sum("collective.allReduce.calls") < 3 || sums.sum("collective.allGather.calls") < 3)
@@ -83,7 +86,7 @@ class GpuCollectivesSuite extends AnyFunSuite {
 
   test("every executor metric exists when the plugin's init returns (Spark registers only those)") {
     withContext(conf(plugin = true)) { _ =>
-      val names = GpuCollExecutorPlugin.active.context().metricRegistry().getMetrics.keySet().asScala
+      val names = ExecutorState.active().context().metricRegistry().getMetrics.keySet().asScala
       for (c <- dev.gpucoll.api.Collective.values(); m <- Seq("calls", "bytes", "latency",
           "messageBytes", "errors", "timeouts")) {
         assert(names.contains(s"collective.${c.apiName}.$m"), names)
@@ -122,7 +125,7 @@ class GpuCollectivesSuite extends AnyFunSuite {
       }
       assert(e.getMessage.contains("backend 'gpu' is not usable on ranks [0, 1]"), e.getMessage)
       assert(e.getMessage.contains(reason), e.getMessage)
-      val errors = GpuCollExecutorPlugin.active.context().metricRegistry().getCounters.get("errors")
+      val errors = ExecutorState.active().context().metricRegistry().getCounters.get("errors")
       assert(errors.getCount >= 1L, "the failed setup counts as an error")
     }
   }
