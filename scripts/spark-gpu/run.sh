@@ -215,7 +215,7 @@ if grep -q '^BENCH ' "$RUN/logs/driver.log"; then
     grep '^BENCH ' "$RUN/logs/driver.log" | sed 's/^BENCH //' | sed '$!s/$/,/'
     printf ']}\n'
   } > "$RECORD"
-  echo "== benchmark record: $RECORD (copy it to docs/bench/ for a GPU run)"
+  echo "== benchmark record: $RECORD (copy it to docs/records/bench/ for a GPU run)"
 fi
 EVENTS=$(cat "$RUN"/events/*/events_* 2>/dev/null | grep -c 'GroupReportEvent')
 NCCL_FILES=$(ls "$RUN"/nccl 2>/dev/null | wc -l)

@@ -1,15 +1,21 @@
 package dev.gpucoll.it;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.gpucoll.core.config.GpuCollConf;
+import dev.gpucoll.core.config.InvalidSettingException;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.tools.JavaCompiler;
@@ -30,6 +36,10 @@ import org.junit.jupiter.api.Test;
  *       needs; such a block is not compiled, and a marker without a reason fails this test. Prefer
  *       compiling: a class of gpucoll-api, -core, -cuda or -spark needs no marker.
  * </ul>
+ *
+ * <p>Likewise README's Scala blocks are files the build compiles, its install commands work from a
+ * fresh clone, and every {@code spark.gpucoll.KEY=VALUE} of README.md and docs/ is a setting
+ * GpuCollConf accepts.
  */
 class ReadmeSnippetsTest {
   private static final Pattern FENCE = Pattern.compile("(?m)^```java\\s*$");
@@ -161,6 +171,89 @@ class ReadmeSnippetsTest {
       }
     }
     assertTrue(installs > 0, "README.md has no mvn install command: is the path right?");
+  }
+
+  /** {@code spark.gpucoll.KEY=VALUE}, as in {@code --conf}, a properties file or prose (a sentence's full stop left out). */
+  private static final Pattern SETTING_EXAMPLE =
+      Pattern.compile("(spark\\.gpucoll\\.[A-Za-z0-9.]*[A-Za-z0-9])=([^\\s`'\",;)}\\]]*[^\\s`'\",;)}\\].])");
+
+  /** Examples the documents give as wrong on purpose, each with the page that says so. */
+  static final Map<String, String> WRONG_ON_PURPOSE = Map.of(
+      "spark.gpucoll.algorithm=gpu-pipe", "docs/spark-gpu.md: the wrong setting whose refusal it records");
+
+  /** Every {@code spark.gpucoll.KEY=VALUE} example of these documents, with where it is. */
+  static Map<String, String> settingExamples(Map<Path, String> documents) {
+    Map<String, String> out = new TreeMap<>();
+    documents.forEach((path, text) -> {
+      Matcher m = SETTING_EXAMPLE.matcher(text);
+      while (m.find()) {
+        // A value with '*' names a family in prose (gpu-*), not a value to set.
+        if (!m.group(2).contains("*")) {
+          out.putIfAbsent(m.group(), path + " line " + lineOf(text, m.start()));
+        }
+      }
+    });
+    return out;
+  }
+
+  /**
+   * A reader who copies a setting from README.md or docs/ gets one that GpuCollConf knows and
+   * accepts: the key exists and the value parses (a timeout of 500us, say, would fail the start).
+   */
+  @Test
+  void everySettingExampleOfTheDocumentsParses() throws IOException {
+    Path root = Path.of(System.getProperty("gpucoll.readme", "../README.md")).toAbsolutePath().normalize().getParent();
+    List<Path> pages = new ArrayList<>(List.of(root.resolve("README.md"), root.resolve("python/README.md")));
+    try (var listing = Files.list(root.resolve("docs"))) {
+      pages.addAll(listing.filter(p -> p.toString().endsWith(".md")).sorted().toList());
+    }
+    Map<Path, String> documents = new TreeMap<>();
+    for (Path page : pages) {
+      documents.put(root.relativize(page), Files.readString(page));
+    }
+    Map<String, String> examples = settingExamples(documents);
+    assertTrue(examples.containsKey("spark.gpucoll.rendezvous=allgather"),
+        "the documents' settings were not found: is the pattern right? " + examples.keySet());
+    List<String> failures = new ArrayList<>();
+    examples.forEach((example, where) -> {
+      String key = example.substring(0, example.indexOf('='));
+      GpuCollConf conf = GpuCollConf.of(Map.of(key, example.substring(key.length() + 1)));
+      String problem = null;
+      if (!conf.unknownKeys().isEmpty()) {
+        problem = "no such setting";
+      } else {
+        try {
+          conf.validate();
+        } catch (InvalidSettingException e) {
+          problem = e.getMessage();
+        }
+      }
+      if (WRONG_ON_PURPOSE.containsKey(example)) {
+        if (problem == null) {
+          failures.add(where + ": " + example + " is listed as wrong on purpose (" + WRONG_ON_PURPOSE.get(example)
+              + ") but parses");
+        }
+      } else if (problem != null) {
+        failures.add(where + ": " + example + ": " + problem);
+      }
+    });
+    WRONG_ON_PURPOSE.keySet().stream().filter(e -> !examples.containsKey(e))
+        .forEach(e -> failures.add(e + " is listed as wrong on purpose but no document has it any more"));
+    if (!failures.isEmpty()) {
+      fail(failures.size() + " setting example(s) a reader cannot use as written:\n" + String.join("\n", failures));
+    }
+  }
+
+  @Test
+  void theSettingExtractorFindsValuesAndLeavesFamiliesOut() {
+    Map<String, String> found = settingExamples(Map.of(Path.of("page.md"),
+        "set `spark.gpucoll.timeout=500us`, or --conf spark.gpucoll.report=verbose \\\n"
+            + "(not `spark.gpucoll.algorithm=gpu-*`); spark.gpucoll.backend=gpu."));
+    assertTrue(found.keySet().equals(Set.of("spark.gpucoll.timeout=500us", "spark.gpucoll.report=verbose",
+        "spark.gpucoll.backend=gpu")), found.toString());
+    assertTrue(found.get("spark.gpucoll.report=verbose").equals("page.md line 1"), found.toString());
+    GpuCollConf tooShort = GpuCollConf.of(Map.of("spark.gpucoll.timeout", "500us"));
+    assertThrows(InvalidSettingException.class, tooShort::validate);
   }
 
   @Test
