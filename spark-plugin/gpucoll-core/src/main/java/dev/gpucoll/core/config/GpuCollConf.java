@@ -377,7 +377,7 @@ public final class GpuCollConf {
     if (!m.matches()) {
       throw new IllegalArgumentException((FRACTION_AND_SUFFIX.matcher(s).matches()
           ? "fractional durations are not supported; " : "") + "expected a duration such as"
-          + " 500us, 250ms, 30s, 2m, 1h or 1d (a plain number is " + unitName(plainUnit) + ")");
+          + " 250ms, 30s, 2m, 1h or 1d (a plain number is " + unitName(plainUnit) + ")");
     }
     TimeUnit unit = plainUnit;
     if (m.group(2) != null) {
