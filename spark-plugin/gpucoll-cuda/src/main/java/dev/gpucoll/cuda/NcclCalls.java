@@ -32,16 +32,24 @@ final class NcclCalls {
     return BufferRegistration.NONE; // host buffers are staged through unregistered scratch
   }
 
-  void run(Collective c, CommBuffer send, long sendBytes, CommBuffer recv, long recvBytes, long count,
-      DataType type, ReduceOp op, int root) {
-    DeviceStage.CallPointers p = stage.pointers(c, send, sendBytes, recv, recvBytes);
+  void run(GpuCall k) {
+    Collective c = k.collective();
+    if (c == Collective.ALL_TO_ALLV) {
+      if (!(k.send() instanceof CommBuffer.Device sd) || !(k.recv() instanceof CommBuffer.Device rd)) {
+        throw new CollectiveException(rank, c, "allToAllv over NCCL takes device buffers");
+      }
+      nccl.allToAllv(sd.address(), k.sendCounts(), k.sendDispls(), rd.address(), k.recvCounts(), k.recvDispls(),
+          k.type(), stage.stream());
+      return;
+    }
+    DeviceStage.CallPointers p = stage.pointers(c, k.send(), k.sendBytes(), k.recv(), k.recvBytes());
     long stream = stage.stream();
     switch (c) {
-      case ALL_REDUCE -> nccl.allReduce(p.send(), p.recv(), count, type, op, stream);
-      case ALL_GATHER -> nccl.allGather(p.send(), p.recv(), count, type, stream);
-      case REDUCE_SCATTER -> nccl.reduceScatter(p.send(), p.recv(), count, type, op, stream);
-      case ALL_TO_ALL -> nccl.allToAll(p.send(), p.recv(), count, type, stream);
-      case BROADCAST -> nccl.broadcast(p.send(), p.recv(), count, type, root, stream);
+      case ALL_REDUCE -> nccl.allReduce(p.send(), p.recv(), k.count(), k.type(), k.op(), stream);
+      case ALL_GATHER -> nccl.allGather(p.send(), p.recv(), k.count(), k.type(), stream);
+      case REDUCE_SCATTER -> nccl.reduceScatter(p.send(), p.recv(), k.count(), k.type(), k.op(), stream);
+      case ALL_TO_ALL -> nccl.allToAll(p.send(), p.recv(), k.count(), k.type(), stream);
+      case BROADCAST -> nccl.broadcast(p.send(), p.recv(), k.count(), k.type(), k.root(), stream);
       case BARRIER -> {
         long word = stage.scratch(8); // a 1-element allReduce, then wait
         nccl.allReduce(word, word, 1, DataType.INT32, ReduceOp.SUM, stream);
@@ -49,14 +57,6 @@ final class NcclCalls {
       }
       default -> throw new CollectiveException(rank, c, "not routed to NCCL");
     }
-    stage.finish(c, p, recv, recvBytes);
-  }
-
-  void allToAllv(CommBuffer send, long[] sendCounts, long[] sendDispls, CommBuffer recv, long[] recvCounts,
-      long[] recvDispls, DataType type) {
-    if (!(send instanceof CommBuffer.Device sd) || !(recv instanceof CommBuffer.Device rd)) {
-      throw new CollectiveException(rank, Collective.ALL_TO_ALLV, "allToAllv over NCCL takes device buffers");
-    }
-    nccl.allToAllv(sd.address(), sendCounts, sendDispls, rd.address(), recvCounts, recvDispls, type, stage.stream());
+    stage.finish(c, p, k.recv(), k.recvBytes());
   }
 }

@@ -22,7 +22,7 @@ import dev.gpucoll.core.spi.SplitOrder;
 import dev.gpucoll.core.report.ReportingCommunicator;
 import dev.gpucoll.core.wait.CallBounds;
 import dev.gpucoll.api.CollectiveBatch;
-import dev.gpucoll.api.CollectiveMismatchException;
+import dev.gpucoll.core.batch.GroupAgreement;
 import dev.gpucoll.core.batch.RecordedBatch;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -319,97 +319,40 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     });
   }
 
-  /** What a rank sends in place of a refused call's index when its group() body threw. */
-  private static final long BODY_THREW = -2;
-
   /**
    * Records the batch, checks every call's arguments as its own method would, and agrees on both
-   * with every rank (one allGather of each rank's {@link RecordedBatch#signature} and the first call
-   * it refuses, not counted as a call of its own): a batch that differs between ranks, or that any
-   * rank refuses, fails on every rank before any data moves. A body that throws takes part in that
-   * exchange too, so the peers fail at once naming its rank instead of waiting for a batch that
-   * never comes; then its rank rethrows what the body threw. Nothing has moved either way, so the
-   * group stays usable. Then the calls run one by one: on shared memory each call is a few flag
-   * round trips, so there is no launch to fuse.
+   * with every rank through {@link GroupAgreement} (one allGather of every rank's words, not counted
+   * as a call of its own): a batch that differs between ranks, that any rank refuses, or whose body
+   * threw on any rank fails on every rank before any data moves, and the group stays usable. Then
+   * the calls run one by one: on shared memory each call is a few flag round trips, so there is no
+   * launch to fuse.
    */
   @Override
   public final void group(Consumer<CollectiveBatch> calls) {
     begin(null);
-    RecordedBatch batch = null;
-    Throwable threw = null;
+    RecordedBatch batch;
     try {
-      recording = true;
-      try {
-        batch = RecordedBatch.record(calls);
-      } catch (Throwable t) {
-        threw = t;
-      } finally {
-        recording = false;
-      }
-      List<RecordedBatch.Call> list = batch == null ? List.of() : batch.calls();
-      int refused = -1;
-      String problem = null;
-      for (int i = 0; i < list.size() && problem == null; i++) {
-        problem = argumentProblem(list.get(i));
-        refused = problem == null ? -1 : i;
-      }
-      long[] sig = batch == null ? new long[2] : batch.signature();
-      long[] gathered = new long[3 * size];
-      try {
-        runAllGather(Signature.group(), null, LongBuffer.wrap(new long[] {sig[0], sig[1],
-            threw == null ? refused : BODY_THREW}), LongBuffer.wrap(gathered), 3, DataType.INT64);
-      } catch (Throwable t) {
-        CollectiveException e = failure(null, t);
-        if (threw == null) {
-          throw e;
-        }
-        threw.addSuppressed(e);
-      }
-      if (threw != null) {
-        throw sneaky(threw);
-      }
-      for (int r = 0; r < size; r++) {
-        if (gathered[3 * r + 2] == BODY_THREW) {
-          throw new CollectiveException(rank, null, "rank " + r + "'s group() body threw (its error says what), so no"
-              + " call of this group() ran on any rank");
-        }
-      }
-      long[] signatures = new long[2 * size];
-      for (int r = 0; r < size; r++) {
-        signatures[2 * r] = gathered[3 * r];
-        signatures[2 * r + 1] = gathered[3 * r + 1];
-      }
-      String mismatch = RecordedBatch.mismatch(signatures);
-      if (mismatch != null) {
-        throw new CollectiveMismatchException(rank, null, mismatch);
-      }
-      if (problem != null) {
-        throw batch.refused(rank, refused, new InvalidArgumentException(rank, list.get(refused).collective(), problem));
-      }
-      for (int r = 0; r < size; r++) {
-        int theirs = (int) gathered[3 * r + 2];
-        if (theirs >= 0) {
-          throw batch.refused(rank, theirs, new CollectiveException(rank, list.get(theirs).collective(),
-              "rank " + r + " refused its arguments (its error says why)"));
-        }
-      }
+      GroupAgreement.Proposal mine = GroupAgreement.propose(
+          () -> GroupAgreement.recordBetween(calls, () -> recording = true, () -> recording = false),
+          this::argumentProblem);
+      GroupAgreement.agree(rank, mine, words -> {
+        long[] gathered = new long[GroupAgreement.WORDS * size];
+        runAllGather(Signature.group(), null, LongBuffer.wrap(words), LongBuffer.wrap(gathered), GroupAgreement.WORDS,
+            DataType.INT64);
+        return gathered;
+      }, t -> failure(null, t));
+      batch = mine.batch();
     } finally {
       exit();
     }
     batch.runEach(this);
   }
 
-  /** Throws {@code t} as it is, checked or not: what a group() body threw reaches its caller unchanged. */
-  @SuppressWarnings("unchecked")
-  private static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
-    throw (T) t;
-  }
-
-  /** Why this rank's arguments for a recorded call are refused (its method's own checks), or null. */
-  private String argumentProblem(RecordedBatch.Call call) {
+  /** Why this rank refuses a recorded call (its method's own checks), or null. */
+  private CollectiveException argumentProblem(RecordedBatch.Call call) {
     Args a = new Args(call.type(), call.count());
     a.recordable(call.collective(), call.send(), call.recv(), call.op(), call.root());
-    return a.problem;
+    return a.problem == null ? null : new InvalidArgumentException(rank, call.collective(), a.problem);
   }
 
   @Override
