@@ -72,13 +72,13 @@ final class CallLedger {
     }
   }
 
-  /** The observed calls keyed as {@link RankReport#pathKey}, zero counts left out. */
-  Map<String, Long> counts() {
+  /** The observed calls keyed as {@link RankReport#pathKey}, zero counts left out, NCCL's only {@code withNccl}. */
+  Map<String, Long> counts(boolean withNccl) {
     Map<String, Long> out = new TreeMap<>();
     for (Collective c : Collective.values()) {
       for (Algorithm a : Algorithm.values()) {
         long n = observed[c.ordinal()][a.ordinal()];
-        if (n > 0) {
+        if (n > 0 && (withNccl || !a.isNccl())) {
           out.put(RankReport.pathKey(c, a.id()), n);
         }
       }

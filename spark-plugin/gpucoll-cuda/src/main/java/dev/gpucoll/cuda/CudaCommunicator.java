@@ -26,21 +26,19 @@ import dev.gpucoll.core.spi.SplitOrder;
 import dev.gpucoll.cuda.GroupRoute.Route;
 import dev.gpucoll.cuda.eligibility.BufferRegistration;
 import dev.gpucoll.cuda.eligibility.GroupFacts;
-import dev.gpucoll.cuda.nccl.NcclCommunicator;
 import dev.gpucoll.cuda.nccl.PathProof;
 import dev.gpucoll.cuda.select.GpuPathReport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * One rank of a GPU group. Each call asks the group's {@link GroupRoute} which path it takes and
- * runs it: our kernels ({@link KernelCalls}), NCCL ({@link NcclCalls}) or the non-spinning staged
- * path ({@link StagedCalls}). Device buffers are enqueued on {@link #stream()}; host buffers are
- * staged through device scratch and complete before the call returns ({@link DeviceStage}). This
- * class validates calls, owns the lifecycle, and counts what ran for the report.
+ * runs it on {@link CallPaths}: our kernels ({@link KernelCalls}), NCCL ({@link NcclCalls}) or the
+ * non-spinning staged path ({@link StagedCalls}). Device buffers are enqueued on {@link #stream()};
+ * host buffers are staged through device scratch and complete before the call returns
+ * ({@link DeviceStage}). This class validates calls and owns the lifecycle; {@link CallLedger}
+ * counts what ran for the report, {@link CaptureGuard} keeps the capture rules.
  */
 final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   private final GroupContext group;
@@ -51,14 +49,12 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   private final Duration timeout;
   private final GroupRoute route;
   private final DeviceStage stage;
+  /** The paths the route runs calls on, formed with the group. */
+  private final CallPaths paths;
   /** Null when our kernels are off for this group. */
   private final KernelCalls kernels;
   /** Null when the group has no NCCL communicator. */
   private final NcclCalls nccl;
-  /** Null unless ranks share a GPU and must not spin. */
-  private final StagedCalls staged;
-  /** The ranks over the host backend: group()'s agreement, and the staged path's collectives; null for one rank. */
-  private final HostGroup hostGroup;
   private final List<String> findings = new ArrayList<>();
   private final CallLedger ledger = new CallLedger();
   private final CaptureGuard capture;
@@ -79,43 +75,9 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     findings.addAll(route.findings());
     this.stage = new DeviceStage(rank, timeout);
     this.capture = new CaptureGuard(rank, stage);
-    DeviceMemoryReaper.opened(device); // balanced by release(), also when forming fails below
-    KernelCalls k = null;
-    NcclCalls n = null;
-    StagedCalls s = null;
-    HostGroup h = null;
-    try {
-      if (route.kernelsOn()) {
-        // Every rank maps every peer's workspace, also on the staged path: the handle exchange is checked either way.
-        // Programmatic dependent launch needs sm_90; the kernels' griddepcontrol.wait makes it safe.
-        k = new KernelCalls(group, route.topology(), device, timeout, stage, facts.computeCapability() >= 90);
-        findings.add("workspace: " + k.describe());
-      }
-      if (size > 1) {
-        // Rendezvous rounds only (no device call): where the staged path needs them anyway.
-        h = HostGroup.form(group, route.staged(), route.staged() ? "ranks share a GPU, so the group needs the"
-            + " non-spinning staged path" : "group() agrees across ranks through the host backend");
-      }
-      if (route.staged()) {
-        s = new StagedCalls(rank, stage, h.communicator());
-      }
-      if (route.formsNccl()) {
-        // Every rank reaches this from the same gathered facts, so all create NCCL or none does.
-        NcclCommunicator c = NcclCommunicator.create(group.rendezvous(), device, route.ctaPolicy(), timeout);
-        n = new NcclCalls(rank, stage, c);
-        stage.onTimeout(() -> {
-          c.abort(); // an NCCL call waiting for a dead peer never returns on its own
-          stage.markBroken("NCCL aborted after a timeout");
-        });
-      }
-    } catch (RuntimeException e) {
-      release(k, h, n, stage.close());
-      throw e;
-    }
-    this.kernels = k;
-    this.staged = s;
-    this.nccl = n;
-    this.hostGroup = h;
+    this.paths = CallPaths.form(group, route, device, facts, timeout, stage, findings);
+    this.kernels = paths.kernels();
+    this.nccl = paths.nccl();
   }
 
   static CudaCommunicator create(GroupContext group) {
@@ -168,19 +130,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
           .orElse("no NCCL communicator");
       throw new CollectiveException(rank, null, "symmetric memory needs the group's NCCL communicator: " + why);
     }
-    NcclCommunicator.SymmetricBuffer window = nccl.communicator().allocSymmetric(bytes);
-    CommBuffer.Device buffer = new CommBuffer.Device(window.address(), window.bytes());
-    return new SymmetricMemory() {
-      @Override
-      public CommBuffer.Device buffer() {
-        return buffer;
-      }
-
-      @Override
-      public void close() {
-        window.close();
-      }
-    };
+    return nccl.allocSymmetric(bytes);
   }
 
   @Override
@@ -406,9 +356,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       // Every rank passes the same count, so every rank skips: epochs stay in step.
       return new Checked(call, null);
     }
-    BufferRegistration registration = nccl == null ? BufferRegistration.UNKNOWN
-        : nccl.registration(send, sendBytes, recv, recvBytes);
-    Route r = route.route(c, count, type, op, registration);
+    Route r = route.route(c, count, type, op, paths.registration(send, sendBytes, recv, recvBytes));
     capture.refuse(c, CaptureRules.refusal(c, send, recv, r.kind()));
     return new Checked(call, r);
   }
@@ -424,45 +372,12 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       return;
     }
     try {
-      switch (r.kind()) {
-        case ONE_RANK -> copyOneRank(k);
-        case STAGED -> staged.run(k);
-        case NCCL -> nccl.run(k);
-        case KERNEL -> kernels.run(r.plan(), k);
-      }
+      paths.run(k, r);
     } catch (Throwable t) {
       throw failure(c, t);
     }
     ledger.observed(c, r.algorithm(), r.kind() == GroupRoute.Kind.KERNEL ? r.plan().bytes()
         : Math.max(k.sendBytes(), k.recvBytes()), start);
-  }
-
-  /**
-   * A collective of a one-rank group: its result is its input, so one copy on the stream (nothing
-   * when in place). Host buffers on both sides are copied in Java; a mix goes through device scratch.
-   */
-  private void copyOneRank(GpuCall k) {
-    Collective c = k.collective();
-    long e = k.type().byteSize();
-    long srcOffset = k.a2av() == null ? 0 : k.sendDispls()[0] * e;
-    long dstOffset = k.a2av() == null ? 0 : k.recvDispls()[0] * e;
-    long bytes = k.a2av() == null ? k.count() * e : k.sendCounts()[0] * e;
-    CommBuffer send = k.send();
-    CommBuffer recv = k.recv();
-    if (c == Collective.BARRIER || bytes == 0) {
-      return;
-    }
-    if (send instanceof CommBuffer.Host hs && recv instanceof CommBuffer.Host hr) {
-      java.nio.ByteBuffer out = HostBuffers.bytes(hr, k.recvBytes());
-      out.put((int) dstOffset, HostBuffers.bytes(hs, srcOffset + bytes), (int) srcOffset, (int) bytes);
-      HostBuffers.write(hr, out);
-      return;
-    }
-    DeviceStage.CallPointers p = stage.pointers(c, send, srcOffset + bytes, recv, k.recvBytes());
-    if (p.send() + srcOffset != p.recv() + dstOffset) {
-      CudaNative.memcpyAsync(p.recv() + dstOffset, p.send() + srcOffset, bytes, stage.stream());
-    }
-    stage.finish(c, p, recv, k.recvBytes());
   }
 
   // ---- grouped calls and graph capture ----
@@ -491,16 +406,16 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
             return e;
           }
         });
-    GroupAgreement.agree(rank, mine, hostGroup == null ? words -> words : hostGroup, t -> failure(null, t));
+    GroupAgreement.agree(rank, mine, paths.agreement(), t -> failure(null, t));
     RecordedBatch batch = mine.batch();
     List<RecordedBatch.Call> list = batch.calls();
     boolean host = list.stream().anyMatch(c -> c.send() instanceof CommBuffer.Host || c.recv() instanceof CommBuffer.Host);
     if (list.isEmpty()) {
       return;
     }
-    List<GroupRoute.GroupStep> steps = kernels == null || staged != null || host ? null
-        : route.group(list, c -> nccl == null ? BufferRegistration.UNKNOWN : nccl.registration(c.send(),
-            c.sendCount(size) * c.type().byteSize(), c.recv(), c.recvCount(size) * c.type().byteSize()));
+    List<GroupRoute.GroupStep> steps = kernels == null || paths.staged() || host ? null
+        : route.group(list, c -> paths.registration(c.send(), c.sendCount(size) * c.type().byteSize(), c.recv(),
+            c.recvCount(size) * c.type().byteSize()));
     if (nccl == null || host) {
       runGroupCalls(batch, checked, steps);
     } else {
@@ -529,26 +444,13 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   /** One run of checked allReduces as one batch-kernel launch. */
   private void runFused(List<RecordedBatch.Call> list, GroupRoute.GroupStep step, long hash) {
     Collective c = Collective.ALL_REDUCE;
-    int n = step.calls();
-    long[] sends = new long[n];
-    long[] recvs = new long[n];
-    long[] counts = new long[n];
-    RecordedBatch.Call head = list.get(step.first());
     long start = System.nanoTime();
-    for (int i = 0; i < n; i++) {
-      RecordedBatch.Call call = list.get(step.first() + i);
-      long bytes = call.count() * call.type().byteSize();
-      DeviceStage.CallPointers p = stage.pointers(c, call.send(), bytes, call.recv(), bytes);
-      sends[i] = p.send();
-      recvs[i] = p.recv();
-      counts[i] = call.count();
-    }
     try {
-      kernels.runBatch(step.plan(), hash, sends, recvs, counts, 0, n, head.type(), head.op());
+      paths.runFused(list, step, hash);
     } catch (Throwable t) {
       throw failure(c, t);
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < step.calls(); i++) {
       RecordedBatch.Call call = list.get(step.first() + i);
       ledger.observed(c, Algorithm.GPU_LL_ONESHOT, call.count() * call.type().byteSize(), start);
     }
@@ -596,7 +498,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
 
   @Override
   public List<String> observedPaths() {
-    return RankReport.observedPaths(ledger.counts());
+    return RankReport.observedPaths(ledger.counts(true));
   }
 
   @Override
@@ -620,14 +522,8 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     f.add("device " + device + ": " + facts.name() + " " + facts.uuid() + " (" + facts.pciBusId() + ", sm_"
         + facts.computeCapability() + ")");
     // NCCL calls are counted by the proof (confirmed by NCCL's log, or "nccl-unconfirmed"), not twice.
-    Map<String, Long> ours = new TreeMap<>();
-    ledger.counts().forEach((k, v) -> {
-      if (proof == null || !Algorithm.ofId(k.substring(k.indexOf('/') + 1)).isNccl()) {
-        ours.put(k, v);
-      }
-    });
     RankReport r = GpuPathReport.build(group.rendezvous().groupId(), rank, group.self().host(),
-        group.rendezvous().kind(), groupFacts, this::explain, route.ctaPolicy(), f, ours, proof);
+        group.rendezvous().kind(), groupFacts, this::explain, route.ctaPolicy(), f, ledger.counts(proof == null), proof);
     return new RankReport(r.groupId(), r.rank(), r.size(), r.host(), backend(), r.rendezvous(), r.predicted(),
         r.observed(), r.findings());
   }
@@ -691,25 +587,6 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       return;
     }
     closed = true;
-    release(kernels, hostGroup, nccl, stage.close());
-  }
-
-  /** Closes what was formed; device memory is freed once no communicator on the device spins. */
-  private void release(KernelCalls k, HostGroup h, NcclCalls n, List<Runnable> stageFrees) {
-    try {
-      if (h != null) {
-        h.close();
-      }
-      if (n != null) {
-        n.communicator().close();
-      }
-    } finally {
-      List<Runnable> frees = new ArrayList<>();
-      if (k != null) {
-        frees.add(k::close);
-      }
-      frees.addAll(stageFrees);
-      DeviceMemoryReaper.closed(device, frees);
-    }
+    paths.close();
   }
 }

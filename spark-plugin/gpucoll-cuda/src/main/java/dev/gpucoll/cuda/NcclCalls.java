@@ -4,6 +4,7 @@ import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.cuda.eligibility.BufferRegistration;
 import dev.gpucoll.cuda.nccl.NcclCommunicator;
@@ -22,6 +23,23 @@ final class NcclCalls {
 
   NcclCommunicator communicator() {
     return nccl;
+  }
+
+  /** A symmetric window of the group's NCCL communicator ({@link GpuCommunicator#allocSymmetric}). */
+  GpuCommunicator.SymmetricMemory allocSymmetric(long bytes) {
+    NcclCommunicator.SymmetricBuffer window = nccl.allocSymmetric(bytes);
+    CommBuffer.Device buffer = new CommBuffer.Device(window.address(), window.bytes());
+    return new GpuCommunicator.SymmetricMemory() {
+      @Override
+      public CommBuffer.Device buffer() {
+        return buffer;
+      }
+
+      @Override
+      public void close() {
+        window.close();
+      }
+    };
   }
 
   /** What the call's buffers are as far as NCCL windows go (the route's NCCL variant depends on it). */
