@@ -409,10 +409,10 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     GroupAgreement.agree(rank, mine, paths.agreement(), t -> failure(null, t));
     RecordedBatch batch = mine.batch();
     List<RecordedBatch.Call> list = batch.calls();
-    boolean host = list.stream().anyMatch(c -> c.send() instanceof CommBuffer.Host || c.recv() instanceof CommBuffer.Host);
     if (list.isEmpty()) {
       return;
     }
+    boolean host = list.stream().anyMatch(c -> c.send() instanceof CommBuffer.Host || c.recv() instanceof CommBuffer.Host);
     List<GroupRoute.GroupStep> steps = kernels == null || paths.staged() || host ? null
         : route.group(list, c -> paths.registration(c.send(), c.sendCount(size) * c.type().byteSize(), c.recv(),
             c.recvCount(size) * c.type().byteSize()));
