@@ -30,7 +30,9 @@ final class HostGroup implements GroupAgreement.Exchange {
    * Forms the host-backend group of {@code group}'s ranks (rendezvous rounds, no device call).
    *
    * @param staged true when it carries the staged path's collectives: then it takes the group's
-   *               settings as they are; else a forced algorithm, which names a GPU path, is left out
+   *               settings as they are; else it carries only the agreement, and the settings that
+   *               choose the host backend's paths (a forced algorithm names a GPU path here; the
+   *               transport between hosts) are left to the host backend's own choice
    * @param why what the group needs it for, for the error when the host backend is not usable
    */
   static HostGroup form(GroupContext group, boolean staged, String why) {
@@ -43,6 +45,7 @@ final class HostGroup implements GroupAgreement.Exchange {
     if (!staged) {
       Map<String, String> settings = new HashMap<>(group.conf().asMap());
       settings.remove(GpuCollConf.ALGORITHM.key());
+      settings.remove(GpuCollConf.HOST_CROSS_HOST.key());
       context = new GroupContext(group.rendezvous(), group.members(), GpuCollConf.of(settings));
     }
     return new HostGroup(backend.create(context));
