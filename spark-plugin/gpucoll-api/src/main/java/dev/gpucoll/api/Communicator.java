@@ -70,17 +70,16 @@ public interface Communicator extends AutoCloseable {
    * order recorded, when it returns. Results are the same, bit for bit, as the same calls made one by
    * one. The calls of one group must not depend on each other (one call's output another's input),
    * as in NCCL. Every rank must record the same batch: the same collectives with the same counts,
-   * types, ops and roots, in the same order; the host backend, and the GPU backend where its ranks
-   * share a GPU (every call staged through the host), check that before any data moves and fail on
-   * every rank with a {@link CollectiveMismatchException} when they differ. Elsewhere the GPU backend
-   * checks it in the kernels where it fuses calls (see {@link GpuCommunicator#group}). Inside
-   * {@code calls} the communicator's own methods fail; an exception thrown by {@code calls} runs
-   * nothing and reaches this rank's caller as it is. The host backend and the GPU backend's staged
-   * path tell the other ranks at once: their group() fails naming this rank, having run nothing, and
-   * the communicator stays usable on every rank. On the GPU backend's kernel and NCCL paths their
-   * calls wait for this rank as for any call it does not make (in Spark, until Spark kills the
-   * stage's other tasks).
-   * An empty group does nothing.
+   * types, ops and roots, in the same order. Before any data moves every rank exchanges what it
+   * recorded, the first call whose arguments it refuses, or that its {@code calls} threw (one small
+   * exchange over the host, on every backend and path): when the batches differ every rank fails
+   * with a {@link CollectiveMismatchException}; when one rank refuses a call, or its {@code calls}
+   * threw, every rank fails at once naming it, without waiting for a timeout. Nothing has run then,
+   * and the communicator stays usable on every rank. Inside {@code calls} the communicator's own
+   * methods fail; an exception thrown by {@code calls} reaches this rank's caller as it is. A rank
+   * that makes another call instead of group() is not part of that exchange: the ranks wait for it
+   * as for any call it does not make.
+   * An empty group runs nothing (every rank still takes part in the exchange).
    */
   void group(Consumer<CollectiveBatch> calls);
 

@@ -30,15 +30,13 @@ public interface GpuCommunicator extends Communicator {
    * with one type and op, device buffers, and no call's buffers overlapping another's output, is ONE
    * kernel launch: up to 64 calls whose payloads, each rounded up to 8 bytes, fit 64 KB (16 calls of
    * 4 KB fit); a longer run takes several launches. Results are bit-identical to the same calls one
-   * by one. Those launches compare the batch across ranks on the GPU: where a fused launch of one rank
-   * meets a peer whose batch differs (another number of calls, a count, type or op, any other call
-   * of the batch, or a call outside a group), the fused rank fails with a
-   * {@link CollectiveMismatchException} naming that peer, without waiting for the timeout, and the
-   * communicator must be closed; a peer whose own call at that point is not fused fails as a
-   * mismatched single call does (it can time out, or complete with another rank's data). The other
-   * calls run as alone, our kernels back to back, the ones NCCL serves inside one
-   * {@code ncclGroupStart/End}; they are not compared (as in NCCL). A batch with a host buffer runs
-   * call by call, unfused and not compared.
+   * by one. Every rank's batch is compared, on every path, before anything is enqueued
+   * ({@link Communicator#group}); that exchange is on the host and does not wait for the stream.
+   * The fused launches also compare the batch on the GPU: where one meets a peer that made a call
+   * outside a group instead, the fused rank fails with a {@link CollectiveMismatchException} naming
+   * that peer, and the communicator must be closed. The other calls run as alone, our kernels back
+   * to back, the ones NCCL serves inside one {@code ncclGroupStart/End}. A batch with a host buffer
+   * runs call by call, unfused.
    */
   @Override
   void group(java.util.function.Consumer<CollectiveBatch> calls);

@@ -13,6 +13,7 @@ import dev.gpucoll.api.PathChoice;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.core.Algorithm;
 import dev.gpucoll.core.UnexpectedError;
+import dev.gpucoll.core.batch.GroupAgreement;
 import dev.gpucoll.core.batch.RecordedBatch;
 import dev.gpucoll.core.pairs.PairFold;
 import dev.gpucoll.core.spi.AllToAllvLayout;
@@ -25,22 +26,19 @@ import dev.gpucoll.core.spi.SplitOrder;
 import dev.gpucoll.cuda.GroupRoute.Route;
 import dev.gpucoll.cuda.eligibility.BufferRegistration;
 import dev.gpucoll.cuda.eligibility.GroupFacts;
-import dev.gpucoll.cuda.nccl.NcclCommunicator;
 import dev.gpucoll.cuda.nccl.PathProof;
 import dev.gpucoll.cuda.select.GpuPathReport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * One rank of a GPU group. Each call asks the group's {@link GroupRoute} which path it takes and
- * runs it: our kernels ({@link KernelCalls}), NCCL ({@link NcclCalls}) or the non-spinning staged
- * path ({@link StagedCalls}). Device buffers are enqueued on {@link #stream()}; host buffers are
- * staged through device scratch and complete before the call returns ({@link DeviceStage}). This
- * class validates calls, owns the lifecycle, and counts what ran for the report.
+ * runs it on {@link CallPaths}: our kernels ({@link KernelCalls}), NCCL ({@link NcclCalls}) or the
+ * non-spinning staged path ({@link StagedCalls}). Device buffers are enqueued on {@link #stream()};
+ * host buffers are staged through device scratch and complete before the call returns
+ * ({@link DeviceStage}). This class validates calls and owns the lifecycle; {@link CallLedger}
+ * counts what ran for the report, {@link CaptureGuard} keeps the capture rules.
  */
 final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   private final GroupContext group;
@@ -51,29 +49,17 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   private final Duration timeout;
   private final GroupRoute route;
   private final DeviceStage stage;
+  /** The paths the route runs calls on, formed with the group. */
+  private final CallPaths paths;
   /** Null when our kernels are off for this group. */
   private final KernelCalls kernels;
   /** Null when the group has no NCCL communicator. */
   private final NcclCalls nccl;
-  /** Null unless ranks share a GPU and must not spin. */
-  private final StagedCalls staged;
   private final List<String> findings = new ArrayList<>();
-  /**
-   * Calls that ran, by collective and algorithm ordinal: counted without building a "collective/algorithm"
-   * key or boxing per call; the reports build the keyed map on demand.
-   */
-  private final long[][] observed = new long[Collective.values().length][Algorithm.values().length];
-  private final List<CollectiveListener> listeners = new CopyOnWriteArrayList<>();
-  /**
-   * The MAXLOC / MINLOC call in progress, or null: its gather is counted as the allGather it is but
-   * tells the listeners nothing (the pair call tells them once it is done), its algorithm kept here.
-   */
-  private LocOp pairCall;
-  private Algorithm pairGather;
+  private final CallLedger ledger = new CallLedger();
+  private final CaptureGuard capture;
   private int splits;
   private boolean closed;
-  /** True while {@link #capture} records this communicator's stream. */
-  private boolean capturing;
   /** True while a {@link #group} body records its batch. */
   private boolean recording;
 
@@ -88,36 +74,10 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     this.route = new GroupRoute(rank, group.members(), group.conf());
     findings.addAll(route.findings());
     this.stage = new DeviceStage(rank, timeout);
-    DeviceMemoryReaper.opened(device); // balanced by release(), also when forming fails below
-    KernelCalls k = null;
-    NcclCalls n = null;
-    StagedCalls s = null;
-    try {
-      if (route.kernelsOn()) {
-        // Every rank maps every peer's workspace, also on the staged path: the handle exchange is checked either way.
-        // Programmatic dependent launch needs sm_90; the kernels' griddepcontrol.wait makes it safe.
-        k = new KernelCalls(group, route.topology(), device, timeout, stage, facts.computeCapability() >= 90);
-        findings.add("workspace: " + k.describe());
-      }
-      if (route.staged()) {
-        s = new StagedCalls(group, stage);
-      }
-      if (route.formsNccl()) {
-        // Every rank reaches this from the same gathered facts, so all create NCCL or none does.
-        NcclCommunicator c = NcclCommunicator.create(group.rendezvous(), device, route.ctaPolicy(), timeout);
-        n = new NcclCalls(rank, stage, c);
-        stage.onTimeout(() -> {
-          c.abort(); // an NCCL call waiting for a dead peer never returns on its own
-          stage.markBroken("NCCL aborted after a timeout");
-        });
-      }
-    } catch (RuntimeException e) {
-      release(k, s, n, stage.close());
-      throw e;
-    }
-    this.kernels = k;
-    this.staged = s;
-    this.nccl = n;
+    this.capture = new CaptureGuard(rank, stage);
+    this.paths = CallPaths.form(group, route, device, facts, timeout, stage, findings);
+    this.kernels = paths.kernels();
+    this.nccl = paths.nccl();
   }
 
   static CudaCommunicator create(GroupContext group) {
@@ -139,14 +99,14 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   @Override
   public void setStream(long cudaStream) {
     ensureOpen(null);
-    refuseWhileCapturing("setStream");
+    capture.refuseWhileCapturing("setStream");
     stage.setStream(cudaStream);
   }
 
   @Override
   public void synchronize() {
     ensureOpen(null);
-    refuseWhileCapturing("synchronize");
+    capture.refuseWhileCapturing("synchronize");
     stage.waitStream(null);
     if (nccl != null) {
       nccl.communicator().checkAsyncError();
@@ -164,25 +124,13 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       throw new IllegalArgumentException("symmetric memory size must be positive, got " + bytes + " bytes");
     }
     ensureOpen(null);
-    refuseWhileCapturing("allocSymmetric");
+    capture.refuseWhileCapturing("allocSymmetric");
     if (nccl == null) {
       String why = findings.stream().filter(f -> f.startsWith("no NCCL communicator")).findFirst()
           .orElse("no NCCL communicator");
       throw new CollectiveException(rank, null, "symmetric memory needs the group's NCCL communicator: " + why);
     }
-    NcclCommunicator.SymmetricBuffer window = nccl.communicator().allocSymmetric(bytes);
-    CommBuffer.Device buffer = new CommBuffer.Device(window.address(), window.bytes());
-    return new SymmetricMemory() {
-      @Override
-      public CommBuffer.Device buffer() {
-        return buffer;
-      }
-
-      @Override
-      public void close() {
-        window.close();
-      }
-    };
+    return nccl.allocSymmetric(bytes);
   }
 
   @Override
@@ -249,13 +197,11 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     String uncapturable = r == null ? null : r.plan() == null ? "MAXLOC/MINLOC fold the gathered pairs on the host"
         + " here (" + r.throughHost() + "); call them outside the capture"
         : CaptureRules.refusal(c, send, recv, GroupRoute.Kind.KERNEL);
-    if (uncapturable != null && (capturing || CudaNative.isCapturing(stage.stream()))) {
-      throw new CollectiveException(rank, c, CaptureRules.message(uncapturable));
-    }
+    capture.refuse(c, uncapturable);
     long start = System.nanoTime();
     if (count == 0) {
-      count(c, Algorithm.NOOP_EMPTY);
-      tell(c, op, Algorithm.NOOP_EMPTY, 0, start);
+      ledger.count(c, Algorithm.NOOP_EMPTY);
+      ledger.tell(c, op, Algorithm.NOOP_EMPTY, 0, start);
       return;
     }
     if (r.plan() == null) {
@@ -267,8 +213,8 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     } catch (Throwable t) {
       throw failure(c, t);
     }
-    count(c, r.plan().algorithm());
-    tell(c, op, r.plan().algorithm(), bytes, start);
+    ledger.count(c, r.plan().algorithm());
+    ledger.tell(c, op, r.plan().algorithm(), bytes, start);
   }
 
   /**
@@ -287,13 +233,8 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       throw failure(c, t);
     }
     java.nio.ByteBuffer gathered = java.nio.ByteBuffer.allocate(bytes * size).order(java.nio.ByteOrder.nativeOrder());
-    pairCall = op;
-    try {
-      allGather(CommBuffer.of(mine), CommBuffer.of(gathered), bytes, DataType.UINT8);
-    } finally {
-      pairCall = null;
-    }
-    Algorithm gather = pairGather;
+    Algorithm gather = ledger.pairGather(op, () -> allGather(CommBuffer.of(mine), CommBuffer.of(gathered), bytes,
+        DataType.UINT8));
     String nan = PairFold.nanProblem(gathered, size, count, type, op);
     if (nan != null) {
       throw new CollectiveException(rank, c, nan);
@@ -311,7 +252,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     } catch (Throwable t) {
       throw failure(c, t);
     }
-    tell(c, op, gather, (long) bytes * size, start);
+    ledger.tell(c, op, gather, (long) bytes * size, start);
   }
 
   @Override
@@ -344,30 +285,16 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     requireCapacity(c, "send", send, sendBytes);
     requireCapacity(c, "recv", recv, recvBytes);
     stage.checkAliasing(c, send, sendBytes, recv, recvBytes);
-    long start = System.nanoTime();
     Route r = route.route(c, AllToAllvPlan.maxBlock(sendCounts, recvCounts), type, ReduceOp.SUM,
         BufferRegistration.UNKNOWN);
-    refuseUncapturable(c, send, recv, r);
-    try {
-      switch (r.kind()) {
-        case ONE_RANK -> {
-          if (sendCounts[0] != recvCounts[0]) {
-            throw new CollectiveException(rank, c, "one rank sends " + sendCounts[0] + " elements to itself but expects "
-                + recvCounts[0]);
-          }
-          copyOneRank(c, send, recv, sendDispls[0] * e, recvDispls[0] * e, sendCounts[0] * e, recvBytes);
-        }
-        case STAGED -> staged.allToAllv(send, sendBytes, sendCounts, sendDispls, recv, recvBytes, recvCounts,
-            recvDispls, type);
-        case NCCL -> nccl.allToAllv(send, sendCounts, sendDispls, recv, recvCounts, recvDispls, type);
-        case KERNEL -> kernels.run(r.plan(), send, sendBytes, recv, recvBytes, 0, type, ReduceOp.SUM, 0,
-            new long[][] {sendCounts.clone(), sendDispls.clone(), recvCounts.clone(), recvDispls.clone()});
-      }
-    } catch (Throwable t) {
-      throw failure(c, t);
+    capture.refuse(c, CaptureRules.refusal(c, send, recv, r.kind()));
+    if (r.kind() == GroupRoute.Kind.ONE_RANK && sendCounts[0] != recvCounts[0]) {
+      throw new CollectiveException(rank, c, "one rank sends " + sendCounts[0] + " elements to itself but expects "
+          + recvCounts[0]);
     }
-    observed(c, r.algorithm(), r.kind() == GroupRoute.Kind.KERNEL ? r.plan().bytes() : Math.max(sendBytes, recvBytes),
-        start);
+    GpuCall call = new GpuCall(c, send, sendBytes, recv, recvBytes, 0, type, ReduceOp.SUM, 0,
+        new long[][] {sendCounts.clone(), sendDispls.clone(), recvCounts.clone(), recvDispls.clone()});
+    execute(new Checked(call, r));
   }
 
   @Override
@@ -377,7 +304,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
 
   @Override
   public void barrier() {
-    if (capturing) {
+    if (capture.capturing()) {
       throw new CollectiveException(rank, Collective.BARRIER,
           CaptureRules.message(CaptureRules.refusal(Collective.BARRIER, null, null, GroupRoute.Kind.KERNEL)));
     }
@@ -391,13 +318,8 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     execute(check(c, send, sendElems, recv, recvElems, count, type, op, root));
   }
 
-  /**
-   * One call whose every check passed: its route (null: an empty call, nothing to run) and its sizes.
-   *
-   * @param sendBytes bytes read from send; recvBytes bytes written to recv; count the per-rank count
-   */
-  private record Checked(Collective c, CommBuffer send, long sendBytes, CommBuffer recv, long recvBytes, long count,
-      DataType type, ReduceOp op, int root, Route route) {}
+  /** One call whose every check passed, and its route (null: an empty call, nothing to run). */
+  record Checked(GpuCall call, Route route) {}
 
   /**
    * Every check of one call that needs no device work, in one place: the communicator open, count,
@@ -429,197 +351,76 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       requireCapacity(c, "recv", recv, recvBytes);
       stage.checkAliasing(c, send, sendBytes, recv, recvBytes);
     }
+    GpuCall call = GpuCall.of(c, send, sendBytes, recv, recvBytes, count, type, op, root);
     if (count == 0 && c != Collective.BARRIER) {
       // Every rank passes the same count, so every rank skips: epochs stay in step.
-      return new Checked(c, send, sendBytes, recv, recvBytes, count, type, op, root, null);
+      return new Checked(call, null);
     }
-    BufferRegistration registration = nccl == null ? BufferRegistration.UNKNOWN
-        : nccl.registration(send, sendBytes, recv, recvBytes);
-    Route r = route.route(c, count, type, op, registration);
-    refuseUncapturable(c, send, recv, r);
-    return new Checked(c, send, sendBytes, recv, recvBytes, count, type, op, root, r);
+    Route r = route.route(c, count, type, op, paths.registration(send, sendBytes, recv, recvBytes));
+    capture.refuse(c, CaptureRules.refusal(c, send, recv, r.kind()));
+    return new Checked(call, r);
   }
 
   /** Runs a checked call on its route. */
-  private void execute(Checked k) {
-    Collective c = k.c();
+  private void execute(Checked checked) {
+    GpuCall k = checked.call();
+    Collective c = k.collective();
     long start = System.nanoTime();
-    Route r = k.route();
+    Route r = checked.route();
     if (r == null) {
-      observed(c, Algorithm.NOOP_EMPTY, 0, start);
+      ledger.observed(c, Algorithm.NOOP_EMPTY, 0, start);
       return;
     }
     try {
-      switch (r.kind()) {
-        case ONE_RANK -> copyOneRank(c, k.send(), k.recv(), 0, 0, k.count() * k.type().byteSize(), k.recvBytes());
-        case STAGED -> staged.run(c, k.send(), k.sendBytes(), k.recv(), k.recvBytes(), k.count(), k.type(), k.op(),
-            k.root());
-        case NCCL -> nccl.run(c, k.send(), k.sendBytes(), k.recv(), k.recvBytes(), k.count(), k.type(), k.op(),
-            k.root());
-        case KERNEL -> kernels.run(r.plan(), k.send(), k.sendBytes(), k.recv(), k.recvBytes(), k.count(), k.type(),
-            k.op(), k.root(), null);
-      }
+      paths.run(k, r);
     } catch (Throwable t) {
       throw failure(c, t);
     }
-    observed(c, r.algorithm(), r.kind() == GroupRoute.Kind.KERNEL ? r.plan().bytes()
+    ledger.observed(c, r.algorithm(), r.kind() == GroupRoute.Kind.KERNEL ? r.plan().bytes()
         : Math.max(k.sendBytes(), k.recvBytes()), start);
-  }
-
-  /**
-   * A collective of a one-rank group: its result is its input, so one copy on the stream (nothing
-   * when in place). Host buffers on both sides are copied in Java; a mix goes through device scratch.
-   */
-  private void copyOneRank(Collective c, CommBuffer send, CommBuffer recv, long srcOffset, long dstOffset, long bytes,
-      long recvBytes) {
-    if (c == Collective.BARRIER || bytes == 0) {
-      return;
-    }
-    if (send instanceof CommBuffer.Host hs && recv instanceof CommBuffer.Host hr) {
-      java.nio.ByteBuffer out = HostBuffers.bytes(hr, recvBytes);
-      out.put((int) dstOffset, HostBuffers.bytes(hs, srcOffset + bytes), (int) srcOffset, (int) bytes);
-      HostBuffers.write(hr, out);
-      return;
-    }
-    DeviceStage.CallPointers p = stage.pointers(c, send, srcOffset + bytes, recv, recvBytes);
-    if (p.send() + srcOffset != p.recv() + dstOffset) {
-      CudaNative.memcpyAsync(p.recv() + dstOffset, p.send() + srcOffset, bytes, stage.stream());
-    }
-    stage.finish(c, p, recv, recvBytes);
   }
 
   // ---- grouped calls and graph capture ----
 
   /**
-   * Records the batch, checks every call as its own method would (nothing is enqueued until all
-   * pass: a refused batch runs nothing and leaves the group usable), then enqueues it as
+   * Records the batch and checks every call as its own method would; every rank then agrees through
+   * {@link GroupAgreement} (one small allGather over the {@link HostGroup}, on every path): a body
+   * that threw, a refused call or a batch that differs on one rank fails every rank at once, before
+   * anything is enqueued, and the group stays usable. Then it enqueues the batch as
    * {@link GroupRoute#group} plans it (the one place that decides which calls fuse): each fused run
    * is one {@link KernelCalls#runBatch} launch, every other call runs on its own route, inside the
-   * NCCL group when the group has NCCL; a batch with a host buffer runs call by call. What is fused
-   * and checked across ranks: {@link GpuCommunicator#group}.
+   * NCCL group when the group has NCCL; a batch with a host buffer, and the staged path, run call
+   * by call. What is fused: {@link GpuCommunicator#group}.
    */
   @Override
   public void group(java.util.function.Consumer<dev.gpucoll.api.CollectiveBatch> calls) {
     ensureOpen(null);
-    if (staged != null) {
-      groupStaged(calls);
-      return;
-    }
-    RecordedBatch batch;
-    recording = true;
-    try {
-      batch = RecordedBatch.record(calls);
-    } finally {
-      recording = false;
-    }
+    List<Checked> checked = new ArrayList<>();
+    GroupAgreement.Proposal mine = GroupAgreement.propose(
+        () -> GroupAgreement.recordBetween(calls, () -> recording = true, () -> recording = false), call -> {
+          try {
+            checked.add(check(call.collective(), call.send(), call.sendCount(size), call.recv(), call.recvCount(size),
+                call.count(), call.type(), call.op(), call.root()));
+            return null;
+          } catch (CollectiveException e) {
+            return e;
+          }
+        });
+    GroupAgreement.agree(rank, mine, paths.agreement(), t -> failure(null, t));
+    RecordedBatch batch = mine.batch();
     List<RecordedBatch.Call> list = batch.calls();
     if (list.isEmpty()) {
       return;
     }
-    List<Checked> checked = new ArrayList<>(list.size());
-    boolean host = false;
-    for (int i = 0; i < list.size(); i++) {
-      RecordedBatch.Call call = list.get(i);
-      try {
-        checked.add(check(call.collective(), call.send(), call.sendCount(size), call.recv(), call.recvCount(size),
-            call.count(), call.type(), call.op(), call.root()));
-      } catch (CollectiveException e) {
-        throw batch.refused(rank, i, e);
-      }
-      host |= call.send() instanceof CommBuffer.Host || call.recv() instanceof CommBuffer.Host;
-    }
-    List<GroupRoute.GroupStep> steps = kernels == null || host ? null : route.group(list, c -> nccl == null
-        ? BufferRegistration.UNKNOWN : nccl.registration(c.send(), c.sendCount(size) * c.type().byteSize(), c.recv(),
+    boolean host = list.stream().anyMatch(c -> c.send() instanceof CommBuffer.Host || c.recv() instanceof CommBuffer.Host);
+    List<GroupRoute.GroupStep> steps = kernels == null || paths.staged() || host ? null
+        : route.group(list, c -> paths.registration(c.send(), c.sendCount(size) * c.type().byteSize(), c.recv(),
             c.recvCount(size) * c.type().byteSize()));
     if (nccl == null || host) {
       runGroupCalls(batch, checked, steps);
     } else {
       nccl.communicator().group(() -> runGroupCalls(batch, checked, steps));
     }
-  }
-
-  /** What a rank sends in place of a refused call's index when its group() body threw. */
-  private static final long BODY_THREW = -2;
-
-  /**
-   * {@link #group} where every call is staged through the host backend (ranks share a GPU; the
-   * route is the same on every rank): as on the host backend, every rank first exchanges its
-   * batch's signature and the first call it refuses, or that its body threw, in one small
-   * allGather of the host backend. A body that throws, a refused call or a batch that differs on
-   * one rank then fails every rank at once, before any data moves, and the group stays usable.
-   * Calls on this path complete before they return anyway, so the exchange costs no asynchrony.
-   */
-  private void groupStaged(java.util.function.Consumer<dev.gpucoll.api.CollectiveBatch> calls) {
-    RecordedBatch batch = null;
-    Throwable threw = null;
-    recording = true;
-    try {
-      batch = RecordedBatch.record(calls);
-    } catch (Throwable t) {
-      threw = t;
-    } finally {
-      recording = false;
-    }
-    List<RecordedBatch.Call> list = batch == null ? List.of() : batch.calls();
-    List<Checked> checked = new ArrayList<>(list.size());
-    int refused = -1;
-    CollectiveException refusal = null;
-    for (int i = 0; i < list.size() && refusal == null; i++) {
-      RecordedBatch.Call call = list.get(i);
-      try {
-        checked.add(check(call.collective(), call.send(), call.sendCount(size), call.recv(), call.recvCount(size),
-            call.count(), call.type(), call.op(), call.root()));
-      } catch (CollectiveException e) {
-        refused = i;
-        refusal = e;
-      }
-    }
-    long[] sig = batch == null ? new long[2] : batch.signature();
-    long[] gathered = null;
-    try {
-      gathered = staged.allGather(new long[] {sig[0], sig[1], threw == null ? refused : BODY_THREW});
-    } catch (Throwable t) {
-      CollectiveException e = failure(null, t);
-      if (threw == null) {
-        throw e;
-      }
-      threw.addSuppressed(e);
-    }
-    if (threw != null) {
-      throw sneaky(threw); // what the body threw reaches its caller unchanged
-    }
-    for (int r = 0; r < size; r++) {
-      if (gathered[3 * r + 2] == BODY_THREW) {
-        throw new CollectiveException(rank, null, "rank " + r + "'s group() body threw (its error says what), so no"
-            + " call of this group() ran on any rank");
-      }
-    }
-    long[] signatures = new long[2 * size];
-    for (int r = 0; r < size; r++) {
-      signatures[2 * r] = gathered[3 * r];
-      signatures[2 * r + 1] = gathered[3 * r + 1];
-    }
-    String mismatch = RecordedBatch.mismatch(signatures);
-    if (mismatch != null) {
-      throw new dev.gpucoll.api.CollectiveMismatchException(rank, null, mismatch);
-    }
-    if (refusal != null) {
-      throw batch.refused(rank, refused, refusal);
-    }
-    for (int r = 0; r < size; r++) {
-      int theirs = (int) gathered[3 * r + 2];
-      if (theirs >= 0) {
-        throw batch.refused(rank, theirs, new CollectiveException(rank, list.get(theirs).collective(),
-            "rank " + r + " refused its arguments (its error says why)"));
-      }
-    }
-    runGroupCalls(batch, checked, null);
-  }
-
-  /** Throws {@code t} as it is, checked or not. */
-  @SuppressWarnings("unchecked")
-  private static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
-    throw (T) t;
   }
 
   /** The batch's steps in order: fused runs through the batch kernel, every other call (all, when {@code steps} is null) alone. */
@@ -643,28 +444,15 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   /** One run of checked allReduces as one batch-kernel launch. */
   private void runFused(List<RecordedBatch.Call> list, GroupRoute.GroupStep step, long hash) {
     Collective c = Collective.ALL_REDUCE;
-    int n = step.calls();
-    long[] sends = new long[n];
-    long[] recvs = new long[n];
-    long[] counts = new long[n];
-    RecordedBatch.Call head = list.get(step.first());
     long start = System.nanoTime();
-    for (int i = 0; i < n; i++) {
-      RecordedBatch.Call call = list.get(step.first() + i);
-      long bytes = call.count() * call.type().byteSize();
-      DeviceStage.CallPointers p = stage.pointers(c, call.send(), bytes, call.recv(), bytes);
-      sends[i] = p.send();
-      recvs[i] = p.recv();
-      counts[i] = call.count();
-    }
     try {
-      kernels.runBatch(step.plan(), hash, sends, recvs, counts, 0, n, head.type(), head.op());
+      paths.runFused(list, step, hash);
     } catch (Throwable t) {
       throw failure(c, t);
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < step.calls(); i++) {
       RecordedBatch.Call call = list.get(step.first() + i);
-      observed(c, Algorithm.GPU_LL_ONESHOT, call.count() * call.type().byteSize(), start);
+      ledger.observed(c, Algorithm.GPU_LL_ONESHOT, call.count() * call.type().byteSize(), start);
     }
   }
 
@@ -674,71 +462,8 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       throw new IllegalArgumentException("capture step is null");
     }
     ensureOpen(null);
-    refuseWhileCapturing("capture");
-    long stream = stage.stream();
-    if (stream == 0) {
-      throw new CollectiveException(rank, null, CaptureRules.message("the legacy default stream (0) cannot be"
-          + " captured; setStream() to a created stream"));
-    }
-    CudaNative.beginCapture(stream);
-    capturing = true;
-    long exec;
-    try {
-      step.run();
-    } catch (RuntimeException | Error e) {
-      capturing = false;
-      try {
-        CudaNative.graphExecDestroy(CudaNative.endCaptureAndInstantiate(stream));
-      } catch (RuntimeException ended) {
-        e.addSuppressed(ended); // an invalidated capture cannot be instantiated: nothing to free
-      }
-      throw e;
-    }
-    capturing = false;
-    try {
-      exec = CudaNative.endCaptureAndInstantiate(stream);
-    } catch (CudaException e) {
-      throw new CollectiveException(rank, null, "CUDA refused the captured graph: " + e.getMessage(), e);
-    }
-    return new CapturedGraph() {
-      private long graph = exec;
-
-      @Override
-      public void replay() {
-        if (graph == 0) {
-          throw new IllegalStateException("this graph is closed");
-        }
-        ensureOpen(null);
-        CudaNative.graphLaunch(graph, stage.stream());
-      }
-
-      @Override
-      public void close() {
-        long g = graph;
-        graph = 0;
-        CudaNative.graphExecDestroy(g);
-      }
-    };
+    return capture.capture(step, () -> ensureOpen(null));
   }
-
-  private void refuseWhileCapturing(String method) {
-    if (capturing) {
-      throw new CollectiveException(rank, null, method + "() " + CaptureRules.message(CaptureRules.refusal(method)));
-    }
-  }
-
-  /**
-   * Refuses a call that cannot be captured while a capture records its stream: ours ({@link #capture})
-   * or the caller's own (cudaStreamBeginCapture on the stream it gave us). Asked of CUDA only for the
-   * calls that would be refused, which wait on the host anyway, so capturable calls pay nothing.
-   */
-  private void refuseUncapturable(Collective c, CommBuffer send, CommBuffer recv, Route r) {
-    String why = CaptureRules.refusal(c, send, recv, r.kind());
-    if (why != null && (capturing || CudaNative.isCapturing(stage.stream()))) {
-      throw new CollectiveException(rank, c, CaptureRules.message(why));
-    }
-  }
-
 
   /**
    * A CollectiveException as it is; any other error (a CUDA error, an OutOfMemoryError, a bug)
@@ -752,47 +477,6 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     stage.markBroken("unexpected " + t);
     return new CollectiveException(rank, c, "unexpected " + t + "; the communicator is unusable",
         UnexpectedError.causeFor(t));
-  }
-
-  private void observed(Collective c, Algorithm algorithm, long bytes, long startNanos) {
-    count(c, algorithm);
-    if (pairCall != null) {
-      pairGather = algorithm; // the pair call tells the listeners
-    } else {
-      tell(c, null, algorithm, bytes, startNanos);
-    }
-  }
-
-  private void count(Collective c, Algorithm algorithm) {
-    observed[c.ordinal()][algorithm.ordinal()]++;
-  }
-
-  /** Tells the listeners of a completed call; a MAXLOC / MINLOC one ({@code loc}) as such. */
-  private void tell(Collective c, LocOp loc, Algorithm algorithm, long bytes, long startNanos) {
-    if (!listeners.isEmpty()) {
-      long nanos = System.nanoTime() - startNanos;
-      for (CollectiveListener l : listeners) {
-        if (loc == null) {
-          l.onCollective(c, algorithm.id(), bytes, nanos);
-        } else {
-          l.onLocCollective(loc, algorithm.id(), bytes, nanos);
-        }
-      }
-    }
-  }
-
-  /** The observed calls keyed as {@link RankReport#pathKey}, zero counts left out. */
-  private Map<String, Long> observedCounts() {
-    Map<String, Long> out = new TreeMap<>();
-    for (Collective c : Collective.values()) {
-      for (Algorithm a : Algorithm.values()) {
-        long n = observed[c.ordinal()][a.ordinal()];
-        if (n > 0) {
-          out.put(RankReport.pathKey(c, a.id()), n);
-        }
-      }
-    }
-    return out;
   }
 
   private void requireCapacity(Collective c, String which, CommBuffer b, long bytes) {
@@ -814,12 +498,12 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
 
   @Override
   public List<String> observedPaths() {
-    return RankReport.observedPaths(observedCounts());
+    return RankReport.observedPaths(ledger.counts(true));
   }
 
   @Override
   public void addListener(CollectiveListener listener) {
-    listeners.add(listener);
+    ledger.addListener(listener);
   }
 
   /**
@@ -838,14 +522,8 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     f.add("device " + device + ": " + facts.name() + " " + facts.uuid() + " (" + facts.pciBusId() + ", sm_"
         + facts.computeCapability() + ")");
     // NCCL calls are counted by the proof (confirmed by NCCL's log, or "nccl-unconfirmed"), not twice.
-    Map<String, Long> ours = new TreeMap<>();
-    observedCounts().forEach((k, v) -> {
-      if (proof == null || !Algorithm.ofId(k.substring(k.indexOf('/') + 1)).isNccl()) {
-        ours.put(k, v);
-      }
-    });
     RankReport r = GpuPathReport.build(group.rendezvous().groupId(), rank, group.self().host(),
-        group.rendezvous().kind(), groupFacts, this::explain, route.ctaPolicy(), f, ours, proof);
+        group.rendezvous().kind(), groupFacts, this::explain, route.ctaPolicy(), f, ledger.counts(proof == null), proof);
     return new RankReport(r.groupId(), r.rank(), r.size(), r.host(), backend(), r.rendezvous(), r.predicted(),
         r.observed(), r.findings());
   }
@@ -859,7 +537,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
   @Override
   public GpuCommunicator split(int color, int key) {
     ensureOpen(null);
-    refuseWhileCapturing("split");
+    capture.refuseWhileCapturing("split");
     int[] members = SplitOrder.members(group.rendezvous().allGather(SplitOrder.payload(color, key), timeout), color);
     int split = ++splits;
     SplitRendezvous child = new SplitRendezvous(group.rendezvous(),
@@ -874,7 +552,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
         }
         CudaNative.setDevice(device);
         out = new CudaCommunicator(new GroupContext(child, childMembers, group.conf()));
-        for (CollectiveListener l : listeners) {
+        for (CollectiveListener l : ledger.listeners()) {
           CollectiveListener of = l.onSplit(split);
           if (of != null) {
             out.addListener(of);
@@ -909,25 +587,6 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       return;
     }
     closed = true;
-    release(kernels, staged, nccl, stage.close());
-  }
-
-  /** Closes what was formed; device memory is freed once no communicator on the device spins. */
-  private void release(KernelCalls k, StagedCalls s, NcclCalls n, List<Runnable> stageFrees) {
-    try {
-      if (s != null) {
-        s.close();
-      }
-      if (n != null) {
-        n.communicator().close();
-      }
-    } finally {
-      List<Runnable> frees = new ArrayList<>();
-      if (k != null) {
-        frees.add(k::close);
-      }
-      frees.addAll(stageFrees);
-      DeviceMemoryReaper.closed(device, frees);
-    }
+    paths.close();
   }
 }

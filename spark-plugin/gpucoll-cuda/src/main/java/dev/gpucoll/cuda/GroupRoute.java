@@ -478,14 +478,14 @@ final class GroupRoute {
   Route route(Collective c, long count, DataType type, ReduceOp op, BufferRegistration registration) {
     long key = routeKey(c, count, type, op, registration);
     if (key < 0) {
-      return decide(c, count, type, op, registration, null); // negative or too large to pack: not memoized
+      return decide(c, count, type, op, registration, Reasons.NONE); // negative or too large to pack: not memoized
     }
     int slot = (int) (mix(key) & (ROUTE_MEMO_SLOTS - 1));
     RouteMemo m = routes[slot];
     if (m != null && m.key() == key) {
       return m.route();
     }
-    Route r = decide(c, count, type, op, registration, null); // a failure (forced variant) is not memoized
+    Route r = decide(c, count, type, op, registration, Reasons.NONE); // a failure (forced variant) is not memoized
     routes[slot] = new RouteMemo(key, r);
     return r;
   }
@@ -508,7 +508,7 @@ final class GroupRoute {
     List<String> why = new ArrayList<>();
     try {
       long count = bytes < 0 ? bytes : (bytes + 3) / 4;
-      Route r = decide(c, count, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.UNKNOWN, why);
+      Route r = decide(c, count, DataType.FLOAT32, ReduceOp.SUM, BufferRegistration.UNKNOWN, new Reasons(why));
       return new PathChoice(c, bytes, r.algorithm().id(), why);
     } catch (CollectiveException e) {
       return new PathChoice(c, bytes, "unsupported", List.of(e.getMessage()));
@@ -536,29 +536,56 @@ final class GroupRoute {
     return lines;
   }
 
+  /**
+   * Where {@link #decide} says why it chose: {@link #explain}'s list, or nowhere for {@link #route},
+   * which builds no text (a reason that must be built is a Supplier, called only for a list).
+   */
+  private static final class Reasons {
+    static final Reasons NONE = new Reasons(null);
+    private final List<String> lines;
+
+    Reasons(List<String> lines) {
+      this.lines = lines;
+    }
+
+    void add(String reason) {
+      if (lines != null) {
+        lines.add(reason);
+      }
+    }
+
+    void add(java.util.function.Supplier<String> reason) {
+      if (lines != null) {
+        lines.add(reason.get());
+      }
+    }
+
+    void addAll(List<String> reasons) {
+      if (lines != null) {
+        lines.addAll(reasons);
+      }
+    }
+  }
+
   private Route decide(Collective c, long count, DataType type, ReduceOp op, BufferRegistration registration,
-      List<String> why) {
+      Reasons why) {
     if (count < 0) {
       throw new CollectiveException(rank, c, "negative count " + count);
     }
     long bytes = count * type.byteSize();
     if (size == 1 && forced.isEmpty() && forcedVariant == null) {
-      note(why, "one rank: the result is the input, so one cudaMemcpyAsync on the stream (nothing in place;"
+      why.add("one rank: the result is the input, so one cudaMemcpyAsync on the stream (nothing in place;"
           + " a barrier waits for the stream only)");
       return Route.ONE_RANK;
     }
     if (stagedWhy != null) {
-      if (why != null) {
-        why.add(stagedWhy + ": copy to pinned host memory and run the host backend");
-      }
+      why.add(() -> stagedWhy + ": copy to pinned host memory and run the host backend");
       return Route.STAGED;
     }
     if (kernelsOff != null) {
-      if (why != null) {
-        why.add("our kernels are off: " + kernelsOff);
-      }
+      why.add(() -> "our kernels are off: " + kernelsOff);
       if (c == Collective.BARRIER) {
-        note(why, "a 1-element NCCL allReduce");
+        why.add("a 1-element NCCL allReduce");
         return new Route(Kind.NCCL, Algorithm.NCCL_BARRIER, null);
       }
       Algorithm a = c == Collective.ALL_TO_ALLV ? Algorithm.NCCL : ncclAlgorithm(c, bytes, registration, why);
@@ -571,27 +598,18 @@ final class GroupRoute {
       }
     }
     LaunchPlan plan = kernelPlan(c, count, type, op, why);
-    if (why != null) {
-      why.add("kernel " + plan.kernel() + ", grid " + plan.grid() + " x " + KernelTable.BLOCK_THREADS);
-    }
+    why.add(() -> "kernel " + plan.kernel() + ", grid " + plan.grid() + " x " + KernelTable.BLOCK_THREADS);
     return new Route(Kind.KERNEL, plan.algorithm(), plan);
   }
 
-  /** For constant reasons; a reason built by concatenation is guarded by {@code why != null} so route() builds none. */
-  private static void note(List<String> why, String reason) {
-    if (why != null) {
-      why.add(reason);
-    }
-  }
-
   /** The NCCL algorithm for this call, or null when our kernels take it. */
-  private Algorithm ncclAlgorithm(Collective c, long bytes, BufferRegistration registration, List<String> why) {
+  private Algorithm ncclAlgorithm(Collective c, long bytes, BufferRegistration registration, Reasons why) {
     Algorithm a = ncclDecision(c, bytes, registration, why);
     return a == Algorithm.GPU_LL ? null : a;
   }
 
   /** NCCL's algorithm for the call, or GPU_LL meaning "our kernels". */
-  private Algorithm ncclDecision(Collective c, long bytes, BufferRegistration registration, List<String> why) {
+  private Algorithm ncclDecision(Collective c, long bytes, BufferRegistration registration, Reasons why) {
     if (forced.isPresent()) {
       Algorithm a = forced.get();
       if (!a.isNccl()) {
@@ -602,9 +620,7 @@ final class GroupRoute {
         throw new CollectiveException(rank, c, GpuCollConf.ALGORITHM.key() + "=" + a + " cannot run " + c.apiName()
             + " on this group (" + size + " ranks): " + String.join("; ", blockers));
       }
-      if (why != null) {
-        why.add("forced by " + GpuCollConf.ALGORITHM.key() + "=" + a);
-      }
+      why.add(() -> "forced by " + GpuCollConf.ALGORITHM.key() + "=" + a);
       return a;
     }
     if (facts == null) {
@@ -612,21 +628,15 @@ final class GroupRoute {
     }
     if (kernelsOff == null) {
       if (!kernelBlockers.isEmpty()) {
-        if (why != null) {
-          why.add("our kernels cannot run: " + String.join("; ", kernelBlockers));
-        }
+        why.add(() -> "our kernels cannot run: " + String.join("; ", kernelBlockers));
       } else if (bytes <= twoShotMax) {
         return Algorithm.GPU_LL;
       } else {
-        if (why != null) {
-          why.add(bytes + " B > gpu.twoShotMaxBytes " + twoShotMax + " B: NCCL moves large messages");
-        }
+        why.add(() -> bytes + " B > gpu.twoShotMaxBytes " + twoShotMax + " B: NCCL moves large messages");
       }
     }
     Verdict v = ZeroCtaDetector.evaluate(facts, ctaPolicy, c, registration, null, null);
-    if (why != null) {
-      why.addAll(v.findings());
-    }
+    why.addAll(v.findings());
     return Algorithm.ofId(v.predicted().algorithm());
   }
 
@@ -659,25 +669,21 @@ final class GroupRoute {
     }).orElse(null);
   }
 
-  private LaunchPlan kernelPlan(Collective c, long count, DataType t, ReduceOp op, List<String> why) {
+  private LaunchPlan kernelPlan(Collective c, long count, DataType t, ReduceOp op, Reasons why) {
     Protocol forcedProtocol = forcedProtocol();
     Protocol p;
     if (c == Collective.BARRIER) {
-      note(why, "flag barrier kernel: every rank enters before any leaves");
+      why.add("flag barrier kernel: every rank enters before any leaves");
       p = Protocol.FLAG_BARRIER;
     } else if (forcedProtocol != null) {
-      if (why != null) {
-        why.add("protocol forced to " + forcedProtocol.name().toLowerCase(java.util.Locale.ROOT));
-      }
+      why.add(() -> "protocol forced to " + forcedProtocol.name().toLowerCase(java.util.Locale.ROOT));
       p = forcedProtocol;
     } else {
       p = switch (c) {
         case ALL_REDUCE -> allReduceProtocol(t, op, count, why);
         case ALL_TO_ALLV -> {
-          if (why != null) {
-            why.add("allToAllv: per-peer counts differ between ranks and are not known to all, so every rank"
-                + " takes the credit pipe (any size); the LL kernel only when forced");
-          }
+          why.add(() -> "allToAllv: per-peer counts differ between ranks and are not known to all, so every rank"
+              + " takes the credit pipe (any size); the LL kernel only when forced");
           yield Protocol.PIPE;
         }
         default -> movementProtocol(c, t, count, why);
@@ -729,7 +735,7 @@ final class GroupRoute {
     return new LaunchPlan(c, k, name, k.grid(bytes), count, bytes, k.algorithm());
   }
 
-  private Protocol allReduceProtocol(DataType t, ReduceOp op, long count, List<String> why) {
+  private Protocol allReduceProtocol(DataType t, ReduceOp op, long count, Reasons why) {
     long bytes = count * t.byteSize();
     KernelTable.Kernel ll = KernelTable.kernel(Collective.ALL_REDUCE, Protocol.LL);
     KernelTable.Kernel sentinel = KernelTable.kernel(Collective.ALL_REDUCE, Protocol.SENTINEL);
@@ -737,48 +743,36 @@ final class GroupRoute {
     boolean twoShot = bytes <= twoShotMax && count <= sentinel.capacityElements(t);
     if (size >= ll128MinRanks && ll128.supports(t) && ll128.supports(op) && twoShot
         && count <= ll128.capacityElements(t)) {
-      if (why != null) {
-        why.add(size + " ranks >= gpu.ll128MinRanks " + ll128MinRanks + ", " + op + ", " + bytes + " B <= "
-            + twoShotMax + " B: LL128-atomic reduce-scatter + all-gather (float sums in arrival order:"
-            + " identical on all ranks, last bits may vary between runs)");
-      }
+      why.add(() -> size + " ranks >= gpu.ll128MinRanks " + ll128MinRanks + ", " + op + ", " + bytes + " B <= "
+          + twoShotMax + " B: LL128-atomic reduce-scatter + all-gather (float sums in arrival order:"
+          + " identical on all ranks, last bits may vary between runs)");
       return Protocol.LL128;
     }
     if (bytes <= oneShotMax && count <= ll.capacityElements(t)) {
-      if (why != null) {
-        why.add(bytes + " B <= " + Math.min(oneShotMax, ll.capacityElements(t) * t.byteSize())
-            + " B: one-shot over LL slots, barrier-free");
-      }
+      why.add(() -> bytes + " B <= " + Math.min(oneShotMax, ll.capacityElements(t) * t.byteSize())
+          + " B: one-shot over LL slots, barrier-free");
       return Protocol.LL;
     }
     if (twoShot) {
-      if (why != null) {
-        why.add(bytes + " B <= " + Math.min(twoShotMax, sentinel.capacityElements(t) * t.byteSize())
-            + " B: two-shot with sentinel prefill, double-buffered");
-      }
+      why.add(() -> bytes + " B <= " + Math.min(twoShotMax, sentinel.capacityElements(t) * t.byteSize())
+          + " B: two-shot with sentinel prefill, double-buffered");
       return Protocol.SENTINEL;
     }
-    if (why != null) {
-      why.add(bytes + " B > " + Math.min(twoShotMax, sentinel.capacityElements(t) * t.byteSize())
-          + " B: reduce-scatter + all-gather through the credit pipe");
-    }
+    why.add(() -> bytes + " B > " + Math.min(twoShotMax, sentinel.capacityElements(t) * t.byteSize())
+        + " B: reduce-scatter + all-gather through the credit pipe");
     return Protocol.PIPE;
   }
 
   /** LL up to the per-peer limit and the LL kernel's capacity, else the pipe. */
-  private Protocol movementProtocol(Collective c, DataType t, long perPeerCount, List<String> why) {
+  private Protocol movementProtocol(Collective c, DataType t, long perPeerCount, Reasons why) {
     long perPeerBytes = perPeerCount * t.byteSize();
     long llMax = Math.min(llMovementMax, KernelTable.kernel(c, Protocol.LL).capacityElements(t) * t.byteSize());
     if (perPeerBytes <= llMax) {
-      if (why != null) {
-        why.add(perPeerBytes + " B per peer <= " + llMax + " B: LL slots, barrier-free");
-      }
+      why.add(() -> perPeerBytes + " B per peer <= " + llMax + " B: LL slots, barrier-free");
       return Protocol.LL;
     }
-    if (why != null) {
-      why.add(perPeerBytes + " B per peer > " + llMax + " B: credit pipe"
-          + (llMovementMax == LL_MOVEMENT_MAX_ACROSS_GPUS ? " (LL is slower from here across GPUs, measured)" : ""));
-    }
+    why.add(() -> perPeerBytes + " B per peer > " + llMax + " B: credit pipe"
+        + (llMovementMax == LL_MOVEMENT_MAX_ACROSS_GPUS ? " (LL is slower from here across GPUs, measured)" : ""));
     return Protocol.PIPE;
   }
 }

@@ -84,14 +84,10 @@ final class KernelCalls {
     return epochs.last();
   }
 
-  /**
-   * Stages host buffers through device scratch around one launch.
-   *
-   * @param a2av allToAllv's {sendCounts, sendDispls, recvCounts, recvDispls}, else null
-   */
-  void run(LaunchPlan plan, CommBuffer send, long sendBytes, CommBuffer recv, long recvBytes, long count,
-      DataType type, ReduceOp op, int root, long[][] a2av) {
-    launchCall(plan, send, sendBytes, recv, recvBytes, count, type.ordinal(), op.ordinal(), root, a2av);
+  /** Stages host buffers through device scratch around one launch of {@code plan} for {@code k}. */
+  void run(LaunchPlan plan, GpuCall k) {
+    launchCall(plan, k.send(), k.sendBytes(), k.recv(), k.recvBytes(), k.count(), k.type().ordinal(), k.op().ordinal(),
+        k.root(), k.a2av());
   }
 
   /** A pair kernel's launch (kernel_abi.h section 7): {@code plan.count()} pairs of {@code type}, host buffers staged alike. */

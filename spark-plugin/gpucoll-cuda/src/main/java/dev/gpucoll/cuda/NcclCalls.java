@@ -4,6 +4,7 @@ import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CommBuffer;
 import dev.gpucoll.api.DataType;
+import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.api.ReduceOp;
 import dev.gpucoll.cuda.eligibility.BufferRegistration;
 import dev.gpucoll.cuda.nccl.NcclCommunicator;
@@ -24,6 +25,23 @@ final class NcclCalls {
     return nccl;
   }
 
+  /** A symmetric window of the group's NCCL communicator ({@link GpuCommunicator#allocSymmetric}). */
+  GpuCommunicator.SymmetricMemory allocSymmetric(long bytes) {
+    NcclCommunicator.SymmetricBuffer window = nccl.allocSymmetric(bytes);
+    CommBuffer.Device buffer = new CommBuffer.Device(window.address(), window.bytes());
+    return new GpuCommunicator.SymmetricMemory() {
+      @Override
+      public CommBuffer.Device buffer() {
+        return buffer;
+      }
+
+      @Override
+      public void close() {
+        window.close();
+      }
+    };
+  }
+
   /** What the call's buffers are as far as NCCL windows go (the route's NCCL variant depends on it). */
   BufferRegistration registration(CommBuffer send, long sendBytes, CommBuffer recv, long recvBytes) {
     if (send instanceof CommBuffer.Device s && recv instanceof CommBuffer.Device r) {
@@ -32,16 +50,24 @@ final class NcclCalls {
     return BufferRegistration.NONE; // host buffers are staged through unregistered scratch
   }
 
-  void run(Collective c, CommBuffer send, long sendBytes, CommBuffer recv, long recvBytes, long count,
-      DataType type, ReduceOp op, int root) {
-    DeviceStage.CallPointers p = stage.pointers(c, send, sendBytes, recv, recvBytes);
+  void run(GpuCall k) {
+    Collective c = k.collective();
+    if (c == Collective.ALL_TO_ALLV) {
+      if (!(k.send() instanceof CommBuffer.Device sd) || !(k.recv() instanceof CommBuffer.Device rd)) {
+        throw new CollectiveException(rank, c, "allToAllv over NCCL takes device buffers");
+      }
+      nccl.allToAllv(sd.address(), k.sendCounts(), k.sendDispls(), rd.address(), k.recvCounts(), k.recvDispls(),
+          k.type(), stage.stream());
+      return;
+    }
+    DeviceStage.CallPointers p = stage.pointers(c, k.send(), k.sendBytes(), k.recv(), k.recvBytes());
     long stream = stage.stream();
     switch (c) {
-      case ALL_REDUCE -> nccl.allReduce(p.send(), p.recv(), count, type, op, stream);
-      case ALL_GATHER -> nccl.allGather(p.send(), p.recv(), count, type, stream);
-      case REDUCE_SCATTER -> nccl.reduceScatter(p.send(), p.recv(), count, type, op, stream);
-      case ALL_TO_ALL -> nccl.allToAll(p.send(), p.recv(), count, type, stream);
-      case BROADCAST -> nccl.broadcast(p.send(), p.recv(), count, type, root, stream);
+      case ALL_REDUCE -> nccl.allReduce(p.send(), p.recv(), k.count(), k.type(), k.op(), stream);
+      case ALL_GATHER -> nccl.allGather(p.send(), p.recv(), k.count(), k.type(), stream);
+      case REDUCE_SCATTER -> nccl.reduceScatter(p.send(), p.recv(), k.count(), k.type(), k.op(), stream);
+      case ALL_TO_ALL -> nccl.allToAll(p.send(), p.recv(), k.count(), k.type(), stream);
+      case BROADCAST -> nccl.broadcast(p.send(), p.recv(), k.count(), k.type(), k.root(), stream);
       case BARRIER -> {
         long word = stage.scratch(8); // a 1-element allReduce, then wait
         nccl.allReduce(word, word, 1, DataType.INT32, ReduceOp.SUM, stream);
@@ -49,14 +75,6 @@ final class NcclCalls {
       }
       default -> throw new CollectiveException(rank, c, "not routed to NCCL");
     }
-    stage.finish(c, p, recv, recvBytes);
-  }
-
-  void allToAllv(CommBuffer send, long[] sendCounts, long[] sendDispls, CommBuffer recv, long[] recvCounts,
-      long[] recvDispls, DataType type) {
-    if (!(send instanceof CommBuffer.Device sd) || !(recv instanceof CommBuffer.Device rd)) {
-      throw new CollectiveException(rank, Collective.ALL_TO_ALLV, "allToAllv over NCCL takes device buffers");
-    }
-    nccl.allToAllv(sd.address(), sendCounts, sendDispls, rd.address(), recvCounts, recvDispls, type, stage.stream());
+    stage.finish(c, p, k.recv(), k.recvBytes());
   }
 }

@@ -268,51 +268,87 @@ class SimulatedCommunicatorTest {
     }
   }
 
+  /**
+   * On every rank of a 2-rank group formed with {@code settings}: rank 1's group() body throws after
+   * one call, then (second group) rank 1 refuses an argument. Each time every rank fails at once
+   * (not after the 20 s timeout), nothing runs, and the group stays usable; then {@code after} runs
+   * on each rank. Returns each rank's two messages (rank 1's first: "BodyError", its own error
+   * unchanged).
+   */
+  private static List<List<String>> bodyThrowsThenRefusal(Map<String, String> settings, RankBody<Void> after)
+      throws Exception {
+    return onRanks(2, settings, comm -> {
+      long a = upload(new float[] {1, 2, 3, 4});
+      long out = upload(new float[] {-1, -1, -1, -1});
+      long small = CudaNative.malloc(8);
+      List<String> messages = new ArrayList<>();
+      try {
+        long start = System.nanoTime();
+        RuntimeException thrown = assertThrows(RuntimeException.class, () -> comm.group(g -> {
+          g.allReduce(CommBuffer.device(a, 16), CommBuffer.device(out, 16), 4, DataType.FLOAT32, ReduceOp.SUM);
+          if (comm.rank() == 1) {
+            throw new BodyError();
+          }
+        }));
+        assertTrue(comm.rank() == 1 ? thrown instanceof BodyError : thrown instanceof CollectiveException,
+            String.valueOf(thrown));
+        messages.add(thrown instanceof BodyError ? "BodyError" : thrown.getMessage());
+        CommBuffer recv = comm.rank() == 1 ? CommBuffer.device(small, 8) : CommBuffer.device(out, 16);
+        CollectiveException refused = assertThrows(CollectiveException.class, () -> comm.group(g ->
+            g.allReduce(CommBuffer.device(a, 16), recv, 4, DataType.FLOAT32, ReduceOp.SUM)));
+        messages.add(refused.getMessage());
+        assertTrue(System.nanoTime() - start < 10_000_000_000L, "waited for the timeout");
+        assertArrayEquals(new float[] {-1, -1, -1, -1}, read(out, 4, comm), "a call of a failed group ran");
+        assertEquals(null, ((CudaCommunicator) comm).unusableReason());
+        after.run(comm);
+        return messages;
+      } finally {
+        CudaNative.free(a);
+        CudaNative.free(out);
+        CudaNative.free(small);
+      }
+    });
+  }
+
+  private static void assertEveryRankNamedRankOne(List<List<String>> seen) {
+    assertEquals("BodyError", seen.get(1).get(0), "the body's error reaches its caller unchanged");
+    assertTrue(seen.get(0).get(0).contains("rank 1's group() body threw (its error says what), so no call of this"
+        + " group() ran on any rank"), seen.get(0).get(0));
+    assertTrue(seen.get(0).get(1).contains("rank 1 refused its arguments"), seen.get(0).get(1));
+    assertTrue(seen.get(1).get(1).contains("recv buffer holds 8 bytes"), seen.get(1).get(1));
+  }
+
   @Test
   void aGroupBodyThatThrowsOnOneRankFailsTheOthersAtOnceAndTheGroupStaysUsable() throws Exception {
     try (SimulatedDevice.Installed sim = SimulatedDevice.install()) {
-      // Ranks sharing the GPU take the staged path. Rank 1's body throws after one call, then (second
-      // group) rank 1 refuses an argument: each time rank 0 fails at once naming rank 1, not after the 20 s timeout.
-      List<List<String>> seen = onRanks(2, Map.of(), comm -> {
+      // Ranks sharing the GPU take the staged path: after the failed groups a group runs.
+      assertEveryRankNamedRankOne(bodyThrowsThenRefusal(Map.of(), comm -> {
+        assertEquals("gpu-staged-host", comm.explain(Collective.ALL_REDUCE, 16).algorithm());
         long a = upload(new float[] {1, 2, 3, 4});
         long out = upload(new float[] {-1, -1, -1, -1});
-        long small = CudaNative.malloc(8);
-        List<String> messages = new ArrayList<>();
         try {
-          long start = System.nanoTime();
-          RuntimeException thrown = assertThrows(RuntimeException.class, () -> comm.group(g -> {
-            g.allReduce(CommBuffer.device(a, 16), CommBuffer.device(out, 16), 4, DataType.FLOAT32, ReduceOp.SUM);
-            if (comm.rank() == 1) {
-              throw new BodyError();
-            }
-          }));
-          if (comm.rank() == 1) {
-            assertTrue(thrown instanceof BodyError, "the body's error reaches its caller unchanged: " + thrown);
-          } else {
-            assertTrue(thrown instanceof CollectiveException, String.valueOf(thrown));
-            messages.add(thrown.getMessage());
-          }
-          CommBuffer recv = comm.rank() == 1 ? CommBuffer.device(small, 8) : CommBuffer.device(out, 16);
-          CollectiveException refused = assertThrows(CollectiveException.class, () -> comm.group(g ->
-              g.allReduce(CommBuffer.device(a, 16), recv, 4, DataType.FLOAT32, ReduceOp.SUM)));
-          messages.add(refused.getMessage());
-          assertTrue(System.nanoTime() - start < 10_000_000_000L, "waited for the timeout");
-          assertArrayEquals(new float[] {-1, -1, -1, -1}, read(out, 4, comm), "a call of a failed group ran");
-          assertEquals(null, ((CudaCommunicator) comm).unusableReason());
           comm.group(g -> g.allReduce(CommBuffer.device(a, 16), CommBuffer.device(out, 16), 4, DataType.FLOAT32,
               ReduceOp.SUM));
           assertArrayEquals(new float[] {2, 4, 6, 8}, read(out, 4, comm));
-          return messages;
         } finally {
           CudaNative.free(a);
           CudaNative.free(out);
-          CudaNative.free(small);
         }
-      });
-      assertTrue(seen.get(0).get(0).contains("rank 1's group() body threw (its error says what), so no call of this"
-          + " group() ran on any rank"), seen.get(0).get(0));
-      assertTrue(seen.get(0).get(1).contains("rank 1 refused its arguments"), seen.get(0).get(1));
-      assertTrue(seen.get(1).get(0).contains("recv buffer holds 8 bytes"), seen.get(1).get(0));
+        return null;
+      }));
+    }
+  }
+
+  @Test
+  void onTheKernelPathAThrowingBodyOrARefusedCallFailsEveryRankAtOnceAndLaunchesNothing() throws Exception {
+    try (SimulatedDevice.Installed sim = SimulatedDevice.install()) {
+      // Our kernels spin on the shared GPU when told to: the kernel path, whose launches the simulated device refuses.
+      assertEveryRankNamedRankOne(bodyThrowsThenRefusal(Map.of(GpuCollConf.INTERNAL_SPIN_ON_SHARED_GPU.key(), "true"),
+          comm -> {
+            assertEquals("gpu-ll-oneshot", comm.explain(Collective.ALL_REDUCE, 16).algorithm());
+            return null;
+          }));
+      assertEquals(0, sim.device().refusedLaunches(), "a failed group() launched a kernel");
     }
   }
 

@@ -1,6 +1,5 @@
 package dev.gpucoll.core.host;
 
-import dev.gpucoll.core.buffers.HostBuffers;
 import dev.gpucoll.api.Collective;
 import dev.gpucoll.api.CollectiveException;
 import dev.gpucoll.api.CollectiveListener;
@@ -15,14 +14,13 @@ import dev.gpucoll.core.Algorithm;
 import dev.gpucoll.core.UnexpectedError;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.report.RankReport;
-import dev.gpucoll.core.spi.AllToAllvLayout;
 import dev.gpucoll.core.spi.RefusingCommunicator;
 import dev.gpucoll.api.InvalidArgumentException;
 import dev.gpucoll.core.spi.SplitOrder;
 import dev.gpucoll.core.report.ReportingCommunicator;
 import dev.gpucoll.core.wait.CallBounds;
 import dev.gpucoll.api.CollectiveBatch;
-import dev.gpucoll.api.CollectiveMismatchException;
+import dev.gpucoll.core.batch.GroupAgreement;
 import dev.gpucoll.core.batch.RecordedBatch;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -167,7 +165,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   /** A collective's part of {@link #call}: checks its arguments into {@code a}, runs, returns the algorithm. */
   @FunctionalInterface
   private interface CallBody {
-    Algorithm run(Args a);
+    Algorithm run(CallArgs a);
   }
 
   /**
@@ -178,7 +176,7 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
   private void call(Collective c, DataType type, long count, CallBody body) {
     long t0 = begin(c);
     try {
-      Args a = new Args(type, count);
+      CallArgs a = args(type, count);
       Algorithm algo = body.run(a);
       finish(c, algo.id(), a.bytes(a.reported), t0);
     } catch (Throwable t) {
@@ -319,97 +317,40 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     });
   }
 
-  /** What a rank sends in place of a refused call's index when its group() body threw. */
-  private static final long BODY_THREW = -2;
-
   /**
    * Records the batch, checks every call's arguments as its own method would, and agrees on both
-   * with every rank (one allGather of each rank's {@link RecordedBatch#signature} and the first call
-   * it refuses, not counted as a call of its own): a batch that differs between ranks, or that any
-   * rank refuses, fails on every rank before any data moves. A body that throws takes part in that
-   * exchange too, so the peers fail at once naming its rank instead of waiting for a batch that
-   * never comes; then its rank rethrows what the body threw. Nothing has moved either way, so the
-   * group stays usable. Then the calls run one by one: on shared memory each call is a few flag
-   * round trips, so there is no launch to fuse.
+   * with every rank through {@link GroupAgreement} (one allGather of every rank's words, not counted
+   * as a call of its own): a batch that differs between ranks, that any rank refuses, or whose body
+   * threw on any rank fails on every rank before any data moves, and the group stays usable. Then
+   * the calls run one by one: on shared memory each call is a few flag round trips, so there is no
+   * launch to fuse.
    */
   @Override
   public final void group(Consumer<CollectiveBatch> calls) {
     begin(null);
-    RecordedBatch batch = null;
-    Throwable threw = null;
+    RecordedBatch batch;
     try {
-      recording = true;
-      try {
-        batch = RecordedBatch.record(calls);
-      } catch (Throwable t) {
-        threw = t;
-      } finally {
-        recording = false;
-      }
-      List<RecordedBatch.Call> list = batch == null ? List.of() : batch.calls();
-      int refused = -1;
-      String problem = null;
-      for (int i = 0; i < list.size() && problem == null; i++) {
-        problem = argumentProblem(list.get(i));
-        refused = problem == null ? -1 : i;
-      }
-      long[] sig = batch == null ? new long[2] : batch.signature();
-      long[] gathered = new long[3 * size];
-      try {
-        runAllGather(Signature.group(), null, LongBuffer.wrap(new long[] {sig[0], sig[1],
-            threw == null ? refused : BODY_THREW}), LongBuffer.wrap(gathered), 3, DataType.INT64);
-      } catch (Throwable t) {
-        CollectiveException e = failure(null, t);
-        if (threw == null) {
-          throw e;
-        }
-        threw.addSuppressed(e);
-      }
-      if (threw != null) {
-        throw sneaky(threw);
-      }
-      for (int r = 0; r < size; r++) {
-        if (gathered[3 * r + 2] == BODY_THREW) {
-          throw new CollectiveException(rank, null, "rank " + r + "'s group() body threw (its error says what), so no"
-              + " call of this group() ran on any rank");
-        }
-      }
-      long[] signatures = new long[2 * size];
-      for (int r = 0; r < size; r++) {
-        signatures[2 * r] = gathered[3 * r];
-        signatures[2 * r + 1] = gathered[3 * r + 1];
-      }
-      String mismatch = RecordedBatch.mismatch(signatures);
-      if (mismatch != null) {
-        throw new CollectiveMismatchException(rank, null, mismatch);
-      }
-      if (problem != null) {
-        throw batch.refused(rank, refused, new InvalidArgumentException(rank, list.get(refused).collective(), problem));
-      }
-      for (int r = 0; r < size; r++) {
-        int theirs = (int) gathered[3 * r + 2];
-        if (theirs >= 0) {
-          throw batch.refused(rank, theirs, new CollectiveException(rank, list.get(theirs).collective(),
-              "rank " + r + " refused its arguments (its error says why)"));
-        }
-      }
+      GroupAgreement.Proposal mine = GroupAgreement.propose(
+          () -> GroupAgreement.recordBetween(calls, () -> recording = true, () -> recording = false),
+          this::argumentProblem);
+      GroupAgreement.agree(rank, mine, words -> {
+        long[] gathered = new long[GroupAgreement.WORDS * size];
+        runAllGather(Signature.group(), null, LongBuffer.wrap(words), LongBuffer.wrap(gathered), GroupAgreement.WORDS,
+            DataType.INT64);
+        return gathered;
+      }, t -> failure(null, t));
+      batch = mine.batch();
     } finally {
       exit();
     }
     batch.runEach(this);
   }
 
-  /** Throws {@code t} as it is, checked or not: what a group() body threw reaches its caller unchanged. */
-  @SuppressWarnings("unchecked")
-  private static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
-    throw (T) t;
-  }
-
-  /** Why this rank's arguments for a recorded call are refused (its method's own checks), or null. */
-  private String argumentProblem(RecordedBatch.Call call) {
-    Args a = new Args(call.type(), call.count());
+  /** Why this rank refuses a recorded call (its method's own checks), or null. */
+  private CollectiveException argumentProblem(RecordedBatch.Call call) {
+    CallArgs a = args(call.type(), call.count());
     a.recordable(call.collective(), call.send(), call.recv(), call.op(), call.root());
-    return a.problem;
+    return a.problem == null ? null : new InvalidArgumentException(rank, call.collective(), a.problem);
   }
 
   @Override
@@ -619,171 +560,17 @@ abstract class AbstractHostCommunicator implements Communicator, ReportingCommun
     return Long.MAX_VALUE;
   }
 
+  /** The checks of one call's arguments on this rank. */
+  private CallArgs args(DataType type, long count) {
+    return new CallArgs(rank, size, maxCallBytes(), backend(), type, count);
+  }
+
   /** Tells the peers that this rank gave up on the group, so they fail instead of waiting for it. */
   abstract void abandonGroup(String reason);
 
   final void markBroken(String reason) {
     if (brokenReason == null) {
       brokenReason = reason;
-    }
-  }
-
-  /** Collects the first problem with this rank's own arguments; the call still goes out with it. */
-  final class Args {
-    final DataType type;
-    final long count;
-    String problem;
-    /** Elements the call reports to the listeners (their bytes: {@link #bytes}). */
-    long reported;
-    /** The checked views of a recordable call's buffers ({@link #recordable}); null after a problem. */
-    Buffer send;
-    Buffer recv;
-
-    Args(DataType type, long count) {
-      this.type = type;
-      this.count = count;
-      if (type == null) {
-        fail("data type is null");
-      }
-      if (count < 0) {
-        fail("count is negative: " + count);
-      } else if (count > Integer.MAX_VALUE / Math.max(1, size)) {
-        fail("count " + count + " is too large for host buffers (at most "
-            + Integer.MAX_VALUE / Math.max(1, size) + " elements per rank)");
-      } else if (type != null && count * size * type.byteSize() > maxCallBytes()) {
-        fail("count " + count + " of " + type + " is too large for " + backend() + ": count x ranks x element size"
-            + " must be at most " + maxCallBytes() + " bytes per call; split it into smaller calls");
-      }
-    }
-
-    void fail(String why) {
-      if (problem == null) {
-        problem = why;
-      }
-    }
-
-    void op(ReduceOp op) {
-      if (op == null) {
-        fail("reduction op is null");
-      }
-    }
-
-    /**
-     * The checks of a call that group() can record, in one place for its own method and for a
-     * batch's check: the op of a reduction, the root of a broadcast, then each buffer against the
-     * elements the collective reads and writes here ({@link RecordedBatch.Call#sendCount}); sets
-     * {@link #send}, {@link #recv} and what the call reports.
-     */
-    void recordable(Collective c, CommBuffer sendBuffer, CommBuffer recvBuffer, ReduceOp op, int root) {
-      if (c == Collective.ALL_REDUCE || c == Collective.REDUCE_SCATTER) {
-        op(op);
-      }
-      if (c == Collective.BROADCAST && (root < 0 || root >= size)) {
-        fail("root " + root + " is not a rank of this group of " + size);
-      }
-      long sendElems = RecordedBatch.Call.sendCount(c, count, size);
-      long recvElems = RecordedBatch.Call.recvCount(c, count, size);
-      send = c != Collective.BROADCAST || rank == root ? buffer(sendBuffer, "send", sendElems) : null;
-      recv = buffer(recvBuffer, "recv", recvElems);
-      reported = Math.max(sendElems, recvElems);
-    }
-
-    int count() {
-      return problem == null ? (int) count : 0;
-    }
-
-    long bytes(long elements) {
-      return type == null || elements < 0 ? 0 : elements * type.byteSize();
-    }
-
-    /** The typed view of {@code b}, checked to hold {@code needed} elements; null after a problem. */
-    Buffer buffer(CommBuffer b, String role, long needed) {
-      if (problem != null) {
-        return null;
-      }
-      Object v = HostBuffers.view(b, type, role);
-      if (v instanceof String why) {
-        fail(why);
-        return null;
-      }
-      Buffer view = (Buffer) v;
-      if (view.limit() < needed) {
-        fail(role + " buffer holds " + view.limit() + " " + type + " elements, the call needs "
-            + needed);
-        return null;
-      }
-      return view;
-    }
-
-    int[] counts(long[] values, String name) {
-      if (problem != null) {
-        return null;
-      }
-      if (values == null || values.length != size) {
-        fail(name + " must have one entry per rank (" + size + "), got "
-            + (values == null ? "null" : values.length));
-        return null;
-      }
-      int[] out = new int[size];
-      for (int i = 0; i < size; i++) {
-        if (values[i] < 0 || values[i] > Integer.MAX_VALUE) {
-          fail(name + "[" + i + "] = " + values[i] + " is out of range");
-          return null;
-        }
-        out[i] = (int) values[i];
-      }
-      return out;
-    }
-
-    /**
-     * Receive ranges must not overlap: two peers writing the same elements would leave whichever
-     * landed last (overlapping send ranges are fine, they are only read).
-     */
-    void disjoint(int[] counts, int[] displs) {
-      if (problem != null) {
-        return;
-      }
-      Integer[] order = new Integer[size];
-      java.util.Arrays.setAll(order, i -> i);
-      java.util.Arrays.sort(order, (x, y) -> Integer.compare(displs[x], displs[y]));
-      int prev = -1;
-      for (int i : order) {
-        if (counts[i] == 0) {
-          continue;
-        }
-        if (prev >= 0 && (long) displs[prev] + counts[prev] > displs[i]) {
-          fail("recvDispls/recvCounts overlap: the range from rank " + prev + " [" + displs[prev] + ", "
-              + ((long) displs[prev] + counts[prev]) + ") and the range from rank " + i + " [" + displs[i] + ", "
-              + ((long) displs[i] + counts[i]) + ") share elements");
-          return;
-        }
-        prev = i;
-      }
-    }
-
-    /**
-     * Displacements for {@code counts} (checked already): a block of zero elements moves nothing,
-     * so its displacement may be anything but negative (and is taken as 0).
-     */
-    int[] displs(long[] values, int[] counts, String name) {
-      if (problem != null) {
-        return null;
-      }
-      if (values == null || values.length != size) {
-        return counts(values, name);
-      }
-      long[] used = values.clone();
-      for (int i = 0; i < size; i++) {
-        if (counts[i] == 0 && used[i] >= 0) {
-          used[i] = 0;
-        }
-      }
-      return counts(used, name);
-    }
-
-    /** Elements a buffer must hold for these (checked) counts and displacements. */
-    long extent(long[] counts, long[] displs) {
-      return problem != null ? 0 : AllToAllvLayout.extent(counts, displs);
     }
   }
 }

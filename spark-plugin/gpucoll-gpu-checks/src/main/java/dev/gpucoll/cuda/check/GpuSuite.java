@@ -686,9 +686,8 @@ public final class GpuSuite {
   }
 
   /**
-   * Rank n-1 records 15 allReduces where the others record 16: every rank must fail with the batch
-   * kernel's mismatch error naming a rank whose batch differs from its own (the odd rank names rank
-   * 0), well before the 3 s timeout.
+   * Rank n-1 records 15 allReduces where the others record 16: every rank must fail with group()'s
+   * agreement naming every rank's number of calls, well before the 3 s timeout, before any launch.
    */
   private void groupMismatch(int n) {
     Duration timeout = Duration.ofSeconds(3);
@@ -711,8 +710,8 @@ public final class GpuSuite {
     }, (outcome, secs) -> {
       boolean ok = secs < timeout.toSeconds() - 1;
       for (int r = 0; r < n; r++) {
-        int named = r == n - 1 ? 0 : n - 1;
-        ok &= outcome.get(r).contains("ranks recorded different batches in group(): rank " + named + "'s batch differs");
+        ok &= outcome.get(r).contains("ranks recorded different batches in group(): rank 0: 16 calls")
+            && outcome.get(r).contains("rank " + (n - 1) + ": 15 calls");
       }
       return ok;
     });

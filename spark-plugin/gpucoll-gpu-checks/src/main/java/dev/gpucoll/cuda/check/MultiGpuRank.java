@@ -38,7 +38,8 @@ import java.util.zip.CRC32;
  * would be, meeting through a {@link FileRendezvous}. Rank 0 prints the group's path report
  * (topology, eligibility, predicted paths); every rank runs the correctness matrix (inputs of all
  * ranks regenerated from seeds, float64 reference, poisoned outputs, CRC of allReduce outputs
- * compared across ranks); then a latency table against NCCL; then a peer that never arrives.
+ * compared across ranks); then group()'s agreement on the kernel and NCCL paths; then a latency
+ * table against NCCL; then a peer that never arrives.
  *
  * <p>Usage: MultiGpuRank DIR RANK SIZE DEVICE [--quick]
  */
@@ -110,6 +111,7 @@ public final class MultiGpuRank {
       if (rank == 0) {
         System.out.println("== correctness: " + cases + " cases on rank 0, " + failures.size() + " failures");
       }
+      groupAgreement(g, send, recv, cap);
       latency(g, conf, send, recv, cap);
       variants(dir, conf, send, recv, cap);
       c.close();
@@ -431,6 +433,70 @@ public final class MultiGpuRank {
   }
 
   // ------------------------------------------------------------------ a peer that never arrives
+
+  /**
+   * group()'s agreement on the paths this group's route takes for one allReduce of 4 KB (our kernels)
+   * and of 4 MB (NCCL, where the group formed it): the last rank's body throws, then the last rank
+   * refuses a call (its recv too small). Every rank must fail at once (not at the 30 s timeout)
+   * naming it, nothing runs, and the group then runs a group() as before.
+   */
+  private void groupAgreement(GpuCommunicator g, long send, long recv, long cap) {
+    if (size < 2) {
+      say("group() agreement check needs 2+ GPUs: not run");
+      return;
+    }
+    boolean last = rank == size - 1;
+    for (long bytes : new long[] {4096, 4 * MB}) {
+      if (bytes > cap - 4096) {
+        continue;
+      }
+      String label = "group() agreement on " + g.explain(Collective.ALL_REDUCE, bytes).algorithm() + " (" + bytes
+          + " B allReduce)";
+      long count = bytes / 4;
+      CommBuffer s = CommBuffer.device(send, bytes);
+      CommBuffer d = CommBuffer.device(recv, bytes);
+      CommBuffer small = CommBuffer.device(recv, bytes - 4);
+      cases++;
+      long t0 = System.nanoTime();
+      String threw = outcome(() -> g.group(b -> {
+        b.allReduce(s, d, count, DataType.FLOAT32, ReduceOp.SUM);
+        if (last) {
+          throw new IllegalStateException("planted body failure");
+        }
+      }));
+      String refused = outcome(() -> g.group(b -> b.allReduce(s, last ? small : d, count, DataType.FLOAT32,
+          ReduceOp.SUM)));
+      double secs = (System.nanoTime() - t0) / 1e9;
+      boolean named = threw.contains(last ? "planted body failure" : "rank " + (size - 1) + "'s group() body threw")
+          && refused.contains(last ? "recv buffer holds" : "rank " + (size - 1) + " refused its arguments");
+      if (!named || secs > 10) {
+        failures.add(label + ": after " + String.format("%.2f", secs) + " s: the body -> " + threw + "; the refusal -> "
+            + refused);
+        continue;
+      }
+      try {
+        g.group(b -> b.allReduce(s, d, count, DataType.FLOAT32, ReduceOp.SUM));
+        g.synchronize();
+      } catch (CollectiveException e) {
+        failures.add(label + ": a group() after the failed ones: " + e.getMessage());
+        continue;
+      }
+      if (rank == 0) {
+        System.out.println("== " + label + ": every rank failed at once (" + String.format("%.2f", secs)
+            + " s), the group stays usable");
+      }
+    }
+  }
+
+  /** The message of what {@code call} throws, or "no exception". */
+  private static String outcome(Runnable call) {
+    try {
+      call.run();
+      return "no exception";
+    } catch (RuntimeException e) {
+      return String.valueOf(e.getMessage());
+    }
+  }
 
   private void missingPeer(Path dir, long send, long recv) {
     if (size < 2) {
