@@ -78,7 +78,7 @@ public final class FactorizationBenchmark {
     }
     String master = o.getOrDefault("master", "local-cluster");
     System.out.println();
-    System.out.println("kernels: " + rows.get(0).kernels() + " (grid and one process)");
+    System.out.println("kernels: " + rows.get(0).kernels() + " (grid and one rank)");
     System.out.printf("%-9s %6s %4s %5s %-10s %12s %10s %9s %12s %10s %7s %9s %9s%n", "factor", "n", "nb", "grid",
         "backend", "grid ms", "GFLOP/s", "comm ms", "1-proc ms", "GFLOP/s", "ratio", "residual", "1-proc");
     for (Row r : rows) {

@@ -191,14 +191,14 @@ public final class Factorizations {
         commNanos.addAndGet(nanos);
       }
     };
-    long[] factorNanos = new long[1];
+    long[] factorNanos = new long[2];
     int[] pivots;
     if (c.kernels() == Kernels.GPU) {
       try (ProcessGrid<GpuCommunicator> grid = ProcessGrid.of((GpuCommunicator) comm, d.gridRows(), d.gridCols());
           DeviceSolver solver = DeviceSolver.open(grid)) {
         listen(grid, timer);
         try (DeviceMatrix da = solver.upload(a); DeviceMatrix dx = solver.upload(b)) {
-          pivots = timed(comm, factorNanos, () -> {
+          pivots = timed(comm, factorNanos, commNanos, () -> {
             int[] piv = routine == Routine.LU ? solver.getrf(da) : null;
             if (routine == Routine.CHOLESKY) {
               solver.potrf(da);
@@ -220,7 +220,7 @@ public final class Factorizations {
       try (ProcessGrid<Communicator> grid = ProcessGrid.of(comm, d.gridRows(), d.gridCols())) {
         listen(grid, timer);
         LocalMatrix factor = a;
-        pivots = timed(comm, factorNanos, () -> {
+        pivots = timed(comm, factorNanos, commNanos, () -> {
           if (routine == Routine.LU) {
             return Lu.getrf(grid, factor);
           }
@@ -234,7 +234,7 @@ public final class Factorizations {
         }
       }
     }
-    return new RankResult(comm.rank(), p, q, a.data(), b.data(), pivots, factorNanos[0], commNanos.get(),
+    return new RankResult(comm.rank(), p, q, a.data(), b.data(), pivots, factorNanos[0], factorNanos[1],
         comm.backend(), c.kernels() == Kernels.GPU ? "GPU (DeviceSolver: cuBLAS, cuSOLVER)" : "CPU (Lu, Cholesky)");
   }
 
@@ -248,11 +248,16 @@ public final class Factorizations {
     int[] run();
   }
 
-  /** {@code factor} between two barriers (every rank starts the clock together), its time into {@code nanos}. */
-  private static int[] timed(Communicator comm, long[] nanos, Factor factor) {
+  /**
+   * {@code factor} between two barriers (every rank starts the clock together): its time into
+   * nanos[0], the time its collectives took ({@code inCollectives}' growth) into nanos[1].
+   */
+  private static int[] timed(Communicator comm, long[] nanos, AtomicLong inCollectives, Factor factor) {
     comm.barrier();
+    long c0 = inCollectives.get();
     long t0 = System.nanoTime();
     int[] pivots = factor.run();
+    nanos[1] = inCollectives.get() - c0;
     comm.barrier();
     nanos[0] = System.nanoTime() - t0;
     return pivots;
