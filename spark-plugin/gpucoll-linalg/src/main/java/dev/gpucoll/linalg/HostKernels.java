@@ -455,39 +455,52 @@ final class HostKernels implements KernelSet {
 
   @Override
   public void firstNonFinite(long a, Descriptor d, int prow, int pcol, boolean lower, long out) {
-    long[] first = {-1, -1};
-    int rows = d.numrocRows(prow);
-    int cols = d.numrocCols(pcol);
-    M aa = rows == 0 || cols == 0 ? null : new M(a, d.lld());
-    for (int lj = 0; lj < cols; lj++) {
-      long j = d.indxl2gCol(lj, pcol);
-      int from = lower ? d.localRowsBefore((int) Math.min(j, d.m()), prow) : 0;
-      for (int li = from; li < rows; li++) {
-        double v = aa.get(li, lj);
-        if (!Double.isFinite(v)) {
-          note(first, v, j * d.m() + d.indxl2gRow(li, prow));
-        }
-      }
-    }
-    putPair(out, first);
+    M aa = d.numrocRows(prow) == 0 || d.numrocCols(pcol) == 0 ? null : new M(a, d.lld());
+    putPair(out, firstNonFinite(d, prow, pcol, lower, (li, lj) -> aa.get(li, lj)));
   }
 
   @Override
   public void firstNonFinite(long a, int lda, int rows, int cols, boolean lower, long out) {
-    long[] first = {-1, -1};
     M aa = rows == 0 || cols == 0 ? null : new M(a, lda);
-    for (int j = 0; j < cols; j++) {
-      for (int i = lower ? j : 0; i < rows; i++) {
-        double v = aa.get(i, j);
-        if (!Double.isFinite(v)) {
-          note(first, v, (long) j * rows + i);
-        }
+    putPair(out, firstNonFinite(rows, cols, lower, (i, j) -> aa.get(i, j)));
+  }
+
+  /** Element (li, lj) of a part, however it is stored. */
+  interface Elements {
+    double at(int li, int lj);
+  }
+
+  /**
+   * The part's first NaN and first Inf in the whole matrix's column-major order (global j * M + i;
+   * ~0 when none); lower: the lower triangle only. The scan every host-memory kernel set shares.
+   */
+  static long[] firstNonFinite(Descriptor d, int prow, int pcol, boolean lower, Elements part) {
+    long[] first = {-1, -1};
+    for (int lj = 0; lj < d.numrocCols(pcol); lj++) {
+      long j = d.indxl2gCol(lj, pcol);
+      int from = lower ? d.localRowsBefore((int) Math.min(j, d.m()), prow) : 0;
+      for (int li = from; li < d.numrocRows(prow); li++) {
+        note(first, part.at(li, lj), j * d.m() + d.indxl2gRow(li, prow));
       }
     }
-    putPair(out, first);
+    return first;
+  }
+
+  /** As above for a plain rows × cols matrix: positions j * rows + i (lower: i ≥ j only). */
+  static long[] firstNonFinite(int rows, int cols, boolean lower, Elements matrix) {
+    long[] first = {-1, -1};
+    for (int j = 0; j < cols; j++) {
+      for (int i = lower ? j : 0; i < rows; i++) {
+        note(first, matrix.at(i, j), (long) j * rows + i);
+      }
+    }
+    return first;
   }
 
   private static void note(long[] first, double v, long position) {
+    if (Double.isFinite(v)) {
+      return;
+    }
     int kind = Double.isNaN(v) ? 0 : 1;
     if (Long.compareUnsigned(position, first[kind]) < 0) {
       first[kind] = position;

@@ -314,35 +314,18 @@ class EmulatedDevice implements KernelSet {
 
   @Override
   public void firstNonFinite(long a, Descriptor d, int prow, int pcol, boolean lower, long out) {
-    long[] first = {-1, -1};
-    for (int lj = 0; lj < d.numrocCols(pcol); lj++) {
-      long j = d.indxl2gCol(lj, pcol);
-      for (int li = 0; li < d.numrocRows(prow); li++) {
-        double v = bytes(a + 8L * (li + (long) lj * d.lld()), 8).getDouble(0);
-        long i = d.indxl2gRow(li, prow);
-        if (!Double.isFinite(v) && !(lower && i < j)) {
-          int kind = Double.isNaN(v) ? 0 : 1;
-          first[kind] = Long.compareUnsigned(j * d.m() + i, first[kind]) < 0 ? j * d.m() + i : first[kind];
-        }
-      }
-    }
+    long[] first = HostKernels.firstNonFinite(d, prow, pcol, lower, (li, lj) -> element(a, d.lld(), li, lj));
     bytes(out, 16).putLong(0, first[0]).putLong(8, first[1]);
   }
 
   @Override
   public void firstNonFinite(long a, int lda, int rows, int cols, boolean lower, long out) {
-    long[] first = {-1, -1};
-    for (int j = 0; j < cols; j++) {
-      for (int i = lower ? j : 0; i < rows; i++) {
-        double v = bytes(a + 8L * (i + (long) j * lda), 8).getDouble(0);
-        if (!Double.isFinite(v)) {
-          int kind = Double.isNaN(v) ? 0 : 1;
-          long at = (long) j * rows + i;
-          first[kind] = Long.compareUnsigned(at, first[kind]) < 0 ? at : first[kind];
-        }
-      }
-    }
+    long[] first = HostKernels.firstNonFinite(rows, cols, lower, (i, j) -> element(a, lda, i, j));
     bytes(out, 16).putLong(0, first[0]).putLong(8, first[1]);
+  }
+
+  private static double element(long a, int ld, int i, int j) {
+    return bytes(a + 8L * (i + (long) j * ld), 8).getDouble(0);
   }
 
   @Override
