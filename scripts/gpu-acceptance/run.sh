@@ -96,7 +96,7 @@ step python 200 "bash scripts/python/gpu-check.sh --commit $COMMIT"
 # network transport), the Java correctness matrix through Spark, then the PySpark job (every
 # collective on NCCL in the Python processes, DDP beside DDP on NCCL, a rank killed mid-call).
 step hosts 200 "bash scripts/spark-gpu/run.sh --quick --hosts 2 && bash scripts/python/gpu-check.sh --hosts 2 --commit $COMMIT"
-# The three examples, then distributed LU and Cholesky with cuBLAS / cuSOLVER kernels on the ranks.
+# The three examples, then the LU and Cholesky examples on gpucoll-linalg's DeviceSolver (--kernels gpu).
 step examples 240 "bash scripts/spark-gpu/examples.sh --master 'local[4]' && EXAMPLES='lu cholesky' \\
   bash scripts/spark-gpu/examples.sh --master 'local[4]' --kernels gpu --n 2048 --block 128"
 # gpucoll-linalg's device path (DeviceSolver) on 1 x 1, 1 x 2, 2 x 1 and 2 x 2 grids of ranks sharing
