@@ -42,7 +42,10 @@ import org.bytedeco.javacpp.IntPointer;
  *
  * <p>Usage: LinalgBench [--sizes 4096,8192] [--block 1024] [--grids 1x1,2x2] [--factors getrf,potrf]
  * [--repeat 3] [--json-dir DIR] [--commit SHA] [--machine TEXT] [--cusolvermp] [--shared-grids R]
- * [--shared-n 4096]
+ * [--shared-n 4096] [--qr-eig]
+ *
+ * <p>{@code --qr-eig}: cuSOLVERMp's geqrf / ormqr, gels and syevd at each size on one GPU, checked and
+ * timed beside dense cuSOLVER ({@link CuSolverMpQrEig}); needs libcusolverMp.so.0.
  */
 public final class LinalgBench {
   private static final double EPS = Math.ulp(1.0) / 2;
@@ -71,6 +74,7 @@ public final class LinalgBench {
     String machine = "";
     int sharedRepeats = 0;
     int sharedN = 4096;
+    boolean withQrEig = false;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--sizes" -> sizes = ints(args[++i]);
@@ -90,6 +94,7 @@ public final class LinalgBench {
         case "--cusolvermp" -> withCuSolverMp = true;
         case "--shared-grids" -> sharedRepeats = Integer.parseInt(args[++i]);
         case "--shared-n" -> sharedN = Integer.parseInt(args[++i]);
+        case "--qr-eig" -> withQrEig = true;
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
       }
     }
@@ -128,6 +133,18 @@ public final class LinalgBench {
         failed |= runs.stops() > 0;
       }
     }
+    List<CuSolverMpQrEig.Result> qrEig = new ArrayList<>();
+    for (int n : withQrEig ? sizes : List.<Integer>of()) {
+      try {
+        CuSolverMpQrEig.Result res = CuSolverMpQrEig.run(n, blocks.get(blocks.size() - 1), repeat, 20261207L + n);
+        qrEig.add(res);
+        System.out.println(res.line());
+        failed |= !res.passes();
+      } catch (RuntimeException | LinkageError e) {
+        System.out.println("cuSOLVERMp QR / eigensolver n=" + n + ": not run: " + e);
+        failed = true;
+      }
+    }
     System.out.println();
     System.out.println("factor | n | nb | grid | ours ms | GFLOP/s | cuSOLVER ms | GFLOP/s | cuSOLVER time / ours | residual");
     for (Row r : rows) {
@@ -150,6 +167,10 @@ public final class LinalgBench {
       SharedGridRuns r = shared.get(i);
       json.append(i == 0 ? "" : ",").append(String.format(Locale.ROOT, "{\"factor\":\"%s\",\"n\":%d,\"nb\":%d,"
           + "\"grid\":\"%dx%d\",\"runs\":%d,\"stops\":%d}", r.factor, r.n, r.nb, r.np, r.nq, r.runs, r.stops));
+    }
+    json.append("],\"cusolvermp_qr_eig\":[");
+    for (int i = 0; i < qrEig.size(); i++) {
+      json.append(i == 0 ? "" : ",").append(qrEig.get(i).json());
     }
     json.append("]}\n");
     Path file = jsonDir.resolve("linalg-gpu-" + LocalDate.now() + "-" + commit + ".json");
@@ -361,7 +382,7 @@ public final class LinalgBench {
    * ‖B − A X‖₂ / (‖A‖_F ‖X‖₂ n ε) with A and B generated again on this thread's device (1 × 1),
    * cuBLAS dgemv and dnrm2: apart from the routines that made X.
    */
-  private static double residual(int n, int nb, long seed, boolean spd, double[] x) {
+  static double residual(int n, int nb, long seed, boolean spd, double[] x) {
     Descriptor da = Descriptor.of(n, n, nb, nb, 1, 1);
     Descriptor db = Descriptor.of(n, 1, nb, nb, 1, 1);
     long dx = CudaNative.malloc(8L * n);
