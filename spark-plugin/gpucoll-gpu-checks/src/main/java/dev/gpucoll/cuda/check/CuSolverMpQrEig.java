@@ -2,6 +2,7 @@ package dev.gpucoll.cuda.check;
 
 import dev.gpucoll.cuda.CudaNative;
 import dev.gpucoll.cusolvermp.CuSolverMp;
+import dev.gpucoll.linalg.BackwardError;
 import dev.gpucoll.linalg.Descriptor;
 import dev.gpucoll.linalg.DeviceMatrix;
 import java.time.Duration;
@@ -87,7 +88,7 @@ final class CuSolverMpQrEig {
               diff[i + j * n] = qta[i + j * n] - (i <= j ? factored[i + j * n] : 0);
             }
           }
-          double qrResidual = norm1(diff, n) / (norm1(original, n) * n * EPS);
+          double qrResidual = BackwardError.norm1(diff, n, n) / (BackwardError.norm1(original, n, n) * n * EPS);
           // Qᵀ (Q C) against C
           c.fillRandom(seed + 2, false, stream);
           double[] c0 = download(c, n, r);
@@ -97,7 +98,7 @@ final class CuSolverMpQrEig {
           for (int k = 0; k < back.length; k++) {
             back[k] -= c0[k];
           }
-          double orthogonality = norm1(back, n) / (norm1(c0, n) * n * EPS);
+          double orthogonality = BackwardError.norm1(back, n, n) / (BackwardError.norm1(c0, n, n) * n * EPS);
           // gels: the solve of the square system, its residual as the factorizations'
           double[] x = new double[n];
           double gels = median(repeat, () -> {
@@ -215,19 +216,6 @@ final class CuSolverMpQrEig {
       check(cudart.cudaDeviceSynchronize(), "cudaDeviceSynchronize");
       host.get(out);
     }
-  }
-
-  /** The largest column sum of absolute values of an n × n column-major matrix. */
-  private static double norm1(double[] a, int n) {
-    double most = 0;
-    for (int j = 0; j < n; j++) {
-      double s = 0;
-      for (int i = 0; i < n; i++) {
-        s += Math.abs(a[i + j * n]);
-      }
-      most = Math.max(most, s);
-    }
-    return most;
   }
 
   private static DoublePointer ptr(long address) {
