@@ -141,7 +141,14 @@ public final class DeviceSolver implements AutoCloseable {
     }
     for (Collective c : List.of(Collective.BROADCAST, Collective.ALL_GATHER, Collective.ALL_REDUCE,
         Collective.ALL_TO_ALLV)) {
-      String path = comm.explain(c, 8).algorithm();
+      String path;
+      try {
+        path = comm.explain(c, 8).algorithm();
+      } catch (RuntimeException e) { // said as a problem: every rank then refuses alike, none waits alone
+        problems.add(name + " joins global ranks " + sharing + ", which share a GPU, and cannot say the path of"
+            + " its " + c.name().toLowerCase(java.util.Locale.ROOT) + ": " + e);
+        return;
+      }
       if (!path.equals("gpu-staged-host") && !path.startsWith("host-") && !path.equals("unsupported")) {
         problems.add(name + " joins global ranks " + sharing + ", which share a GPU, and its " + c.name()
             .toLowerCase(java.util.Locale.ROOT) + " takes " + path + ", whose kernels spin while they wait");
