@@ -96,14 +96,16 @@ step python 200 "bash scripts/python/gpu-check.sh --commit $COMMIT"
 # network transport), the Java correctness matrix through Spark, then the PySpark job (every
 # collective on NCCL in the Python processes, DDP beside DDP on NCCL, a rank killed mid-call).
 step hosts 200 "bash scripts/spark-gpu/run.sh --quick --hosts 2 && bash scripts/python/gpu-check.sh --hosts 2 --commit $COMMIT"
-# The three examples, then distributed LU and Cholesky with cuBLAS / cuSOLVER kernels on the ranks.
+# The three examples, then the LU and Cholesky examples on gpucoll-linalg's DeviceSolver (--kernels gpu).
 step examples 240 "bash scripts/spark-gpu/examples.sh --master 'local[4]' && EXAMPLES='lu cholesky' \\
   bash scripts/spark-gpu/examples.sh --master 'local[4]' --kernels gpu --n 2048 --block 128"
 # gpucoll-linalg's device path (DeviceSolver) on 1 x 1, 1 x 2, 2 x 1 and 2 x 2 grids of ranks sharing
 # the GPU, ragged shapes, every factorization's solve residual checked (LinalgBench fails above 10);
-# the libraries loaded eagerly, as ranks that spin on one GPU need (docs/linalg.md "On the device").
-step linalg 150 "CUDA_MODULE_LOADING=EAGER $JRUN dev.gpucoll.cuda.check.LinalgBench --sizes 1000,2049 --block 128 \
-  --grids 1x1,1x2,2x1,2x2 --repeat 1 --commit $COMMIT --json-dir \"\$OUT\""
+# then potrf and getrf 10 times each at n = 4096 on the shared grids 1 x 3, 3 x 1, 2 x 1 and 2 x 2
+# (the ranks on the non-spinning staged path, as Spark's are), failing on any stop; the libraries
+# loaded eagerly (docs/linalg.md "On the device").
+step linalg 420 "CUDA_MODULE_LOADING=EAGER $JRUN dev.gpucoll.cuda.check.LinalgBench --sizes 1000,2049 --block 128 \
+  --grids 1x1,1x2,2x1,2x2 --repeat 1 --shared-grids 10 --shared-n 4096 --commit $COMMIT --json-dir \"\$OUT\""
 # The benchmark's quick sections, then its grouped calls at 1, 2 and 4 ranks (each section bounded),
 # then the factorizations' timing against one process (cuSOLVER getrf / potrf of the whole matrix).
 step bench 260 "$JRUN dev.gpucoll.cuda.check.GpuBench --quick --section-timeout-s 60 --json-dir \"\$OUT/bench\" \

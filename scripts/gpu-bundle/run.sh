@@ -55,9 +55,10 @@ if [ "$WHAT" = cusolvermp ]; then
   exit "${PIPESTATUS[0]}"
 fi
 
-# The distributed LU and Cholesky on the device beside cuSOLVER (and cuSOLVERMp when the bundle has it).
-# Ranks sharing the GPU spin in our kernels: every library kernel is loaded when its library loads, never
-# lazily while a peer spins (CUDA_MODULE_LOADING=EAGER).
+# The distributed LU and Cholesky on the device beside cuSOLVER (and cuSOLVERMp when the bundle has it;
+# LINALG_ARGS="... --qr-eig" adds its QR, least squares and eigensolver, checked and timed beside
+# cuSOLVER, at sizes the host can read back whole). Ranks sharing the GPU take the staged path (no
+# kernel spins); the libraries still load their kernels eagerly (CUDA_MODULE_LOADING=EAGER).
 if [ "$WHAT" = linalg ]; then
   MP=""
   if unpack_cusolvermp; then MP=--cusolvermp; fi

@@ -50,6 +50,37 @@ typedef status_t (*potrs_fn)(void *handle, int uplo, int64_t n, int64_t nrhs, co
                              void *desc_a, void *b, int64_t ib, int64_t jb, void *desc_b, int compute_type,
                              void *d_work, size_t device_bytes, void *h_work, size_t host_bytes, int *info);
 
+/* QR, least squares and the symmetric eigensolver: resolved when present (cuSOLVERMp 0.8 has them); a
+ * library without one leaves its slot NULL and its call returns NO_SYMBOL, which Java names. */
+typedef status_t (*geqrf_buffer_size_fn)(void *handle, int64_t m, int64_t n, void *a, int64_t ia, int64_t ja,
+                                         void *desc_a, int compute_type, size_t *device_bytes, size_t *host_bytes);
+typedef status_t (*geqrf_fn)(void *handle, int64_t m, int64_t n, void *a, int64_t ia, int64_t ja, void *desc_a,
+                             void *tau, int compute_type, void *d_work, size_t device_bytes, void *h_work,
+                             size_t host_bytes, int *info);
+typedef status_t (*ormqr_buffer_size_fn)(void *handle, int side, int trans, int64_t m, int64_t n, int64_t k,
+                                         const void *a, int64_t ia, int64_t ja, void *desc_a, const void *tau,
+                                         void *c, int64_t ic, int64_t jc, void *desc_c, int compute_type,
+                                         size_t *device_bytes, size_t *host_bytes);
+typedef status_t (*ormqr_fn)(void *handle, int side, int trans, int64_t m, int64_t n, int64_t k, const void *a,
+                             int64_t ia, int64_t ja, void *desc_a, const void *tau, void *c, int64_t ic, int64_t jc,
+                             void *desc_c, int compute_type, void *d_work, size_t device_bytes, void *h_work,
+                             size_t host_bytes, int *info);
+typedef status_t (*gels_buffer_size_fn)(void *handle, int trans, int64_t m, int64_t n, int64_t nrhs, void *a,
+                                        int64_t ia, int64_t ja, void *desc_a, void *b, int64_t ib, int64_t jb,
+                                        void *desc_b, int compute_type, size_t *device_bytes, size_t *host_bytes);
+typedef status_t (*gels_fn)(void *handle, int trans, int64_t m, int64_t n, int64_t nrhs, void *a, int64_t ia,
+                            int64_t ja, void *desc_a, void *b, int64_t ib, int64_t jb, void *desc_b, int compute_type,
+                            void *d_work, size_t device_bytes, void *h_work, size_t host_bytes, int *info);
+typedef status_t (*syevd_buffer_size_fn)(void *handle, const char *compz, int uplo, int64_t n, void *a, int64_t ia,
+                                         int64_t ja, void *desc_a, void *d, void *q, int64_t iq, int64_t jq,
+                                         void *desc_q, int compute_type, size_t *device_bytes, size_t *host_bytes);
+typedef status_t (*syevd_fn)(void *handle, const char *compz, int uplo, int64_t n, void *a, int64_t ia, int64_t ja,
+                             void *desc_a, void *d, void *q, int64_t iq, int64_t jq, void *desc_q, int compute_type,
+                             void *d_work, size_t device_bytes, void *h_work, size_t host_bytes, int *info);
+
+/* What an optional entry point returns when the loaded library lacks it (no cusolverStatus_t is negative). */
+#define NO_SYMBOL (-1)
+
 struct library {
   create_fn create;
   destroy_fn destroy;
@@ -66,6 +97,14 @@ struct library {
   potrf_fn potrf;
   potrs_buffer_size_fn potrs_buffer_size;
   potrs_fn potrs;
+  geqrf_buffer_size_fn geqrf_buffer_size;
+  geqrf_fn geqrf;
+  ormqr_buffer_size_fn ormqr_buffer_size;
+  ormqr_fn ormqr;
+  gels_buffer_size_fn gels_buffer_size;
+  gels_fn gels;
+  syevd_buffer_size_fn syevd_buffer_size;
+  syevd_fn syevd;
 };
 
 /* Set once, when every symbol resolved; a failed later load leaves it as it was. */
@@ -129,6 +168,22 @@ JNIEXPORT jstring JNICALL Java_dev_gpucoll_cusolvermp_CuSolverMpNative_load0(JNI
       dlclose(h);
       return (*env)->NewStringUTF(env, err);
     }
+  }
+  struct {
+    const char *name;
+    void **slot;
+  } optional[] = {
+      {"cusolverMpGeqrf_bufferSize", (void **)&found.geqrf_buffer_size},
+      {"cusolverMpGeqrf", (void **)&found.geqrf},
+      {"cusolverMpOrmqr_bufferSize", (void **)&found.ormqr_buffer_size},
+      {"cusolverMpOrmqr", (void **)&found.ormqr},
+      {"cusolverMpGels_bufferSize", (void **)&found.gels_buffer_size},
+      {"cusolverMpGels", (void **)&found.gels},
+      {"cusolverMpSyevd_bufferSize", (void **)&found.syevd_buffer_size},
+      {"cusolverMpSyevd", (void **)&found.syevd},
+  };
+  for (size_t i = 0; i < sizeof(optional) / sizeof(optional[0]); i++) {
+    *optional[i].slot = dlsym(h, optional[i].name); /* NULL when absent: its call returns NO_SYMBOL */
   }
   lib = found;
   return NULL;
@@ -278,4 +333,109 @@ JNIEXPORT jint JNICALL Java_dev_gpucoll_cusolvermp_CuSolverMpNative_potrs(
   (void)env, (void)cls;
   return lib.potrs(P(h), uplo, n, nrhs, P(a), ia, ja, P(desc_a), P(b), ib, jb, P(desc_b), compute_type, P(d_work),
                    (size_t)d_bytes, P(h_work), (size_t)h_bytes, (int *)P(info));
+}
+
+/* ---- QR, least squares, the symmetric eigensolver (optional entry points) ---- */
+
+JNIEXPORT jint JNICALL Java_dev_gpucoll_cusolvermp_CuSolverMpNative_geqrfBufferSize(
+    JNIEnv *env, jclass cls, jlong h, jlong m, jlong n, jlong a, jlong ia, jlong ja, jlong desc_a, jint compute_type,
+    jlongArray sizes) {
+  (void)cls;
+  if (lib.geqrf_buffer_size == NULL) {
+    return NO_SYMBOL;
+  }
+  size_t d = 0, hb = 0;
+  status_t s = lib.geqrf_buffer_size(P(h), m, n, P(a), ia, ja, P(desc_a), compute_type, &d, &hb);
+  put_sizes(env, sizes, d, hb);
+  return s;
+}
+
+JNIEXPORT jint JNICALL Java_dev_gpucoll_cusolvermp_CuSolverMpNative_geqrf(
+    JNIEnv *env, jclass cls, jlong h, jlong m, jlong n, jlong a, jlong ia, jlong ja, jlong desc_a, jlong tau,
+    jint compute_type, jlong d_work, jlong d_bytes, jlong h_work, jlong h_bytes, jlong info) {
+  (void)env, (void)cls;
+  if (lib.geqrf == NULL) {
+    return NO_SYMBOL;
+  }
+  return lib.geqrf(P(h), m, n, P(a), ia, ja, P(desc_a), P(tau), compute_type, P(d_work), (size_t)d_bytes, P(h_work),
+                   (size_t)h_bytes, (int *)P(info));
+}
+
+JNIEXPORT jint JNICALL Java_dev_gpucoll_cusolvermp_CuSolverMpNative_ormqrBufferSize(
+    JNIEnv *env, jclass cls, jlong h, jint side, jint trans, jlong m, jlong n, jlong k, jlong a, jlong ia, jlong ja,
+    jlong desc_a, jlong tau, jlong c, jlong ic, jlong jc, jlong desc_c, jint compute_type, jlongArray sizes) {
+  (void)cls;
+  if (lib.ormqr_buffer_size == NULL) {
+    return NO_SYMBOL;
+  }
+  size_t d = 0, hb = 0;
+  status_t s = lib.ormqr_buffer_size(P(h), side, trans, m, n, k, P(a), ia, ja, P(desc_a), P(tau), P(c), ic, jc,
+                                     P(desc_c), compute_type, &d, &hb);
+  put_sizes(env, sizes, d, hb);
+  return s;
+}
+
+JNIEXPORT jint JNICALL Java_dev_gpucoll_cusolvermp_CuSolverMpNative_ormqr(
+    JNIEnv *env, jclass cls, jlong h, jint side, jint trans, jlong m, jlong n, jlong k, jlong a, jlong ia, jlong ja,
+    jlong desc_a, jlong tau, jlong c, jlong ic, jlong jc, jlong desc_c, jint compute_type, jlong d_work,
+    jlong d_bytes, jlong h_work, jlong h_bytes, jlong info) {
+  (void)env, (void)cls;
+  if (lib.ormqr == NULL) {
+    return NO_SYMBOL;
+  }
+  return lib.ormqr(P(h), side, trans, m, n, k, P(a), ia, ja, P(desc_a), P(tau), P(c), ic, jc, P(desc_c),
+                   compute_type, P(d_work), (size_t)d_bytes, P(h_work), (size_t)h_bytes, (int *)P(info));
+}
+
+JNIEXPORT jint JNICALL Java_dev_gpucoll_cusolvermp_CuSolverMpNative_gelsBufferSize(
+    JNIEnv *env, jclass cls, jlong h, jint trans, jlong m, jlong n, jlong nrhs, jlong a, jlong ia, jlong ja,
+    jlong desc_a, jlong b, jlong ib, jlong jb, jlong desc_b, jint compute_type, jlongArray sizes) {
+  (void)cls;
+  if (lib.gels_buffer_size == NULL) {
+    return NO_SYMBOL;
+  }
+  size_t d = 0, hb = 0;
+  status_t s = lib.gels_buffer_size(P(h), trans, m, n, nrhs, P(a), ia, ja, P(desc_a), P(b), ib, jb, P(desc_b),
+                                    compute_type, &d, &hb);
+  put_sizes(env, sizes, d, hb);
+  return s;
+}
+
+JNIEXPORT jint JNICALL Java_dev_gpucoll_cusolvermp_CuSolverMpNative_gels(
+    JNIEnv *env, jclass cls, jlong h, jint trans, jlong m, jlong n, jlong nrhs, jlong a, jlong ia, jlong ja,
+    jlong desc_a, jlong b, jlong ib, jlong jb, jlong desc_b, jint compute_type, jlong d_work, jlong d_bytes,
+    jlong h_work, jlong h_bytes, jlong info) {
+  (void)env, (void)cls;
+  if (lib.gels == NULL) {
+    return NO_SYMBOL;
+  }
+  return lib.gels(P(h), trans, m, n, nrhs, P(a), ia, ja, P(desc_a), P(b), ib, jb, P(desc_b), compute_type, P(d_work),
+                  (size_t)d_bytes, P(h_work), (size_t)h_bytes, (int *)P(info));
+}
+
+/* compz: cuSOLVERMp takes ScaLAPACK's character, "V" (eigenvectors too) or "N" (eigenvalues only). */
+JNIEXPORT jint JNICALL Java_dev_gpucoll_cusolvermp_CuSolverMpNative_syevdBufferSize(
+    JNIEnv *env, jclass cls, jlong h, jboolean vectors, jint uplo, jlong n, jlong a, jlong ia, jlong ja,
+    jlong desc_a, jlong d, jlong q, jlong iq, jlong jq, jlong desc_q, jint compute_type, jlongArray sizes) {
+  (void)cls;
+  if (lib.syevd_buffer_size == NULL) {
+    return NO_SYMBOL;
+  }
+  size_t db = 0, hb = 0;
+  status_t s = lib.syevd_buffer_size(P(h), vectors ? "V" : "N", uplo, n, P(a), ia, ja, P(desc_a), P(d), P(q), iq, jq,
+                                     P(desc_q), compute_type, &db, &hb);
+  put_sizes(env, sizes, db, hb);
+  return s;
+}
+
+JNIEXPORT jint JNICALL Java_dev_gpucoll_cusolvermp_CuSolverMpNative_syevd(
+    JNIEnv *env, jclass cls, jlong h, jboolean vectors, jint uplo, jlong n, jlong a, jlong ia, jlong ja,
+    jlong desc_a, jlong d, jlong q, jlong iq, jlong jq, jlong desc_q, jint compute_type, jlong d_work, jlong d_bytes,
+    jlong h_work, jlong h_bytes, jlong info) {
+  (void)env, (void)cls;
+  if (lib.syevd == NULL) {
+    return NO_SYMBOL;
+  }
+  return lib.syevd(P(h), vectors ? "V" : "N", uplo, n, P(a), ia, ja, P(desc_a), P(d), P(q), iq, jq, P(desc_q),
+                   compute_type, P(d_work), (size_t)d_bytes, P(h_work), (size_t)h_bytes, (int *)P(info));
 }

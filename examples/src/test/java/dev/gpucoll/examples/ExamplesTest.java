@@ -1,6 +1,7 @@
 package dev.gpucoll.examples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -8,10 +9,9 @@ import dev.gpucoll.api.Communicator;
 import dev.gpucoll.core.CommunicatorFactory;
 import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.rendezvous.LocalRendezvous;
-import dev.gpucoll.examples.linalg.DistributedCholesky;
-import dev.gpucoll.examples.linalg.DistributedLu;
 import dev.gpucoll.examples.linalg.Factorizations;
-import dev.gpucoll.examples.linalg.Factorizations.FactorizationException;
+import dev.gpucoll.examples.linalg.Factorizations.Routine;
+import dev.gpucoll.linalg.FactorizationException;
 import dev.gpucoll.examples.linalg.SolveSystem;
 import dev.gpucoll.examples.linalg.SummaPowerIteration;
 import java.util.ArrayList;
@@ -109,31 +109,38 @@ class ExamplesTest {
     assertTrue(check.passes(), check.toString());
   }
 
+  /** The example's check of {@code routine} on {@code c} through Spark: the grid's run against one rank's. */
+  private Factorizations.Check checkThroughSpark(Routine routine, Factorizations.Config c) {
+    return Factorizations.check(routine, c, Factorizations.runDistributed(routine, jsc, c),
+        Factorizations.runDistributed(routine, jsc, c.onOneRank()));
+  }
+
   @Test
-  void luWithPartialPivotingOnATwoByTwoGridMatchesOneProcess() {
-    Factorizations.Config c = new Factorizations.Config(RANKS, 96, 8, 3);
-    DistributedLu.Check check = DistributedLu.check(c, DistributedLu.runDistributed(jsc, c));
+  void luWithPartialPivotingOnATwoByTwoGridMatchesOneRank() {
+    Factorizations.Config c = new Factorizations.Config(RANKS, 101, 8, 3); // ragged: 101 is no multiple of 8 x 2
+    Factorizations.Check check = checkThroughSpark(Routine.LU, c);
     assertTrue(check.passes(), check.toString());
-    // same kernels on the same elements in the same order: the same pivots and the same bits
+    // gpucoll-linalg's host routines give every grid the same pivots and the same bits
     assertTrue(check.samePivots(), check.toString());
     assertEquals(0.0, check.maxFactorDifference(), check.toString());
   }
 
   @Test
-  void choleskyOnATwoByTwoGridMatchesOneProcess() {
-    Factorizations.Config c = new Factorizations.Config(RANKS, 96, 8, 3);
-    DistributedCholesky.Check check = DistributedCholesky.check(c, DistributedCholesky.runDistributed(jsc, c));
+  void choleskyOnATwoByTwoGridMatchesOneRank() {
+    Factorizations.Config c = new Factorizations.Config(RANKS, 101, 8, 3);
+    Factorizations.Check check = checkThroughSpark(Routine.CHOLESKY, c);
     assertTrue(check.passes(), check.toString());
     assertEquals(0.0, check.maxFactorDifference(), check.toString());
   }
 
   @Test
-  void aSingularMatrixFailsTheStageNamingTheColumn() {
+  void aSingularMatrixFailsTheStageNamingTheColumn() throws Exception {
     Factorizations.Config c = new Factorizations.Config(RANKS, 96, 8, 3, 37);
-    SparkException e = assertThrows(SparkException.class, () -> DistributedLu.runDistributed(jsc, c));
-    assertTrue(e.getMessage().contains("LU: the matrix is singular: column 37 has no nonzero pivot"), e.getMessage());
-    FactorizationException one = assertThrows(FactorizationException.class,
-        () -> Factorizations.luInPlace(Factorizations.generalMatrix(c), c.n(), c.blockSize()));
+    SparkException e = assertThrows(SparkException.class, () -> Factorizations.runDistributed(Routine.LU, jsc, c));
+    assertTrue(e.getMessage().contains("getrf: the matrix is singular: column 37 has no nonzero pivot"),
+        e.getMessage());
+    FactorizationException one = assertInstanceOf(FactorizationException.class,
+        everyRank(1, (comm, cfg) -> Factorizations.factorRank(Routine.LU, comm, cfg), c.onOneRank()).get(0));
     assertEquals(37, one.column());
   }
 
@@ -173,20 +180,21 @@ class ExamplesTest {
   void singularAndIndefiniteMatricesFailOnEveryRankOfATwoByThreeGrid() throws Exception {
     for (int column : new int[] {0, 21, 47}) {
       Factorizations.Config c = new Factorizations.Config(6, 48, 8, 3, column);
-      for (Throwable t : everyRank(6, DistributedLu::factorRank, c)) {
+      for (Throwable t : everyRank(6, (comm, cfg) -> Factorizations.factorRank(Routine.LU, comm, cfg), c)) {
         assertTrue(t instanceof FactorizationException, String.valueOf(t));
-        assertEquals("LU: the matrix is singular: column " + column + " has no nonzero pivot (U(" + column + ","
-            + column + ") = 0)", t.getMessage());
+        assertEquals("getrf: the matrix is singular: column " + column + " has no nonzero pivot (U(" + column + ","
+            + column + ") = 0; 0-based)", t.getMessage());
       }
-      for (Throwable t : everyRank(6, DistributedCholesky::factorRank, c)) {
+      for (Throwable t : everyRank(6, (comm, cfg) -> Factorizations.factorRank(Routine.CHOLESKY, comm, cfg), c)) {
         assertTrue(t instanceof FactorizationException, String.valueOf(t));
-        assertEquals("Cholesky: the matrix is not positive definite: the pivot of column " + column
-            + " is not positive", t.getMessage());
+        assertTrue(t.getMessage().startsWith("potrf: the matrix is not positive definite: the pivot of column "
+            + column + " (0-based) is -"), t.getMessage());
       }
     }
     // and the same sizes without a defect factor on that grid as in one process
     Factorizations.Config ok = new Factorizations.Config(6, 48, 8, 3);
-    assertEquals(java.util.Collections.nCopies(6, null), everyRank(6, DistributedLu::factorRank, ok));
+    assertEquals(java.util.Collections.nCopies(6, null),
+        everyRank(6, (comm, cfg) -> Factorizations.factorRank(Routine.LU, comm, cfg), ok));
   }
 
   @Test

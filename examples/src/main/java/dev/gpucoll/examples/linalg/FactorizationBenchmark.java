@@ -2,6 +2,8 @@ package dev.gpucoll.examples.linalg;
 
 import dev.gpucoll.examples.ExampleSpark;
 import dev.gpucoll.examples.linalg.Factorizations.Config;
+import dev.gpucoll.examples.linalg.Factorizations.RankResult;
+import dev.gpucoll.examples.linalg.Factorizations.Routine;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -14,14 +16,13 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.function.LongSupplier;
 import org.apache.spark.api.java.JavaSparkContext;
 
 /**
- * Times the distributed LU and Cholesky against the one-process factorization of the same matrix
- * in the driver JVM (the same blocked algorithm and kernels, no communication): wall time and
- * GFLOP/s (LU 2n³/3, Cholesky n³/3 flops) of each, their ratio, and the scaled residuals of the
- * last run. The distributed time is the slowest rank's, between two barriers around the
+ * Times gpucoll-linalg's LU and Cholesky on the ranks' grid against the same routines on one rank
+ * (a 1 × 1 grid in one executor: on the host the same steps without communication, with
+ * {@code --kernels gpu} one cuSOLVER call): wall time and GFLOP/s (LU 2n³/3, Cholesky n³/3 flops) of
+ * each, their ratio, and the solve residuals of the last run. The distributed time is the slowest rank's, between two barriers around the
  * factorization (matrix generation and the check not included); each is the median of
  * {@code --repeat} runs after one untimed run. Prints a table and writes a JSON record
  * ({@code --out}, default docs/records/bench/linalg-&lt;date&gt;-&lt;commit&gt;.json).
@@ -61,23 +62,23 @@ public final class FactorizationBenchmark {
     int nb = ExampleSpark.intOption(o, "block", 32);
     int repeat = Math.max(1, ExampleSpark.intOption(o, "repeat", 3));
     int seed = ExampleSpark.intOption(o, "seed", 3);
-    FactorKernels.Kind kind = Factorizations.kernelsOption(o);
+    Factorizations.Kernels kind = Factorizations.kernelsOption(o);
     int[] sizes = Arrays.stream(o.getOrDefault("sizes", "256,512").split(",")).mapToInt(s -> Integer.parseInt(s.trim()))
         .toArray();
     for (int n : sizes) {
-      new Config(ranks, n, nb, seed, -1, kind).layout(); // bad sizes fail before Spark starts
+      new Config(ranks, n, nb, seed, -1, kind).descriptor(); // bad sizes fail before Spark starts
     }
     List<Row> rows = new ArrayList<>();
     try (JavaSparkContext jsc = ExampleSpark.start("gpucoll-linalg-bench", o.get("master"), ranks)) {
       for (int n : sizes) {
         Config c = new Config(ranks, n, nb, seed, -1, kind);
-        rows.add(lu(jsc, c, repeat));
-        rows.add(cholesky(jsc, c, repeat));
+        rows.add(row(jsc, Routine.LU, c, repeat));
+        rows.add(row(jsc, Routine.CHOLESKY, c, repeat));
       }
     }
     String master = o.getOrDefault("master", "local-cluster");
     System.out.println();
-    System.out.println("kernels: " + rows.get(0).kernels() + " (grid and one process)");
+    System.out.println("kernels: " + rows.get(0).kernels() + " (grid and one rank)");
     System.out.printf("%-9s %6s %4s %5s %-10s %12s %10s %9s %12s %10s %7s %9s %9s%n", "factor", "n", "nb", "grid",
         "backend", "grid ms", "GFLOP/s", "comm ms", "1-proc ms", "GFLOP/s", "ratio", "residual", "1-proc");
     for (Row r : rows) {
@@ -87,8 +88,8 @@ public final class FactorizationBenchmark {
     }
     boolean pass = rows.stream().allMatch(r -> r.residual() < Factorizations.RESIDUAL_LIMIT
         && r.oneProcessResidual() < Factorizations.RESIDUAL_LIMIT);
-    System.out.println("ratio = one-process time / grid time (GFLOP/s of the grid over one process's, same matrix);"
-        + " residuals ||PA-LU|| or ||A-LL^T|| / (||A|| n eps), limit " + (int) Factorizations.RESIDUAL_LIMIT);
+    System.out.println("ratio = one-rank time / grid time (GFLOP/s of the grid over one rank's, same matrix);"
+        + " residuals ||b - Ax|| / (||A|| ||x|| n eps), limit " + (int) Factorizations.RESIDUAL_LIMIT);
     String commit = o.getOrDefault("commit", commit());
     Path out = o.containsKey("out") ? Path.of(o.get("out")) : benchDirectory().resolve("linalg-"
         + Instant.now().toString().substring(0, 10) + "-" + commit + ".json");
@@ -100,73 +101,36 @@ public final class FactorizationBenchmark {
     }
   }
 
-  private static Row lu(JavaSparkContext jsc, Config c, int repeat) {
-    long[] grid = new long[repeat];
-    long[] comm = new long[repeat];
-    List<DistributedLu.Result> last = null;
-    for (int i = -1; i < repeat; i++) {
-      List<DistributedLu.Result> ranks = DistributedLu.runDistributed(jsc, c);
-      if (i >= 0) {
-        grid[i] = ranks.stream().mapToLong(DistributedLu.Result::factorNanos).max().orElseThrow();
-        comm[i] = ranks.stream().mapToLong(DistributedLu.Result::commNanos).max().orElseThrow();
-        last = ranks;
-      }
-    }
-    double[] a = Factorizations.generalMatrix(c);
-    long one;
-    try (FactorKernels kernels = c.kernels().open()) { // handles made before the clock starts
-      one = median(repeat, () -> {
-        double[] w = a.clone();
-        long t0 = System.nanoTime();
-        Factorizations.oneProcessLu(kernels, w, c.n(), c.blockSize());
-        return System.nanoTime() - t0;
-      });
-    }
-    DistributedLu.Check check = DistributedLu.check(c, last);
-    return new Row("LU", c.n(), c.blockSize(), gridName(c), last.get(0).backend(), last.get(0).kernels(),
-        median(grid) / 1e6,
-        median(comm) / 1e6, one / 1e6, check.residual(), check.referenceResidual());
+  /**
+   * The routine's row: the grid's runs and the same problem's runs on one rank (a 1 × 1 grid, in
+   * an executor), each timed as the median of {@code repeat} after one untimed run.
+   */
+  private static Row row(JavaSparkContext jsc, Routine routine, Config c, int repeat) {
+    List<RankResult>[] grid = timedRuns(jsc, routine, c, repeat);
+    List<RankResult>[] one = timedRuns(jsc, routine, c.onOneRank(), repeat);
+    List<RankResult> last = grid[repeat - 1];
+    Factorizations.Check check = Factorizations.check(routine, c, last, one[repeat - 1]);
+    return new Row(routine == Routine.LU ? "LU" : "Cholesky", c.n(), c.blockSize(), c.gridName(),
+        last.get(0).backend(), last.get(0).kernels(), slowest(grid, RankResult::factorNanos) / 1e6,
+        slowest(grid, RankResult::commNanos) / 1e6, slowest(one, RankResult::factorNanos) / 1e6, check.residual(),
+        check.referenceResidual());
   }
 
-  private static Row cholesky(JavaSparkContext jsc, Config c, int repeat) {
-    long[] grid = new long[repeat];
-    long[] comm = new long[repeat];
-    List<DistributedCholesky.Result> last = null;
-    for (int i = -1; i < repeat; i++) {
-      List<DistributedCholesky.Result> ranks = DistributedCholesky.runDistributed(jsc, c);
-      if (i >= 0) {
-        grid[i] = ranks.stream().mapToLong(DistributedCholesky.Result::factorNanos).max().orElseThrow();
-        comm[i] = ranks.stream().mapToLong(DistributedCholesky.Result::commNanos).max().orElseThrow();
-        last = ranks;
-      }
-    }
-    double[] a = Factorizations.spdMatrix(c);
-    long one;
-    try (FactorKernels kernels = c.kernels().open()) {
-      one = median(repeat, () -> {
-        double[] w = a.clone();
-        long t0 = System.nanoTime();
-        Factorizations.oneProcessCholesky(kernels, w, c.n(), c.blockSize());
-        return System.nanoTime() - t0;
-      });
-    }
-    DistributedCholesky.Check check = DistributedCholesky.check(c, last);
-    return new Row("Cholesky", c.n(), c.blockSize(), gridName(c), last.get(0).backend(), last.get(0).kernels(),
-        median(grid) / 1e6,
-        median(comm) / 1e6, one / 1e6, check.residual(), check.referenceResidual());
-  }
-
-  private static String gridName(Config c) {
-    BlockCyclicLayout lay = c.layout();
-    return lay.gridRows() + "x" + lay.gridCols();
-  }
-
-  /** The median of {@code repeat} timed runs after one untimed run. */
-  private static long median(int repeat, LongSupplier run) {
-    run.getAsLong();
-    long[] t = new long[repeat];
+  @SuppressWarnings("unchecked")
+  private static List<RankResult>[] timedRuns(JavaSparkContext jsc, Routine routine, Config c, int repeat) {
+    Factorizations.runDistributed(routine, jsc, c); // untimed
+    List<RankResult>[] runs = new List[repeat];
     for (int i = 0; i < repeat; i++) {
-      t[i] = run.getAsLong();
+      runs[i] = Factorizations.runDistributed(routine, jsc, c);
+    }
+    return runs;
+  }
+
+  /** The median over the runs of the slowest rank's time. */
+  private static long slowest(List<RankResult>[] runs, java.util.function.ToLongFunction<RankResult> time) {
+    long[] t = new long[runs.length];
+    for (int i = 0; i < runs.length; i++) {
+      t[i] = runs[i].stream().mapToLong(time).max().orElseThrow();
     }
     return median(t);
   }

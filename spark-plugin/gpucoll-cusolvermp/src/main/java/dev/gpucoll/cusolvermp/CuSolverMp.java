@@ -21,8 +21,10 @@ import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerPointer;
 
 /**
- * cuSOLVERMp's LU ({@code cusolverMpGetrf} / {@code cusolverMpGetrs}) and Cholesky
- * ({@code cusolverMpPotrf} / {@code cusolverMpPotrs}) on a group's NCCL communicator, for fp64
+ * cuSOLVERMp's LU ({@code cusolverMpGetrf} / {@code cusolverMpGetrs}), Cholesky
+ * ({@code cusolverMpPotrf} / {@code cusolverMpPotrs}), QR ({@code cusolverMpGeqrf} /
+ * {@code cusolverMpOrmqr}), least squares ({@code cusolverMpGels}) and the symmetric eigensolver
+ * ({@code cusolverMpSyevd}) on a group's NCCL communicator, for fp64
  * matrices dealt block-cyclically over a P × Q grid as a {@link Descriptor} says and already in
  * device memory: each rank's local array column-major with leading dimension
  * {@link Descriptor#lld()}, on this rank's device.
@@ -272,6 +274,158 @@ public final class CuSolverMp implements AutoCloseable {
         xb.ja(), descB, CUDA_R_64F, deviceWork, deviceWorkBytes, hostWork, hostWorkBytes, info),
         "cusolverMpPotrs(" + uplo + ", n " + xa.n() + ", nrhs " + xb.n() + ")");
     awaitInfo("cusolverMpPotrs");
+  }
+
+  // ---- QR, least squares and the symmetric eigensolver ----
+
+  /** Which side Q multiplies from in {@link #ormqr} (cublasSideMode_t). */
+  public enum Side {
+    /** C = op(Q) C (CUBLAS_SIDE_LEFT). */
+    LEFT(0),
+    /** C = C op(Q) (CUBLAS_SIDE_RIGHT). */
+    RIGHT(1);
+
+    final int cublas;
+
+    Side(int cublas) {
+      this.cublas = cublas;
+    }
+  }
+
+  /** cublasOperation_t CUBLAS_OP_T: ormqr applies Qᵀ. */
+  static final int CUBLAS_OP_T = 1;
+
+  /**
+   * QR, A = Q R, in place (cusolverMpGeqrf): R on and above the diagonal, the Householder vectors
+   * below it, their scalars in {@code dTau} (this rank's part, at least {@link #tauCount} doubles on
+   * the device), as ScaLAPACK's pdgeqrf.
+   */
+  public void geqrf(long dA, Descriptor a, long dTau) {
+    enter(a, "geqrf");
+    requireAddress(dA, "A", "geqrf");
+    requireAddress(dTau, "tau", "geqrf");
+    MatrixArguments x = MatrixArguments.of(a);
+    long desc = matrix(a);
+    long[] sizes = new long[2];
+    optional(CuSolverMpNative.geqrfBufferSize(handle, x.m(), x.n(), dA, x.ia(), x.ja(), desc, CUDA_R_64F, sizes),
+        "cusolverMpGeqrf_bufferSize(" + x.m() + " x " + x.n() + ")");
+    reserve(sizes);
+    optional(CuSolverMpNative.geqrf(handle, x.m(), x.n(), dA, x.ia(), x.ja(), desc, dTau, CUDA_R_64F, deviceWork,
+        deviceWorkBytes, hostWork, hostWorkBytes, info), "cusolverMpGeqrf(" + x.m() + " x " + x.n() + ")");
+    awaitInfo("cusolverMpGeqrf");
+  }
+
+  /**
+   * C = op(Q) C or C op(Q) with geqrf's Q of {@code a} (its first k reflectors; cusolverMpOrmqr),
+   * op(Q) = Qᵀ when {@code transpose}. C is on A's grid.
+   */
+  public void ormqr(Side side, boolean transpose, int k, long dA, Descriptor a, long dTau, long dC, Descriptor c) {
+    enter(a, "ormqr");
+    requireAddress(dA, "A", "ormqr");
+    requireAddress(dTau, "tau", "ormqr");
+    requireAddress(dC, "C", "ormqr");
+    if (c.gridRows() != a.gridRows() || c.gridCols() != a.gridCols()) {
+      throw new IllegalArgumentException("ormqr: C's descriptor is for a " + c.gridRows() + " x " + c.gridCols()
+          + " grid, A's for " + a.gridRows() + " x " + a.gridCols());
+    }
+    int order = side == Side.LEFT ? c.m() : c.n();
+    if (k < 0 || k > Math.min(a.m(), a.n()) || a.m() != order) {
+      throw new IllegalArgumentException("ormqr: Q of a " + a.m() + " x " + a.n() + " A (k = " + k + " reflectors)"
+          + " cannot multiply a " + c.m() + " x " + c.n() + " C from the " + side.name().toLowerCase(
+              java.util.Locale.ROOT));
+    }
+    MatrixArguments xa = MatrixArguments.of(a);
+    MatrixArguments xc = MatrixArguments.of(c);
+    long descA = matrix(a);
+    long descC = matrix(c);
+    int trans = transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+    String call = "(" + side + (transpose ? ", T" : ", N") + ", " + xc.m() + " x " + xc.n() + ", k " + k + ")";
+    long[] sizes = new long[2];
+    optional(CuSolverMpNative.ormqrBufferSize(handle, side.cublas, trans, xc.m(), xc.n(), k, dA, xa.ia(), xa.ja(),
+        descA, dTau, dC, xc.ia(), xc.ja(), descC, CUDA_R_64F, sizes), "cusolverMpOrmqr_bufferSize" + call);
+    reserve(sizes);
+    optional(CuSolverMpNative.ormqr(handle, side.cublas, trans, xc.m(), xc.n(), k, dA, xa.ia(), xa.ja(), descA, dTau,
+        dC, xc.ia(), xc.ja(), descC, CUDA_R_64F, deviceWork, deviceWorkBytes, hostWork, hostWorkBytes, info),
+        "cusolverMpOrmqr" + call);
+    awaitInfo("cusolverMpOrmqr");
+  }
+
+  /**
+   * The least-squares solution of min ‖A X − B‖ (A M × N, M ≥ N, full rank; cusolverMpGels, no
+   * transpose): A is overwritten by its QR factors, B's first N rows by X. B is M × NRHS on A's grid.
+   */
+  public void gels(long dA, Descriptor a, long dB, Descriptor b) {
+    enter(a, "gels");
+    requireAddress(dA, "A", "gels");
+    requireAddress(dB, "B", "gels");
+    if (a.m() < a.n() || b.m() != a.m() || b.gridRows() != a.gridRows() || b.gridCols() != a.gridCols()) {
+      throw new IllegalArgumentException("gels: A must be M x N with M >= N and B M x NRHS on A's grid: A is "
+          + a.m() + " x " + a.n() + ", B " + b.m() + " x " + b.n());
+    }
+    MatrixArguments xa = MatrixArguments.of(a);
+    MatrixArguments xb = MatrixArguments.of(b);
+    long descA = matrix(a);
+    long descB = matrix(b);
+    String call = "(" + xa.m() + " x " + xa.n() + ", nrhs " + xb.n() + ")";
+    long[] sizes = new long[2];
+    optional(CuSolverMpNative.gelsBufferSize(handle, CUBLAS_OP_N, xa.m(), xa.n(), xb.n(), dA, xa.ia(), xa.ja(), descA,
+        dB, xb.ia(), xb.ja(), descB, CUDA_R_64F, sizes), "cusolverMpGels_bufferSize" + call);
+    reserve(sizes);
+    optional(CuSolverMpNative.gels(handle, CUBLAS_OP_N, xa.m(), xa.n(), xb.n(), dA, xa.ia(), xa.ja(), descA, dB,
+        xb.ia(), xb.ja(), descB, CUDA_R_64F, deviceWork, deviceWorkBytes, hostWork, hostWorkBytes, info),
+        "cusolverMpGels" + call);
+    awaitInfo("cusolverMpGels");
+  }
+
+  /**
+   * The eigenvalues of the symmetric A (read in the {@code uplo} triangle; A is destroyed), in
+   * ascending order into {@code dD} (N doubles on the device, on every rank), and with
+   * {@code vectors} its eigenvectors into Q (cusolverMpSyevd; Q: N × N on A's grid, ignored
+   * otherwise but still described).
+   *
+   * @throws CuSolverMpException when INFO > 0: the divide and conquer did not converge
+   */
+  public void syevd(boolean vectors, Fill uplo, long dA, Descriptor a, long dD, long dQ, Descriptor q) {
+    enter(a, "syevd");
+    checkSquare(a, "syevd");
+    requireAddress(dA, "A", "syevd");
+    requireAddress(dD, "D", "syevd");
+    requireAddress(dQ, "Q", "syevd");
+    if (!q.equals(a)) {
+      throw new IllegalArgumentException("syevd: Q must be dealt as A is: A " + a + ", Q " + q);
+    }
+    MatrixArguments xa = MatrixArguments.of(a);
+    MatrixArguments xq = MatrixArguments.of(q);
+    long descA = matrix(a);
+    long descQ = matrix(q);
+    String call = "(" + (vectors ? "V" : "N") + ", " + uplo + ", n " + xa.n() + ")";
+    long[] sizes = new long[2];
+    optional(CuSolverMpNative.syevdBufferSize(handle, vectors, uplo.cublas, xa.n(), dA, xa.ia(), xa.ja(), descA, dD,
+        dQ, xq.ia(), xq.ja(), descQ, CUDA_R_64F, sizes), "cusolverMpSyevd_bufferSize" + call);
+    reserve(sizes);
+    optional(CuSolverMpNative.syevd(handle, vectors, uplo.cublas, xa.n(), dA, xa.ia(), xa.ja(), descA, dD, dQ,
+        xq.ia(), xq.ja(), descQ, CUDA_R_64F, deviceWork, deviceWorkBytes, hostWork, hostWorkBytes, info),
+        "cusolverMpSyevd" + call);
+    int i = awaitInfo("cusolverMpSyevd");
+    if (i > 0) {
+      throw new CuSolverMpException("cusolverMpSyevd" + call + " on " + where + ": INFO = " + i + ": the"
+          + " eigensolver did not converge", i);
+    }
+  }
+
+  /** Doubles of tau that {@link #geqrf} writes on process column {@code pcol}: LOCc(N) + NB. */
+  public static long tauCount(Descriptor a, int pcol) {
+    return (long) a.numrocCols(pcol) + a.nb();
+  }
+
+  /** A call of an optional entry point: a library without it is named, as one that fails. */
+  private void optional(int s, String call) {
+    if (s == CuSolverMpNative.NO_SYMBOL) {
+      String symbol = call.substring(0, call.indexOf('('));
+      throw new CuSolverMpUnavailableException("cuSOLVERMp on " + where + ": the loaded library has no " + symbol
+          + " (cuSOLVERMp 0.8, " + CuSolverMpNative.WHEEL + ", has it)");
+    }
+    status(s, call);
   }
 
   /**

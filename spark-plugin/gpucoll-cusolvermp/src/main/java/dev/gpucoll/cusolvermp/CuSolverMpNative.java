@@ -143,4 +143,37 @@ final class CuSolverMpNative {
 
   static native int potrs(long handle, int uplo, long n, long nrhs, long a, long ia, long ja, long descA, long b,
       long ib, long jb, long descB, int computeType, long dWork, long dBytes, long hWork, long hBytes, long info);
+
+  // QR, least squares and the symmetric eigensolver: optional entry points; NO_SYMBOL when the
+  // loaded library lacks one.
+
+  /** What an optional entry point returns when the loaded library does not have it. */
+  static final int NO_SYMBOL = -1;
+
+  static native int geqrfBufferSize(long handle, long m, long n, long a, long ia, long ja, long descA,
+      int computeType, long[] sizes);
+
+  static native int geqrf(long handle, long m, long n, long a, long ia, long ja, long descA, long tau,
+      int computeType, long dWork, long dBytes, long hWork, long hBytes, long info);
+
+  static native int ormqrBufferSize(long handle, int side, int trans, long m, long n, long k, long a, long ia,
+      long ja, long descA, long tau, long c, long ic, long jc, long descC, int computeType, long[] sizes);
+
+  static native int ormqr(long handle, int side, int trans, long m, long n, long k, long a, long ia, long ja,
+      long descA, long tau, long c, long ic, long jc, long descC, int computeType, long dWork, long dBytes,
+      long hWork, long hBytes, long info);
+
+  static native int gelsBufferSize(long handle, int trans, long m, long n, long nrhs, long a, long ia, long ja,
+      long descA, long b, long ib, long jb, long descB, int computeType, long[] sizes);
+
+  static native int gels(long handle, int trans, long m, long n, long nrhs, long a, long ia, long ja, long descA,
+      long b, long ib, long jb, long descB, int computeType, long dWork, long dBytes, long hWork, long hBytes,
+      long info);
+
+  static native int syevdBufferSize(long handle, boolean vectors, int uplo, long n, long a, long ia, long ja,
+      long descA, long d, long q, long iq, long jq, long descQ, int computeType, long[] sizes);
+
+  static native int syevd(long handle, boolean vectors, int uplo, long n, long a, long ia, long ja, long descA,
+      long d, long q, long iq, long jq, long descQ, int computeType, long dWork, long dBytes, long hWork,
+      long hBytes, long info);
 }

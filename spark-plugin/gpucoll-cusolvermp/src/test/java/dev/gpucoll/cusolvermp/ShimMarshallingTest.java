@@ -85,4 +85,33 @@ class ShimMarshallingTest {
     assertEquals(0, CuSolverMpNative.potrs(l(0), i(1), l(2), l(3), l(4), l(5), l(6), l(7), l(8), l(9), l(10), l(11),
         i(12), l(13), l(14), l(15), l(16), l(17)));
   }
+
+  @Test
+  void qrLeastSquaresAndEigensolverCalls() {
+    long[] sizes = new long[2];
+    assertEquals(0, CuSolverMpNative.geqrfBufferSize(l(0), l(1), l(2), l(3), l(4), l(5), l(6), i(7), sizes));
+    assertArrayEquals(new long[] {123456789012L, 42}, sizes);
+    assertEquals(0, CuSolverMpNative.geqrf(l(0), l(1), l(2), l(3), l(4), l(5), l(6), l(7), i(8), l(9), l(10), l(11),
+        l(12), l(13)));
+    sizes = new long[2];
+    assertEquals(0, CuSolverMpNative.ormqrBufferSize(l(0), i(1), i(2), l(3), l(4), l(5), l(6), l(7), l(8), l(9),
+        l(10), l(11), l(12), l(13), l(14), i(15), sizes));
+    assertArrayEquals(new long[] {123456789012L, 42}, sizes);
+    assertEquals(0, CuSolverMpNative.ormqr(l(0), i(1), i(2), l(3), l(4), l(5), l(6), l(7), l(8), l(9), l(10), l(11),
+        l(12), l(13), l(14), i(15), l(16), l(17), l(18), l(19), l(20)));
+    sizes = new long[2];
+    assertEquals(0, CuSolverMpNative.gelsBufferSize(l(0), i(1), l(2), l(3), l(4), l(5), l(6), l(7), l(8), l(9),
+        l(10), l(11), l(12), i(13), sizes));
+    assertArrayEquals(new long[] {123456789012L, 42}, sizes);
+    assertEquals(0, CuSolverMpNative.gels(l(0), i(1), l(2), l(3), l(4), l(5), l(6), l(7), l(8), l(9), l(10), l(11),
+        l(12), i(13), l(14), l(15), l(16), l(17), l(18)));
+    sizes = new long[2];
+    assertEquals(0, CuSolverMpNative.syevdBufferSize(l(0), true, i(2), l(3), l(4), l(5), l(6), l(7), l(8), l(9),
+        l(10), l(11), l(12), i(13), sizes));
+    assertArrayEquals(new long[] {123456789012L, 42}, sizes);
+    assertEquals(0, CuSolverMpNative.syevd(l(0), true, i(2), l(3), l(4), l(5), l(6), l(7), l(8), l(9), l(10), l(11),
+        l(12), i(13), l(14), l(15), l(16), l(17), l(18)));
+    assertEquals(1001, CuSolverMpNative.syevd(l(0), false, i(2), l(3), l(4), l(5), l(6), l(7), l(8), l(9), l(10),
+        l(11), l(12), i(13), l(14), l(15), l(16), l(17), l(18)), "eigenvalues only: compz \"N\"");
+  }
 }

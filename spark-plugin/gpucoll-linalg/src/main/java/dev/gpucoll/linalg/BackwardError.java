@@ -110,7 +110,8 @@ public final class BackwardError {
     return residual / anorm / (n * EPS);
   }
 
-  private static double norm1(double[] a, int m, int n) {
+  /** ‖A‖₁, the largest column sum of |values|, of the m × n column-major {@code a}. */
+  public static double norm1(double[] a, int m, int n) {
     double worst = 0;
     for (int j = 0; j < n; j++) {
       double s = 0;

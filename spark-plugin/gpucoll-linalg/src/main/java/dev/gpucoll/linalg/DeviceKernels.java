@@ -30,14 +30,14 @@ import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerPointer;
 
 /**
- * The device kernel set of one rank: cuBLAS, cuSOLVER and the linear-algebra kernels of the shipped
+ * The device {@link KernelSet} of one rank: cuBLAS, cuSOLVER and the linear-algebra kernels of the shipped
  * fatbin ({@code native-kernels/include/gpucoll/linalg.cuh}), all on one stream, over device
  * addresses (column-major fp64 operands, each an address and a leading dimension, as in BLAS).
  * Everything that allocates or loads code is done when it opens: a rank that allocated, freed or
  * loaded a kernel lazily while another rank's collective kernel spins on the same GPU could wait for
  * a device that never goes idle.
  */
-final class DeviceKernels implements DeviceOps {
+final class DeviceKernels implements KernelSet {
   static final String FATBIN = "dev/gpucoll/native/gpucoll_kernels.fatbin";
   private static final int THREADS_X = 32;
   private static final int THREADS_Y = 8;
@@ -87,6 +87,33 @@ final class DeviceKernels implements DeviceOps {
   @Override
   public long stream() {
     return stream;
+  }
+
+  @Override
+  public boolean oneCallOnOneProcess() {
+    return true;
+  }
+
+  /** This host's name and the current device's UUID. */
+  @Override
+  public String gpuIdentity() {
+    int[] device = new int[1];
+    check(cudart.cudaGetDevice(device), "cudaGetDevice");
+    try (org.bytedeco.cuda.cudart.cudaDeviceProp prop = new org.bytedeco.cuda.cudart.cudaDeviceProp()) {
+      check(cudart.cudaGetDeviceProperties(prop, device[0]), "cudaGetDeviceProperties");
+      StringBuilder uuid = new StringBuilder();
+      org.bytedeco.cuda.cudart.CUuuid_st id = new org.bytedeco.cuda.cudart.CUuuid_st(prop.uuid());
+      for (int i = 0; i < 16; i++) {
+        uuid.append(String.format("%02x", id.bytes(i) & 0xff));
+      }
+      String host;
+      try {
+        host = java.net.InetAddress.getLocalHost().getHostName();
+      } catch (java.net.UnknownHostException e) {
+        host = "localhost";
+      }
+      return host + "/GPU-" + uuid;
+    }
   }
 
   @Override
@@ -151,10 +178,54 @@ final class DeviceKernels implements DeviceOps {
     check(cudart.cudaMemsetAsync(at(dst), value, bytes, cuStream), "cudaMemsetAsync");
   }
 
-  /** Waits for this stream (not the device: other ranks' kernels may spin on it). */
   @Override
-  public void sync() {
+  public void upload(double[] src, long dst, int count) {
+    try (DoublePointer staged = new DoublePointer(src)) {
+      copyBytes(dst, staged.address(), 8L * count);
+      sync();
+    }
+  }
+
+  @Override
+  public void download(long src, double[] dst, int count) {
+    try (DoublePointer staged = new DoublePointer((long) count)) {
+      copyBytes(staged.address(), src, 8L * count);
+      sync();
+      staged.get(dst, 0, count);
+    }
+  }
+
+  /** Waits for this stream (not the device: other ranks' kernels may spin on it), unbounded: the copies at the ends. */
+  private void sync() {
     check(cudart.cudaStreamSynchronize(cuStream), "cudaStreamSynchronize");
+  }
+
+  /**
+   * Polls this stream until it is idle or {@code nanos} pass (cudaStreamSynchronize has no time
+   * limit): spinning on the host for the first 50 µs (a panel's status comes back in microseconds),
+   * then parking 20 µs between polls.
+   */
+  @Override
+  public boolean syncWithin(long nanos) {
+    long start = System.nanoTime();
+    while (true) {
+      int status = cudart.cudaStreamQuery(cuStream);
+      if (status == cudart.cudaSuccess) {
+        return true;
+      }
+      if (status != cudart.cudaErrorNotReady) {
+        check(status, "cudaStreamQuery");
+      }
+      long waited = System.nanoTime() - start;
+      if (waited > nanos) {
+        return false;
+      }
+      if (waited < 50_000) {
+        Thread.onSpinWait();
+      } else {
+        java.util.concurrent.locks.LockSupport.parkNanos(20_000);
+      }
+    }
   }
 
   /** The pinned host words (valid after {@link #sync}). */
@@ -171,6 +242,11 @@ final class DeviceKernels implements DeviceOps {
   @Override
   public long hostLong(long byteOffset) {
     return new LongPointer(at(host + byteOffset)).get();
+  }
+
+  @Override
+  public double hostDouble(long byteOffset) {
+    return new DoublePointer(at(host + byteOffset)).get();
   }
 
   @Override
@@ -328,11 +404,11 @@ final class DeviceKernels implements DeviceOps {
     scanNonFinite(a, d.lld(), d.numrocRows(prow), d.numrocCols(pcol), dealt, d.m(), lower, out);
   }
 
-  /** As above for a plain rows × cols matrix: its first NaN and Inf at j * rows + i. */
+  /** As above for a plain rows × cols matrix: its first NaN and Inf at j * rows + i (lower: i ≥ j only). */
   @Override
-  public void firstNonFinite(long a, int lda, int rows, int cols, long out) {
+  public void firstNonFinite(long a, int lda, int rows, int cols, boolean lower, long out) {
     int[] identity = {1 << 30, 0, 0, 1, 1 << 30, 0, 0, 1}; // one block per dimension: local = global
-    scanNonFinite(a, lda, rows, cols, identity, rows, false, out);
+    scanNonFinite(a, lda, rows, cols, identity, rows, lower, out);
   }
 
   private void scanNonFinite(long a, long lda, int rows, int cols, int[] dealt, long m, boolean lower, long out) {

@@ -12,9 +12,8 @@ import java.util.List;
  * the last step), then updates the trailing matrix, global rows [end, M) × columns [end, N):
  * <ul>
  *   <li><b>LU</b>: the process column {@link Step#panelCol} factors the panel, rows [first, M)
- *       (a pivot search down its column communicator per column), and broadcasts it with its pivots
- *       along each row communicator; the process row {@link Step#diagRow} solves its part of the
- *       block row, U₁₂ = L₁₁⁻¹ A₁₂ over the trailing columns, and broadcasts it down each column
+ *       (gathered whole on the process of the diagonal block), and broadcasts it with its pivots;
+ *       the process row {@link Step#diagRow} solves its part of the block row, U₁₂ = L₁₁⁻¹ A₁₂ over the trailing columns, and broadcasts it down each column
  *       communicator; every process updates its trailing part, A₂₂ −= L₂₁ U₁₂. The pivots' row
  *       interchanges apply to every local column outside the panel.
  *   <li><b>Cholesky</b>: process (diagRow, panelCol) factors the diagonal block and broadcasts

@@ -9,34 +9,10 @@ package dev.gpucoll.linalg;
  * @param name what the part is called in the error ("the input", "B")
  * @param desc the part's descriptor
  * @param scan this rank's smallest j * M + i holding a NaN, and holding an Inf ({@link #NONE}: none),
- *     by the kernel set that holds the part (host loops here, a device kernel in {@link DeviceKernels})
+ *     by the kernel set that holds the part
  */
 record FiniteInput(String name, Descriptor desc, java.util.function.Supplier<long[]> scan) {
   static final long NONE = Long.MAX_VALUE;
-
-  /** A host part; lower: only the lower triangle is read (Cholesky). */
-  static FiniteInput of(String name, LocalMatrix part, boolean lower) {
-    return new FiniteInput(name, part.descriptor(), () -> scanHost(part, lower));
-  }
-
-  private static long[] scanHost(LocalMatrix part, boolean lower) {
-    Descriptor d = part.descriptor();
-    long[] first = {NONE, NONE};
-    double[] data = part.data();
-    for (int lj = 0; lj < part.cols(); lj++) {
-      int j = d.indxl2gCol(lj, part.pcol());
-      int from = lower ? d.localRowsBefore(Math.min(j, d.m()), part.prow()) : 0;
-      int col = lj * d.lld();
-      for (int li = from; li < part.rows(); li++) {
-        double v = data[col + li];
-        if (!Double.isFinite(v)) {
-          int kind = Double.isNaN(v) ? 0 : 1;
-          first[kind] = Math.min(first[kind], (long) j * d.m() + d.indxl2gRow(li, part.prow()));
-        }
-      }
-    }
-    return first;
-  }
 
   /** Fails (the same on every rank) if the grid's first NaN or Inf, {@code first}, names an element. */
   void refuse(long[] first, String routine) {

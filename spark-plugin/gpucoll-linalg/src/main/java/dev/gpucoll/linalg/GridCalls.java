@@ -12,7 +12,7 @@ import java.util.function.Consumer;
 import java.util.function.IntUnaryOperator;
 
 /**
- * The collectives a routine makes over a process grid, on host {@code double[]} buffers. An error
+ * The collectives a routine makes over a process grid, on its kernel set's buffers. An error
  * raised in a row or column communicator counts ranks within it; here it is raised again naming the
  * global rank, its grid position, the sub-communicator and how its ranks map to global ones (a
  * timeout's missing ranks are given as global ranks).
@@ -111,35 +111,12 @@ final class GridCalls {
     }
   }
 
-  /** recv = root's buffer, along this rank's grid row (root is a process column). */
-  void rowBroadcast(double[] buf, int count, int root) {
-    onRow(c -> c.broadcast(CommBuffer.of(buf), CommBuffer.of(buf), count, DataType.FLOAT64, root));
+  String routine() {
+    return routine;
   }
 
-  /** recv = root's buffer, down this rank's grid column (root is a process row). */
-  void columnBroadcast(double[] buf, int count, int root) {
-    onColumn(c -> c.broadcast(CommBuffer.of(buf), CommBuffer.of(buf), count, DataType.FLOAT64, root));
-  }
-
-  /** recv[r * count ..] = process row r's send, down this rank's grid column. */
-  void columnAllGather(double[] send, double[] recv, int count) {
-    onColumn(c -> c.allGather(CommBuffer.of(send), CommBuffer.of(recv), count, DataType.FLOAT64));
-  }
-
-  /** buf = the sum over this rank's grid column. */
-  void columnSum(double[] buf, int count) {
-    onColumn(c -> c.allReduce(CommBuffer.of(buf), CommBuffer.of(buf), count, DataType.FLOAT64, ReduceOp.SUM));
-  }
-
-  /** Moves elements between the process rows of this rank's grid column, as MPI_Alltoallv. */
-  void columnAllToAllv(double[] send, long[] sendCounts, long[] sendDispls, double[] recv, long[] recvCounts,
-      long[] recvDispls) {
-    onColumn(c -> c.allToAllv(CommBuffer.of(send), sendCounts, sendDispls, CommBuffer.of(recv), recvCounts,
-        recvDispls, DataType.FLOAT64));
-  }
-
-  // The same calls on device buffers (the device kernel set), counted in doubles. Each communicator
-  // enqueues on its stream; DeviceSolver puts the grid's three on one.
+  // Each communicator enqueues device buffers on its stream; DeviceSolver puts the grid's three on
+  // one. Counts are in doubles.
 
   void rowBroadcast(CommBuffer buf, long count, int root) {
     onRow(c -> c.broadcast(buf, buf, count, DataType.FLOAT64, root));

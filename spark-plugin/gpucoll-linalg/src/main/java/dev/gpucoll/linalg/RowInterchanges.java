@@ -23,7 +23,7 @@ final class RowInterchanges {
    * packs, row after row, {@code width} elements each (in the order of {@link #sendCounts}' process
    * rows), and the local rows it unpacks from what it receives (in the order of the process rows it
    * receives from). Worked out alike on every rank of the column from the pivots, for both kernel
-   * sets: the host copies rows in loops, the device with two kernels around one allToAllv.
+   * sets ({@link GridSolver#interchange}: two row kernels around one allToAllv).
    *
    * @param crosses whether any row crosses process rows (else nothing is exchanged: what a rank
    *     packs is what it unpacks)
@@ -74,35 +74,6 @@ final class RowInterchanges {
     return new Plan(sendRows, recvRows, sendCounts, sendDispls, recvCounts, recvDispls, crosses);
   }
 
-  /**
-   * Applies the interchanges of rows [from, to) to this rank's local columns {@code columns} of
-   * {@code a} (collective over the grid column when rows cross process rows; every rank of the
-   * column passes the same pivots and the same number of columns).
-   */
-  static void apply(GridCalls calls, LocalMatrix a, int[] pivots, int from, int to, List<IndexRange> columns) {
-    int width = 0;
-    for (IndexRange c : columns) {
-      width += c.size();
-    }
-    Plan plan = plan(a.descriptor(), a.prow(), pivots, from, to, width);
-    if (plan.empty()) {
-      return;
-    }
-    double[] send = new double[plan.sendRows().length * width];
-    for (int i = 0; i < plan.sendRows().length; i++) {
-      copyRow(a, plan.sendRows()[i], columns, send, i * width, true);
-    }
-    double[] recv = send; // no row crosses process rows: what this rank packed is what it receives
-    if (plan.crosses()) {
-      recv = new double[plan.recvRows().length * width];
-      calls.columnAllToAllv(send, plan.sendCounts(), plan.sendDispls(), recv, plan.recvCounts(), plan.recvDispls());
-    }
-    for (int i = 0; i < plan.recvRows().length; i++) {
-      copyRow(a, plan.recvRows()[i], columns, recv, i * width, false);
-    }
-  }
-
-  /** The rows that end elsewhere after the interchanges, in the order rows are first touched. */
   private static List<Move> net(int[] pivots, int from, int to) {
     Map<Integer, Integer> slot = new HashMap<>();
     List<Integer> rows = new ArrayList<>(); // the rows touched
@@ -129,20 +100,6 @@ final class RowInterchanges {
       holds.add(r);
       return rows.size() - 1;
     });
-  }
-
-  private static void copyRow(LocalMatrix a, int li, List<IndexRange> columns, double[] buf, int at, boolean out) {
-    double[] data = a.data();
-    int lld = a.descriptor().lld();
-    for (IndexRange c : columns) {
-      for (int lj = c.from(); lj < c.to(); lj++) {
-        if (out) {
-          buf[at++] = data[li + lj * lld];
-        } else {
-          data[li + lj * lld] = buf[at++];
-        }
-      }
-    }
   }
 
   private static long[] displacements(long[] counts) {

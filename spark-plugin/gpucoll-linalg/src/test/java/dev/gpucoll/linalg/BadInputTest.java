@@ -151,7 +151,7 @@ class BadInputTest {
       if (grid.all().rank() == 5) {
         Thread.sleep(3000); // past the others' timeout, still open
       } else if (grid.myRow() == 1) {
-        calls.rowBroadcast(new double[4], 4, 0);
+        calls.rowBroadcast(dev.gpucoll.api.CommBuffer.of(new double[4]), 4, 0);
       }
       return null;
     }));

@@ -25,7 +25,7 @@ class DeviceSolverTest {
   private static <T> List<GridRanks.Outcome<T>> onDevices(Descriptor d, double[] a, Body<T> body) {
     return GridRanks.run(d.gridRows(), d.gridCols(), grid -> {
       EmulatedDevice device = new EmulatedDevice();
-      try (DeviceSolver solver = new DeviceSolver(grid, device)) {
+      try (DeviceSolver solver = new DeviceSolver(grid, device, java.time.Duration.ofMinutes(1))) {
         LocalMatrix part = LocalMatrix.scatter(a, Math.max(1, d.m()), d, grid.myRow(), grid.myCol());
         DeviceMatrix mine = solver.upload(part);
         return body.run(solver, mine, device, new ProcessGridView(grid.myRow(), grid.myCol()));

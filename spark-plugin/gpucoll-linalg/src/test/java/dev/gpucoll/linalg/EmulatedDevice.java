@@ -21,10 +21,40 @@ import org.netlib.util.intW;
  * operands. Everything runs at once: the stream is always idle. So the steps' layout, index and
  * planning code is checked here, and the CUDA calls behind {@link DeviceKernels} on the GPU machine.
  */
-final class EmulatedDevice implements DeviceOps {
+class EmulatedDevice implements KernelSet {
   private static final LAPACK LAPACK = JavaLAPACK.getInstance();
   private final List<Pointer> live = new ArrayList<>();
   private final long host = malloc(1 << 22);
+  /** The GPU this emulated device claims to be (null: none): ranks given the same one share it. */
+  private final String gpu;
+
+  EmulatedDevice() {
+    this(null);
+  }
+
+  EmulatedDevice(String gpu) {
+    this.gpu = gpu;
+  }
+
+  @Override
+  public boolean oneCallOnOneProcess() {
+    return true;
+  }
+
+  @Override
+  public String gpuIdentity() {
+    return gpu;
+  }
+
+  @Override
+  public void upload(double[] src, long dst, int count) {
+    bytes(dst, 8L * count).asDoubleBuffer().put(src, 0, count);
+  }
+
+  @Override
+  public void download(long src, double[] dst, int count) {
+    bytes(src, 8L * count).asDoubleBuffer().get(dst, 0, count);
+  }
 
   @Override
   public long stream() {
@@ -99,7 +129,9 @@ final class EmulatedDevice implements DeviceOps {
   }
 
   @Override
-  public void sync() {}
+  public boolean syncWithin(long nanos) {
+    return true;
+  }
 
   @Override
   public long host() {
@@ -114,6 +146,11 @@ final class EmulatedDevice implements DeviceOps {
   @Override
   public long hostLong(long byteOffset) {
     return bytes(host + byteOffset, 8).getLong(0);
+  }
+
+  @Override
+  public double hostDouble(long byteOffset) {
+    return bytes(host + byteOffset, 8).getDouble(0);
   }
 
   @Override
@@ -277,35 +314,18 @@ final class EmulatedDevice implements DeviceOps {
 
   @Override
   public void firstNonFinite(long a, Descriptor d, int prow, int pcol, boolean lower, long out) {
-    long[] first = {-1, -1};
-    for (int lj = 0; lj < d.numrocCols(pcol); lj++) {
-      long j = d.indxl2gCol(lj, pcol);
-      for (int li = 0; li < d.numrocRows(prow); li++) {
-        double v = bytes(a + 8L * (li + (long) lj * d.lld()), 8).getDouble(0);
-        long i = d.indxl2gRow(li, prow);
-        if (!Double.isFinite(v) && !(lower && i < j)) {
-          int kind = Double.isNaN(v) ? 0 : 1;
-          first[kind] = Long.compareUnsigned(j * d.m() + i, first[kind]) < 0 ? j * d.m() + i : first[kind];
-        }
-      }
-    }
+    long[] first = HostKernels.firstNonFinite(d, prow, pcol, lower, (li, lj) -> element(a, d.lld(), li, lj));
     bytes(out, 16).putLong(0, first[0]).putLong(8, first[1]);
   }
 
   @Override
-  public void firstNonFinite(long a, int lda, int rows, int cols, long out) {
-    long[] first = {-1, -1};
-    for (int j = 0; j < cols; j++) {
-      for (int i = 0; i < rows; i++) {
-        double v = bytes(a + 8L * (i + (long) j * lda), 8).getDouble(0);
-        if (!Double.isFinite(v)) {
-          int kind = Double.isNaN(v) ? 0 : 1;
-          long at = (long) j * rows + i;
-          first[kind] = Long.compareUnsigned(at, first[kind]) < 0 ? at : first[kind];
-        }
-      }
-    }
+  public void firstNonFinite(long a, int lda, int rows, int cols, boolean lower, long out) {
+    long[] first = HostKernels.firstNonFinite(rows, cols, lower, (i, j) -> element(a, lda, i, j));
     bytes(out, 16).putLong(0, first[0]).putLong(8, first[1]);
+  }
+
+  private static double element(long a, int ld, int i, int j) {
+    return bytes(a + 8L * (i + (long) j * ld), 8).getDouble(0);
   }
 
   @Override

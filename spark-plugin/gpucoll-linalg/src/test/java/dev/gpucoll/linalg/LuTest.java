@@ -105,7 +105,11 @@ class LuTest {
     List<LocalMatrix> parts = GridRanks.values(GridRanks.run(3, 2, grid -> {
       LocalMatrix mine = LocalMatrix.scatter(a, m, d, grid.myRow(), grid.myCol());
       GridCalls calls = GridCalls.open(grid, "test", List.of(d), () -> {}, List.of());
-      RowInterchanges.apply(calls, mine, pivots, 0, m, List.of(new IndexRange(0, mine.cols())));
+      try (HostParts host = new HostParts(grid)) {
+        Part p = host.in(mine);
+        host.solver().interchange(calls, p, pivots, 0, m, List.of(new IndexRange(0, mine.cols())));
+        host.out(p, mine);
+      }
       return mine;
     }));
     double[] got = Matrices.gather(parts);

@@ -33,8 +33,19 @@ import org.bytedeco.javacpp.IntPointer;
  * computed on the device apart from the routines. Prints a table and writes
  * {@code linalg-gpu-<date>-<commit>.json} into {@code --json-dir}.
  *
+ * <p>The ranks' groups are formed as a Spark job's are (the default route): ranks sharing this GPU
+ * take the communicator's non-spinning staged path, which {@link DeviceSolver#open} requires of them.
+ * {@code --shared-grids R} then factors potrf and getrf R times each on 1 × 3, 3 × 1, 2 × 1 and
+ * 2 × 2 grids of ranks sharing the GPU ({@code --shared-n}, the first {@code --block}) and counts the
+ * stops: a routine that names a stopped rank, a collective timeout, or a rank that does not come
+ * back; any stop fails the run.
+ *
  * <p>Usage: LinalgBench [--sizes 4096,8192] [--block 1024] [--grids 1x1,2x2] [--factors getrf,potrf]
- * [--repeat 3] [--json-dir DIR] [--commit SHA] [--machine TEXT]
+ * [--repeat 3] [--json-dir DIR] [--commit SHA] [--machine TEXT] [--cusolvermp] [--shared-grids R]
+ * [--shared-n 4096] [--qr-eig]
+ *
+ * <p>{@code --qr-eig}: cuSOLVERMp's geqrf / ormqr, gels and syevd at each size on one GPU, checked and
+ * timed beside dense cuSOLVER ({@link CuSolverMpQrEig}); needs libcusolverMp.so.0.
  */
 public final class LinalgBench {
   private static final double EPS = Math.ulp(1.0) / 2;
@@ -61,6 +72,9 @@ public final class LinalgBench {
     Path jsonDir = Path.of(System.getenv().getOrDefault("OUT", "/tmp/gpucoll-out"), "bench");
     String commit = "unknown";
     String machine = "";
+    int sharedRepeats = 0;
+    int sharedN = 4096;
+    boolean withQrEig = false;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--sizes" -> sizes = ints(args[++i]);
@@ -78,6 +92,9 @@ public final class LinalgBench {
         case "--commit" -> commit = args[++i];
         case "--machine" -> machine = args[++i];
         case "--cusolvermp" -> withCuSolverMp = true;
+        case "--shared-grids" -> sharedRepeats = Integer.parseInt(args[++i]);
+        case "--shared-n" -> sharedN = Integer.parseInt(args[++i]);
+        case "--qr-eig" -> withQrEig = true;
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
       }
     }
@@ -106,6 +123,28 @@ public final class LinalgBench {
         }
       }
     }
+    List<SharedGridRuns> shared = new ArrayList<>();
+    for (int k = 0; k < (sharedRepeats > 0 ? SHARED_GRIDS.length : 0); k++) {
+      for (String factor : List.of("potrf", "getrf")) {
+        SharedGridRuns runs = sharedGridRuns(factor, sharedN, blocks.get(0), SHARED_GRIDS[k][0], SHARED_GRIDS[k][1],
+            sharedRepeats);
+        shared.add(runs);
+        System.out.println(runs.line());
+        failed |= runs.stops() > 0;
+      }
+    }
+    List<CuSolverMpQrEig.Result> qrEig = new ArrayList<>();
+    for (int n : withQrEig ? sizes : List.<Integer>of()) {
+      try {
+        CuSolverMpQrEig.Result res = CuSolverMpQrEig.run(n, blocks.get(blocks.size() - 1), repeat, 20261207L + n);
+        qrEig.add(res);
+        System.out.println(res.line());
+        failed |= !res.passes();
+      } catch (RuntimeException | LinkageError e) {
+        System.out.println("cuSOLVERMp QR / eigensolver n=" + n + ": not run: " + e);
+        failed = true;
+      }
+    }
     System.out.println();
     System.out.println("factor | n | nb | grid | ours ms | GFLOP/s | cuSOLVER ms | GFLOP/s | cuSOLVER time / ours | residual");
     for (Row r : rows) {
@@ -123,11 +162,90 @@ public final class LinalgBench {
           + "\"cusolver_time_over_ours\":%.3f,\"residual\":%.4f}", r.factor, r.n, r.nb, r.grid, r.oursMs,
           r.gflops(r.oursMs), r.anchorMs, r.gflops(r.anchorMs), r.anchorMs / r.oursMs, r.residual));
     }
+    json.append("],\"shared_grids\":[");
+    for (int i = 0; i < shared.size(); i++) {
+      SharedGridRuns r = shared.get(i);
+      json.append(i == 0 ? "" : ",").append(String.format(Locale.ROOT, "{\"factor\":\"%s\",\"n\":%d,\"nb\":%d,"
+          + "\"grid\":\"%dx%d\",\"runs\":%d,\"stops\":%d}", r.factor, r.n, r.nb, r.np, r.nq, r.runs, r.stops));
+    }
+    json.append("],\"cusolvermp_qr_eig\":[");
+    for (int i = 0; i < qrEig.size(); i++) {
+      json.append(i == 0 ? "" : ",").append(qrEig.get(i).json());
+    }
     json.append("]}\n");
     Path file = jsonDir.resolve("linalg-gpu-" + LocalDate.now() + "-" + commit + ".json");
     Files.writeString(file, json);
     System.out.println("record: " + file);
     System.exit(failed ? 1 : 0);
+  }
+
+  /** The grids of ranks sharing this GPU that --shared-grids factors on: those that stopped before. */
+  private static final int[][] SHARED_GRIDS = {{1, 3}, {3, 1}, {2, 1}, {2, 2}};
+
+  /** R factorizations on one shared grid, and how many stopped. */
+  private record SharedGridRuns(String factor, int n, int nb, int np, int nq, int runs, int stops,
+      List<String> why) {
+    String line() {
+      return "shared grid " + np + "x" + nq + " " + factor + " n=" + n + " nb=" + nb + ": " + runs + " runs, " + stops
+          + " stops" + (why.isEmpty() ? "" : ": " + String.join(" | ", why));
+    }
+  }
+
+  /**
+   * {@code repeats} factorizations on an np × nq grid of ranks sharing the GPU (the default route:
+   * the staged path), each a fresh matrix; a stop (any failure of a run) is counted and the group
+   * formed anew for the runs left.
+   */
+  private static SharedGridRuns sharedGridRuns(String factor, int n, int nb, int np, int nq, int repeats) {
+    boolean spd = factor.equals("potrf");
+    Descriptor da = Descriptor.of(n, n, nb, nb, np, nq);
+    int stops = 0;
+    int done = 0;
+    List<String> why = new ArrayList<>();
+    while (done < repeats) {
+      java.util.concurrent.atomic.AtomicInteger finished = new java.util.concurrent.atomic.AtomicInteger();
+      int left = repeats - done;
+      try (RankGroup g = RankGroup.createDefaultRoute(np * nq, 0, Duration.ofSeconds(60), 8)) {
+        g.onAll(Duration.ofSeconds(120 + 60L * left), r -> {
+          ProcessGrid<GpuCommunicator> grid = ProcessGrid.of(r.comm, np, nq);
+          grid.all().synchronize();
+          r.awaitPeers();
+          DeviceSolver solver = DeviceSolver.open(grid, Duration.ofSeconds(60));
+          DeviceMatrix a = DeviceMatrix.allocate(da, grid.myRow(), grid.myCol());
+          r.awaitPeers();
+          try {
+            for (int k = 0; k < left; k++) {
+              a.fillRandom(20261207L + k, spd, solver.stream());
+              solver.synchronize();
+              r.awaitPeers();
+              if (spd) {
+                solver.potrf(a);
+              } else {
+                solver.getrf(a);
+              }
+              solver.synchronize();
+              r.awaitPeers();
+              if (r.rank == 0) {
+                finished.incrementAndGet();
+              }
+            }
+          } finally {
+            r.awaitPeers();
+            grid.close();
+            r.awaitPeers();
+            a.close();
+            solver.close();
+          }
+          return null;
+        });
+        done += left;
+      } catch (RuntimeException e) {
+        stops++;
+        done += finished.get() + 1;
+        why.add(String.valueOf(e.getMessage()).lines().findFirst().orElse(""));
+      }
+    }
+    return new SharedGridRuns(factor, n, nb, np, nq, repeats, stops, why);
   }
 
   private static String format(Row r) {
@@ -153,7 +271,7 @@ public final class LinalgBench {
     double[] times = new double[repeat];
     double[] x = new double[n];
     System.out.println("  " + factor + " n=" + n + " nb=" + nb + " on " + np + " x " + nq + " ...");
-    try (RankGroup g = RankGroup.create(np * nq, 0, null, Duration.ofMinutes(2), 8)) {
+    try (RankGroup g = RankGroup.createDefaultRoute(np * nq, 0, Duration.ofMinutes(2), 8)) {
       g.onAll(Duration.ofMinutes(10), r -> {
         // cudaFree waits for the whole device: nothing is freed until every rank has left its last collective
         // (the grid's close included), or a rank's free would wait for a peer's spinning kernel, and that peer for it.
@@ -264,7 +382,7 @@ public final class LinalgBench {
    * ‖B − A X‖₂ / (‖A‖_F ‖X‖₂ n ε) with A and B generated again on this thread's device (1 × 1),
    * cuBLAS dgemv and dnrm2: apart from the routines that made X.
    */
-  private static double residual(int n, int nb, long seed, boolean spd, double[] x) {
+  static double residual(int n, int nb, long seed, boolean spd, double[] x) {
     Descriptor da = Descriptor.of(n, n, nb, nb, 1, 1);
     Descriptor db = Descriptor.of(n, 1, nb, nb, 1, 1);
     long dx = CudaNative.malloc(8L * n);

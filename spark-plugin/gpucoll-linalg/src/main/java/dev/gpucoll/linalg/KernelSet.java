@@ -3,14 +3,29 @@ package dev.gpucoll.linalg;
 import dev.gpucoll.api.CommBuffer;
 
 /**
- * The device kernel set {@link DeviceSolver} runs its steps on, over addresses: column-major fp64
- * operands, each an address and a leading dimension, as in BLAS, all enqueued in order on one
- * stream. {@link DeviceKernels} is CUDA's (cuBLAS, cuSOLVER, the fatbin's kernels); the tests run
- * the same steps on one that emulates a device in host memory.
+ * The operations the factorizations and solves of {@link GridSolver} run their steps on, over
+ * addresses: column-major fp64 operands, each an address and a leading dimension, as in BLAS, all
+ * run in order on one stream. Two implementations: {@link DeviceKernels} (cuBLAS, cuSOLVER and the
+ * fatbin's kernels on a CUDA stream) and {@link HostKernels} (Java loops over host memory); the
+ * tests add one that emulates a device with reference BLAS and LAPACK. The schedule above them is
+ * written once.
  */
-interface DeviceOps extends AutoCloseable {
-  /** The stream everything is enqueued on (a cudaStream_t). */
+interface KernelSet extends AutoCloseable {
+  /** The stream everything is enqueued on (a cudaStream_t; 0 on the host). */
   long stream();
+
+  /**
+   * Whether a 1 × 1 grid runs each routine as one call on the whole local array (cuSOLVER's tuned
+   * code on the device) rather than the panel steps every other grid runs (the host: so 1 × 1
+   * factors equal P × Q's bit for bit).
+   */
+  boolean oneCallOnOneProcess();
+
+  /**
+   * The GPU this runs on, as "host/UUID": ranks with the same one share a GPU (null on the host,
+   * where no kernel spins).
+   */
+  String gpuIdentity();
 
   long malloc(long bytes);
 
@@ -19,6 +34,12 @@ interface DeviceOps extends AutoCloseable {
   /** {@code bytes} at {@code address} as a collective's buffer. */
   CommBuffer buffer(long address, long bytes);
 
+  /** count doubles from a Java array into memory at {@code dst}, and waits. */
+  void upload(double[] src, long dst, int count);
+
+  /** count doubles at {@code src} into a Java array, after everything enqueued before. */
+  void download(long src, double[] dst, int count);
+
   /** dst[i + j * dld] = src[i + j * sld] for i < rows, j < cols (doubles). */
   void copy(long dst, long dld, long src, long sld, long rows, long cols);
 
@@ -26,15 +47,20 @@ interface DeviceOps extends AutoCloseable {
 
   void memset(long dst, int value, long bytes);
 
-  /** Waits for the stream. */
-  void sync();
+  /**
+   * Waits for the stream, at most {@code nanos}: false when it has not finished by then (the
+   * caller names who waited for what).
+   */
+  boolean syncWithin(long nanos);
 
-  /** Host memory the stream can copy to and from (valid to read after {@link #sync}). */
+  /** Host memory the stream can copy to and from (valid to read after a sync). */
   long host();
 
   int hostInt(long byteOffset);
 
   long hostLong(long byteOffset);
+
+  double hostDouble(long byteOffset);
 
   void putHostInts(long byteOffset, int[] values, int from, int count);
 
@@ -68,13 +94,19 @@ interface DeviceOps extends AutoCloseable {
   /** Doubles of workspace {@link #potrf} needs. */
   int potrfWorkspace(int n, int lda);
 
-  /** LU with partial pivoting of A (m × n) in place; ipiv (1-based int32) and info (int32, LAPACK's) at addresses. */
+  /**
+   * LU with partial pivoting of A (m × n) in place, as LAPACK's dgetrf (the pivot: the first largest
+   * |value|); ipiv (1-based int32) and info (int32, LAPACK's) at addresses.
+   */
   void getrf(long a, int lda, int m, int n, long work, long ipiv, long info);
 
   /** X = A⁻¹ B with getrf's factors and 1-based pivots. */
   void getrs(long a, int lda, int n, long ipiv, long b, int ldb, int nrhs, long info);
 
-  /** The lower Cholesky factor of A (n × n) in place; info (int32, LAPACK's) at an address. */
+  /**
+   * The lower Cholesky factor of A (n × n) in place, as LAPACK's dpotrf: info (int32) at an address;
+   * where info = j + 1 > 0, A(j, j) holds the pivot that was not positive.
+   */
   void potrf(long a, int lda, int n, long work, int lwork, long info);
 
   void potrs(long l, int ldl, int n, long b, int ldb, int nrhs, long info);
@@ -91,8 +123,8 @@ interface DeviceOps extends AutoCloseable {
    */
   void firstNonFinite(long a, Descriptor d, int prow, int pcol, boolean lower, long out);
 
-  /** As above for a plain rows × cols matrix: its first NaN and Inf at j * rows + i. */
-  void firstNonFinite(long a, int lda, int rows, int cols, long out);
+  /** As above for a plain rows × cols matrix: its first NaN and Inf at j * rows + i (lower: i ≥ j only). */
+  void firstNonFinite(long a, int lda, int rows, int cols, boolean lower, long out);
 
   @Override
   void close();
