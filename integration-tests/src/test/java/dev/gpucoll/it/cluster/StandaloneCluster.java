@@ -71,16 +71,27 @@ final class StandaloneCluster implements AutoCloseable {
    */
   static StandaloneCluster start(Path dir, List<String> sparkClassPath, List<String> jvmFlags,
       String scalaBinary, int workers, Duration timeout) throws IOException, InterruptedException {
+    return start(dir, sparkClassPath, jvmFlags, scalaBinary, java.util.Collections.nCopies(workers, "127.0.0.1"),
+        timeout);
+  }
+
+  /**
+   * As above, Worker {@code w} bound to {@code workerHosts.get(w)}: Workers on different loopback
+   * addresses (127.0.0.2, 127.0.0.3, ...) are different hosts to Spark, as on a cluster of machines.
+   */
+  static StandaloneCluster start(Path dir, List<String> sparkClassPath, List<String> jvmFlags,
+      String scalaBinary, List<String> workerHosts, Duration timeout) throws IOException, InterruptedException {
     StandaloneCluster c = new StandaloneCluster(dir, sparkClassPath, jvmFlags, scalaBinary);
     try {
-      c.launch("master", MASTER, "--host", "127.0.0.1", "--port", String.valueOf(c.masterPort),
+      c.launch("master", MASTER, "127.0.0.1", "--host", "127.0.0.1", "--port", String.valueOf(c.masterPort),
           "--webui-port", String.valueOf(c.masterUiPort));
-      for (int w = 0; w < workers; w++) {
-        c.launch("worker-" + w, WORKER, "--host", "127.0.0.1", "--cores", "1", "--memory", "1g",
+      for (int w = 0; w < workerHosts.size(); w++) {
+        String host = workerHosts.get(w);
+        c.launch("worker-" + w, WORKER, host, "--host", host, "--cores", "1", "--memory", "1g",
             "--webui-port", String.valueOf(freePort()), "--work-dir", dir.resolve("work").toString(),
             c.masterUrl());
       }
-      c.awaitAliveWorkers(workers, timeout);
+      c.awaitAliveWorkers(workerHosts.size(), timeout);
       return c;
     } catch (IOException | InterruptedException | RuntimeException | Error e) {
       c.close();
@@ -119,7 +130,7 @@ final class StandaloneCluster implements AutoCloseable {
     List<String> args = new ArrayList<>(List.of("--master", masterUrl(), "--deploy-mode", "client",
         "--name", name, "--properties-file", props.toString()));
     args.addAll(submitArgs);
-    Process p = launch(name, SUBMIT, args.toArray(String[]::new));
+    Process p = launch(name, SUBMIT, "127.0.0.1", args.toArray(String[]::new));
     int exit = -1;
     if (p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
       exit = p.exitValue();
@@ -142,7 +153,7 @@ final class StandaloneCluster implements AutoCloseable {
     extraJars.forEach(j -> classPath.add(j.toString()));
     launchJava("history-server", List.of("-Xmx512m",
         "-Dspark.history.fs.logDirectory=" + eventLogDir().toUri(),
-        "-Dspark.history.ui.port=" + port, "-Dspark.history.fs.update.interval=1s", HISTORY), classPath);
+        "-Dspark.history.ui.port=" + port, "-Dspark.history.fs.update.interval=1s", HISTORY), classPath, "127.0.0.1");
     String url = "http://127.0.0.1:" + port;
     long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
@@ -239,16 +250,18 @@ final class StandaloneCluster implements AutoCloseable {
     started.clear();
   }
 
-  private Process launch(String name, String mainClass, String... args) throws IOException {
+  /** {@code localIp}: the process's SPARK_LOCAL_IP (a Worker's executors inherit it). */
+  private Process launch(String name, String mainClass, String localIp, String... args) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(
         name.startsWith("master") || name.startsWith("worker") ? "-Xmx256m" : "-Xmx768m"));
     cmd.add(mainClass);
     cmd.addAll(List.of(args));
-    return launchJava(name, cmd, sparkClassPath);
+    return launchJava(name, cmd, sparkClassPath, localIp);
   }
 
   /** Starts {@code java <Spark's flags> -cp <classPath> <javaArgs>} with this cluster's environment. */
-  private Process launchJava(String name, List<String> javaArgs, List<String> classPath) throws IOException {
+  private Process launchJava(String name, List<String> javaArgs, List<String> classPath, String localIp)
+      throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(jvmFlags);
@@ -260,7 +273,7 @@ final class StandaloneCluster implements AutoCloseable {
     Map<String, String> env = pb.environment();
     env.put("SPARK_HOME", dir.resolve("spark-home").toString());
     env.put("SPARK_SCALA_VERSION", scalaBinary);
-    env.put("SPARK_LOCAL_IP", "127.0.0.1");
+    env.put("SPARK_LOCAL_IP", localIp);
     env.remove("SPARK_CONF_DIR");
     Process p = pb.start();
     started.add(p);

@@ -182,7 +182,7 @@ class StandaloneClusterIT {
     return false;
   }
 
-  private static String property(String name) {
+  static String property(String name) {
     String v = System.getProperty(name);
     if (v == null || v.isBlank()) {
       throw new IllegalStateException(name + " is not set; integration-tests/pom.xml sets it for this test");
@@ -191,7 +191,7 @@ class StandaloneClusterIT {
   }
 
   /** The application's own jar: its classes from this module's test output, nothing of gpucoll. */
-  private static Path appJar(Path jar) throws Exception {
+  static Path appJar(Path jar) throws Exception {
     Path classes = Path.of(ClusterCollectivesApp.class.getProtectionDomain().getCodeSource().getLocation().toURI());
     String pkg = ClusterCollectivesApp.class.getPackageName().replace('.', '/');
     String prefix = ClusterCollectivesApp.class.getSimpleName();
