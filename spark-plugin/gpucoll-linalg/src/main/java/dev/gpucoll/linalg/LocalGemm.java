@@ -19,7 +19,7 @@ public final class LocalGemm implements AutoCloseable {
 
   /** On the host: {@link HostKernels}. */
   public static LocalGemm onHost() {
-    return new LocalGemm(new HostKernels(), "CPU (gpucoll-linalg host kernels)");
+    return new LocalGemm(new HostKernels(), "CPU");
   }
 
   /**
