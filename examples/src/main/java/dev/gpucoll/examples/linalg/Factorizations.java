@@ -101,8 +101,7 @@ public final class Factorizations {
 
     /** A's descriptor: n × n in blocks of blockSize over the most square grid for the rank count. */
     public Descriptor descriptor() {
-      int[] g = BlockCyclicLayout.grid(ranks);
-      return Descriptor.of(n, n, blockSize, blockSize, g[0], g[1]);
+      return Descriptor.onMostSquareGrid(n, n, blockSize, blockSize, ranks);
     }
 
     /** b's descriptor: one column with A's row blocks. */
@@ -154,20 +153,6 @@ public final class Factorizations {
     return uniform(c.seed() + 1, i, -1);
   }
 
-  private interface Element {
-    double at(int i, int j);
-  }
-
-  private static LocalMatrix part(Descriptor d, int p, int q, Element f) {
-    LocalMatrix m = LocalMatrix.allocate(d, p, q);
-    for (int lj = 0; lj < m.cols(); lj++) {
-      for (int li = 0; li < m.rows(); li++) {
-        m.set(li, lj, f.at(d.indxl2gRow(li, p), d.indxl2gCol(lj, q)));
-      }
-    }
-    return m;
-  }
-
   /**
    * This rank's factorization and solve; collective over {@code comm} (a grid of {@link Config#ranks}).
    * A matrix that cannot be factored fails every rank with gpucoll-linalg's
@@ -182,8 +167,8 @@ public final class Factorizations {
     }
     int p = comm.rank() / d.gridCols();
     int q = comm.rank() % d.gridCols();
-    LocalMatrix a = part(d, p, q, (i, j) -> element(routine, c, i, j));
-    LocalMatrix b = part(db, p, q, (i, j) -> rhs(c, i));
+    LocalMatrix a = LocalMatrix.generate(d, p, q, (i, j) -> element(routine, c, i, j));
+    LocalMatrix b = LocalMatrix.generate(db, p, q, (i, j) -> rhs(c, i));
     AtomicLong commNanos = new AtomicLong();
     CollectiveListener timer = new CollectiveListener() {
       @Override

@@ -5,7 +5,12 @@ import dev.gpucoll.api.Communicator;
 import dev.gpucoll.api.DataType;
 import dev.gpucoll.api.GpuCommunicator;
 import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.cuda.CudaEnvironment;
+import dev.gpucoll.cuda.CudaProbe;
 import dev.gpucoll.examples.ExampleSpark;
+import dev.gpucoll.linalg.Descriptor;
+import dev.gpucoll.linalg.LocalGemm;
+import dev.gpucoll.linalg.LocalMatrix;
 import dev.gpucoll.spark.GpuCollectives;
 import java.io.Serializable;
 import java.util.ArrayList;
@@ -28,8 +33,10 @@ import org.apache.spark.api.java.JavaSparkContext;
  *       along the row communicator, the norm with one {@code allReduce}, and the slices of the new
  *       x are put together with {@code allGather}.</li>
  * </ul>
- * Both are checked against the same computation in one process. The local GEMM runs on cuBLAS
- * when the process has a GPU and libcublas loads, on the CPU otherwise (the output says which);
+ * The matrices are gpucoll-linalg's: a {@link Descriptor} over the most square grid, each process's
+ * part a {@link LocalMatrix}. Both are checked against the same computation in one process. The
+ * local GEMM is gpucoll-linalg's {@link LocalGemm}: on cuBLAS when the process has a GPU and CUDA's
+ * libraries load, on the CPU otherwise (the output says which);
  * on the GPU backend the group's raw {@code ncclComm_t} is printed, which is what a cuSOLVERMp
  * program passes to {@code cusolverMpCreateDeviceGrid} with the grid shape.
  *
@@ -43,13 +50,33 @@ public final class SummaPowerIteration {
   private SummaPowerIteration() {}
 
   public record Config(int ranks, int n, int blockSize, int iterations, long seed) implements Serializable {
-    BlockCyclicLayout layout() {
-      int[] g = BlockCyclicLayout.grid(ranks);
-      return new BlockCyclicLayout(n, blockSize, g[0], g[1]).requireRowsSplitOverColumns();
+    /**
+     * The matrices' descriptor: n × n in blocks of blockSize over the most square grid for the rank
+     * count. The steps below need whole blocks on every process (SUMMA's panels) and each
+     * process's rows split evenly over the grid columns (power iteration's reduceScatter).
+     */
+    Descriptor descriptor() {
+      if (n <= 0 || blockSize <= 0 || ranks <= 0) {
+        throw new IllegalArgumentException("sizes must be positive: n " + n + ", block " + blockSize + ", ranks "
+            + ranks);
+      }
+      Descriptor d = Descriptor.onMostSquareGrid(n, n, blockSize, blockSize, ranks);
+      if (n % (blockSize * d.gridRows()) != 0 || n % (blockSize * d.gridCols()) != 0) {
+        throw new IllegalArgumentException("n = " + n + " must be a multiple of block size " + blockSize
+            + " times the grid's rows (" + d.gridRows() + ") and columns (" + d.gridCols() + ")");
+      }
+      if ((n / d.gridRows()) % d.gridCols() != 0) {
+        throw new IllegalArgumentException("each process's " + (n / d.gridRows()) + " rows must split"
+            + " evenly over the " + d.gridCols() + " grid columns (for reduceScatter)");
+      }
+      return d;
     }
   }
 
-  /** One process's part of C, the eigenvalue estimate and the eigenvector it ended with. */
+  /**
+   * One process's part of C (column-major, the descriptor's LLD), the eigenvalue estimate and the
+   * eigenvector it ended with.
+   */
   public record Result(int rank, int p, int q, double[] cLocal, double eigenvalue, double[] eigenvector,
       long computeNanos, long commNanos, String backend, String gemm, String ncclComm)
       implements Serializable {}
@@ -65,56 +92,87 @@ public final class SummaPowerIteration {
     return 0.5 + 0.5 * element(seed, 3, Math.min(i, j), Math.max(i, j));
   }
 
+  /** The local GEMM and, for the output, where it runs and why. */
+  private record Gemm(LocalGemm gemm, String description) implements AutoCloseable {
+    /** On this process's GPU when it has a usable one and CUDA's libraries load, else on the CPU. */
+    static Gemm choose() {
+      CudaProbe probe = CudaEnvironment.probe();
+      if (!probe.available()) {
+        return onHost("no usable GPU: " + probe.unavailableReason().orElse("?"));
+      }
+      try {
+        LocalGemm device = LocalGemm.onDevice();
+        return new Gemm(device, device.name());
+      } catch (IllegalStateException e) {
+        return onHost("CUDA's libraries do not load: " + e.getMessage());
+      }
+    }
+
+    private static Gemm onHost(String why) {
+      LocalGemm host = LocalGemm.onHost();
+      return new Gemm(host, host.name() + " (" + why + ")");
+    }
+
+    @Override
+    public void close() {
+      gemm.close();
+    }
+  }
+
   static Result runRank(Communicator comm, Config c) {
-    BlockCyclicLayout lay = c.layout();
+    Descriptor d = c.descriptor();
     int rank = comm.rank();
-    int p = rank / lay.gridCols();
-    int q = rank % lay.gridCols();
+    int p = d.prow(rank);
+    int q = d.pcol(rank);
     long compute = 0;
     long communication = 0;
     long t = System.nanoTime();
-    try (LocalGemm gemm = LocalGemm.choose(); Communicator row = comm.split(p, q);
+    try (Gemm chosen = Gemm.choose(); Communicator row = comm.split(p, q);
         Communicator col = comm.split(q, p)) {
+      LocalGemm gemm = chosen.gemm();
       communication += System.nanoTime() - t;
       // cuSOLVERMp takes the whole grid's communicator (cusolverMpCreateDeviceGrid); the row and
       // column communicators are for panel broadcasts and reductions of our own.
       String nccl = comm instanceof GpuCommunicator g && row instanceof GpuCommunicator gr && g.ncclComm() != 0
           ? String.format("ncclComm_t 0x%x for cusolverMpCreateDeviceGrid(handle, &grid, comm, %d, %d, ...);"
-              + " row communicator 0x%x", g.ncclComm(), lay.gridRows(), lay.gridCols(), gr.ncclComm())
+              + " row communicator 0x%x", g.ncclComm(), d.gridRows(), d.gridCols(), gr.ncclComm())
           : "no ncclComm_t: the group runs on the " + comm.backend() + " backend"
               + (comm instanceof GpuCommunicator ? " without an NCCL communicator (its ranks share a GPU)" : "");
-      int m = lay.localRows();
-      int nl = lay.localCols();
-      int nb = lay.nb();
+      int m = d.numrocRows(p);
+      int nl = d.numrocCols(q);
+      int nb = d.nb();
+      int lld = d.lld();
       long seed = c.seed();
 
       // ---- SUMMA: C = A B ----
       t = System.nanoTime();
-      double[] a = lay.local(p, q, (i, j) -> element(seed, 1, i, j));
-      double[] b = lay.local(p, q, (i, j) -> element(seed, 2, i, j));
-      double[] cLocal = new double[m * nl];
-      double[] aPanel = new double[m * nb];
-      double[] bPanel = new double[nb * nl];
+      double[] a = LocalMatrix.generate(d, p, q, (i, j) -> element(seed, 1, i, j)).data();
+      double[] b = LocalMatrix.generate(d, p, q, (i, j) -> element(seed, 2, i, j)).data();
+      double[] cLocal = LocalMatrix.allocate(d, p, q).data();
+      double[] aPanel = new double[m * nb]; // m × nb, leading dimension m
+      double[] bPanel = new double[nb * nl]; // nb × nl, leading dimension nb
       compute += System.nanoTime() - t;
-      for (int k = 0; k < lay.blocks(); k++) {
+      for (int k = 0; k < d.blockCols(); k++) {
         t = System.nanoTime();
-        int ownerCol = k % lay.gridCols();
-        int ownerRow = k % lay.gridRows();
+        int ownerCol = d.indxg2pCol(k * nb);
+        int ownerRow = d.indxg2pRow(k * nb);
         if (q == ownerCol) {
-          int first = (k / lay.gridCols()) * nb; // local column of block column k
-          for (int i = 0; i < m; i++) {
-            System.arraycopy(a, i * nl + first, aPanel, i * nb, nb);
+          int first = d.indxg2lCol(k * nb); // local column of block column k
+          for (int j = 0; j < nb; j++) {
+            System.arraycopy(a, (first + j) * lld, aPanel, j * m, m);
           }
         }
         if (p == ownerRow) {
-          int first = (k / lay.gridRows()) * nb; // local row of block row k
-          System.arraycopy(b, first * nl, bPanel, 0, nb * nl);
+          int first = d.indxg2lRow(k * nb); // local row of block row k
+          for (int lj = 0; lj < nl; lj++) {
+            System.arraycopy(b, first + lj * lld, bPanel, lj * nb, nb);
+          }
         }
         long t1 = System.nanoTime();
         row.broadcast(CommBuffer.of(aPanel), CommBuffer.of(aPanel), aPanel.length, DataType.FLOAT64, ownerCol);
         col.broadcast(CommBuffer.of(bPanel), CommBuffer.of(bPanel), bPanel.length, DataType.FLOAT64, ownerRow);
         long t2 = System.nanoTime();
-        gemm.multiplyAdd(m, nl, nb, aPanel, bPanel, cLocal);
+        gemm.multiplyAdd(m, nl, nb, aPanel, m, bPanel, nb, cLocal, lld);
         long t3 = System.nanoTime();
         compute += (t1 - t) + (t3 - t2);
         communication += t2 - t1;
@@ -122,11 +180,11 @@ public final class SummaPowerIteration {
 
       // ---- power iteration on S ----
       t = System.nanoTime();
-      double[] s = lay.local(p, q, (i, j) -> symmetric(seed, i, j));
+      double[] s = LocalMatrix.generate(d, p, q, (i, j) -> symmetric(seed, i, j)).data();
       double[] x = new double[nl];
       java.util.Arrays.fill(x, 1 / Math.sqrt(c.n()));
       double[] partial = new double[m];
-      int sliceRows = m / lay.gridCols();
+      int sliceRows = m / d.gridCols();
       double[] slice = new double[sliceRows];
       double[] slices = new double[sliceRows * comm.size()];
       double[] y = new double[c.n()];
@@ -136,7 +194,7 @@ public final class SummaPowerIteration {
       for (int it = 0; it < c.iterations(); it++) {
         t = System.nanoTime();
         java.util.Arrays.fill(partial, 0);
-        gemm.multiplyAdd(m, 1, nl, s, x, partial);
+        gemm.multiplyAdd(m, 1, nl, s, lld, x, nl, partial, m);
         long t1 = System.nanoTime();
         // row p's part of S x, summed over the grid row; process q keeps slice q
         row.reduceScatter(CommBuffer.of(partial), CommBuffer.of(slice), sliceRows, DataType.FLOAT64, ReduceOp.SUM);
@@ -156,26 +214,26 @@ public final class SummaPowerIteration {
         comm.allGather(CommBuffer.of(slice), CommBuffer.of(slices), sliceRows, DataType.FLOAT64);
         long t6 = System.nanoTime();
         for (int r = 0; r < comm.size(); r++) { // rank r = (r / Q, r % Q) holds slice r % Q of its row
-          int pr = r / lay.gridCols();
-          int firstLocal = (r % lay.gridCols()) * sliceRows;
+          int pr = d.prow(r);
+          int firstLocal = d.pcol(r) * sliceRows;
           for (int i = 0; i < sliceRows; i++) {
-            y[lay.globalRow(pr, firstLocal + i)] = slices[r * sliceRows + i];
+            y[d.indxl2gRow(firstLocal + i, pr)] = slices[r * sliceRows + i];
           }
         }
         for (int lj = 0; lj < nl; lj++) {
-          x[lj] = y[lay.globalCol(q, lj)];
+          x[lj] = y[d.indxl2gCol(lj, q)];
         }
         long t7 = System.nanoTime();
         compute += (t1 - t) + (t3 - t2) + (t5 - t4) + (t7 - t6);
         communication += (t2 - t1) + (t4 - t3) + (t6 - t5);
       }
       return new Result(rank, p, q, cLocal, eigenvalue, y.clone(), compute, communication,
-          comm.backend(), gemm.name(), nccl);
+          comm.backend(), chosen.description(), nccl);
     }
   }
 
   public static List<Result> runDistributed(JavaSparkContext jsc, Config c) {
-    c.layout(); // bad sizes fail here, on the driver, before any task starts
+    c.descriptor(); // bad sizes fail here, on the driver, before any task starts
     List<Result> out = new ArrayList<>(GpuCollectives.barrierMapPartitions(
         jsc.parallelize(IntStream.range(0, c.ranks()).boxed().toList(), c.ranks()),
         (comm, rows) -> List.of(runRank(comm, c)).iterator()).collect());
@@ -183,7 +241,10 @@ public final class SummaPowerIteration {
     return out;
   }
 
-  /** The one-process answers: C = A B with the same CPU GEMM, and the same power iteration. */
+  /**
+   * The one-process answers: C = A B (column-major, leading dimension n) with the host's GEMM, and
+   * the same power iteration.
+   */
   public record Reference(double[] c, double eigenvalue, double[] eigenvector) {}
 
   public static Reference reference(Config c) {
@@ -193,20 +254,26 @@ public final class SummaPowerIteration {
     double[] s = new double[n * n];
     for (int i = 0; i < n; i++) {
       for (int j = 0; j < n; j++) {
-        a[i * n + j] = element(c.seed(), 1, i, j);
-        b[i * n + j] = element(c.seed(), 2, i, j);
-        s[i * n + j] = symmetric(c.seed(), i, j);
+        a[i + j * n] = element(c.seed(), 1, i, j);
+        b[i + j * n] = element(c.seed(), 2, i, j);
+        s[i + j * n] = symmetric(c.seed(), i, j);
       }
     }
-    LocalGemm cpu = new LocalGemm.Cpu("CPU");
+    try (LocalGemm cpu = LocalGemm.onHost()) {
+      return reference(c, cpu, a, b, s);
+    }
+  }
+
+  private static Reference reference(Config c, LocalGemm cpu, double[] a, double[] b, double[] s) {
+    int n = c.n();
     double[] prod = new double[n * n];
-    cpu.multiplyAdd(n, n, n, a, b, prod);
+    cpu.multiplyAdd(n, n, n, a, n, b, n, prod, n);
     double[] x = new double[n];
     java.util.Arrays.fill(x, 1 / Math.sqrt(n));
     double lambda = 0;
     for (int it = 0; it < c.iterations(); it++) {
       double[] y = new double[n];
-      cpu.multiplyAdd(n, 1, n, s, x, y);
+      cpu.multiplyAdd(n, 1, n, s, n, x, n, y, n);
       double norm2 = 0;
       for (double v : y) {
         norm2 += v * v;
@@ -227,7 +294,7 @@ public final class SummaPowerIteration {
   }
 
   public static Check check(Config c, List<Result> ranks, Reference ref) {
-    BlockCyclicLayout lay = c.layout();
+    Descriptor d = c.descriptor();
     int n = c.n();
     double maxC = 0;
     for (double v : ref.c()) {
@@ -237,10 +304,11 @@ public final class SummaPowerIteration {
     double lambda = 0;
     double vector = 0;
     for (Result r : ranks) {
-      for (int li = 0; li < lay.localRows(); li++) {
-        for (int lj = 0; lj < lay.localCols(); lj++) {
-          double want = ref.c()[lay.globalRow(r.p(), li) * n + lay.globalCol(r.q(), lj)];
-          gemm = Math.max(gemm, Math.abs(r.cLocal()[li * lay.localCols() + lj] - want) / maxC);
+      LocalMatrix part = LocalMatrix.wrap(d, r.p(), r.q(), r.cLocal());
+      for (int lj = 0; lj < part.cols(); lj++) {
+        for (int li = 0; li < part.rows(); li++) {
+          double want = ref.c()[d.indxl2gRow(li, r.p()) + d.indxl2gCol(lj, r.q()) * n];
+          gemm = Math.max(gemm, Math.abs(part.get(li, lj) - want) / maxC);
         }
       }
       lambda = Math.max(lambda, Math.abs(r.eigenvalue() - ref.eigenvalue()) / ref.eigenvalue());
@@ -256,9 +324,9 @@ public final class SummaPowerIteration {
     Config c = new Config(ExampleSpark.intOption(o, "ranks", 4), ExampleSpark.intOption(o, "n", 192),
         ExampleSpark.intOption(o, "block", 16), ExampleSpark.intOption(o, "iterations", 40),
         ExampleSpark.intOption(o, "seed", 5));
-    BlockCyclicLayout lay = c.layout();
-    System.out.println("Block-cyclic " + c.n() + " x " + c.n() + " matrices in " + lay.nb() + " x " + lay.nb()
-        + " blocks on a " + lay.gridRows() + " x " + lay.gridCols() + " process grid; SUMMA C = A B and "
+    Descriptor d = c.descriptor();
+    System.out.println("Block-cyclic " + c.n() + " x " + c.n() + " matrices in " + d.nb() + " x " + d.nb()
+        + " blocks on a " + d.gridRows() + " x " + d.gridCols() + " process grid; SUMMA C = A B and "
         + c.iterations() + " power iterations");
     List<Result> ranks;
     try (JavaSparkContext jsc = ExampleSpark.start("gpucoll-example-linalg", o.get("master"), c.ranks())) {

@@ -71,6 +71,20 @@ public record Descriptor(int m, int n, int mb, int nb, int rsrc, int csrc, int g
     return of(m, n, mb, nb, 0, 0, gridRows, gridCols);
   }
 
+  /**
+   * M × N in MB × NB blocks over the most square grid of {@code processes} ranks: P × Q = processes
+   * with P ≤ Q, P the largest divisor of processes at most √processes (4 ranks: 2 × 2, 6: 2 × 3,
+   * 7: 1 × 7); the first block on process (0, 0), the smallest LLD.
+   */
+  public static Descriptor onMostSquareGrid(int m, int n, int mb, int nb, int processes) {
+    atLeast("processes (P x Q)", processes, 1);
+    int p = (int) Math.sqrt(processes);
+    while (processes % p != 0) {
+      p--;
+    }
+    return of(m, n, mb, nb, p, processes / p);
+  }
+
   /** As {@link #of(int, int, int, int, int, int)} with the first block on process (rsrc, csrc). */
   public static Descriptor of(int m, int n, int mb, int nb, int rsrc, int csrc, int gridRows, int gridCols) {
     // Checked here too, so that a bad value is named before the LLD is computed from it.

@@ -55,6 +55,31 @@ public final class LocalMatrix {
     return new LocalMatrix(desc, prow, pcol, data);
   }
 
+  /** The matrix as a function of its global indices. */
+  @FunctionalInterface
+  public interface Elements {
+    /** Element (i, j): global row i, global column j. */
+    double at(int i, int j);
+  }
+
+  /**
+   * Process (prow, pcol)'s part of the M × N matrix whose element (i, j) is {@code f.at(i, j)}: each
+   * process builds its own part, nothing whole is made anywhere.
+   */
+  public static LocalMatrix generate(Descriptor desc, int prow, int pcol, Elements f) {
+    if (f == null) {
+      throw new IllegalArgumentException("the elements' function is null");
+    }
+    LocalMatrix local = allocate(desc, prow, pcol);
+    for (int lj = 0; lj < local.cols; lj++) {
+      int j = desc.indxl2gCol(lj, pcol);
+      for (int li = 0; li < local.rows; li++) {
+        local.data[li + lj * desc.lld()] = f.at(desc.indxl2gRow(li, prow), j);
+      }
+    }
+    return local;
+  }
+
   /**
    * Process (prow, pcol)'s part of the M × N matrix {@code global}, column-major with leading
    * dimension {@code ldGlobal}: element (i, j) at {@code global[i + j * ldGlobal]}.

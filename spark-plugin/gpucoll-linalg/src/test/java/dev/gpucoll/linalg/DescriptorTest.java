@@ -126,6 +126,18 @@ class DescriptorTest {
   }
 
   @Test
+  void theMostSquareGridHasTheLargestRowCountAtMostTheRootThatDividesTheRanks() {
+    int[][] shapes = {{1, 1, 1}, {2, 1, 2}, {3, 1, 3}, {4, 2, 2}, {6, 2, 3}, {7, 1, 7}, {8, 2, 4}, {9, 3, 3},
+        {12, 3, 4}, {16, 4, 4}, {18, 3, 6}};
+    for (int[] s : shapes) {
+      Descriptor d = Descriptor.onMostSquareGrid(10, 7, 3, 2, s[0]);
+      assertEquals(s[1] + " x " + s[2], d.gridRows() + " x " + d.gridCols(), s[0] + " ranks");
+      assertEquals(Descriptor.of(10, 7, 3, 2, s[1], s[2]), d);
+    }
+    refused("processes (P x Q) = 0 must be at least 1", () -> Descriptor.onMostSquareGrid(4, 4, 2, 2, 0));
+  }
+
+  @Test
   void eachBadFieldIsRefusedByName() {
     refused("m (M_, global rows) = -1 must be at least 0", () -> new Descriptor(-1, 4, 2, 2, 0, 0, 1, 1, 1));
     refused("n (N_, global columns) = -2 must be at least 0", () -> new Descriptor(4, -2, 2, 2, 0, 0, 1, 1, 4));

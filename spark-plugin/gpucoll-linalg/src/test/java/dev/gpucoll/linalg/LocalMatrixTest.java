@@ -14,6 +14,29 @@ import org.junit.jupiter.api.Test;
  */
 class LocalMatrixTest {
   @Test
+  void aGeneratedPartIsTheScatteredPartOfTheWholeMatrix() {
+    int descriptors = 0;
+    for (Descriptor minimal : DescriptorTest.everyDescriptor()) {
+      Descriptor d = minimal.withLld(minimal.lld() + minimal.n() % 2);
+      int m = d.m();
+      double[] global = new double[Math.max(1, m) * d.n()];
+      for (int k = 0; k < global.length; k++) {
+        global[k] = k + 0.25;
+      }
+      for (int p = 0; p < d.gridRows(); p++) {
+        for (int q = 0; q < d.gridCols(); q++) {
+          LocalMatrix made = LocalMatrix.generate(d, p, q, (i, j) -> i + j * Math.max(1, m) + 0.25);
+          assertTrue(java.util.Arrays.equals(LocalMatrix.scatter(global, Math.max(1, m), d, p, q).data(), made.data()),
+              d + " at (" + p + ", " + q + ")");
+        }
+      }
+      descriptors++;
+    }
+    assertTrue(descriptors > 1000, descriptors + " descriptors");
+    assertThrows(IllegalArgumentException.class, () -> LocalMatrix.generate(Descriptor.of(2, 2, 1, 1, 1, 1), 0, 0, null));
+  }
+
+  @Test
   void scatterThenGatherIsTheIdentityAndEveryElementHasOneOwner() {
     int descriptors = 0;
     for (Descriptor minimal : DescriptorTest.everyDescriptor()) {
