@@ -15,7 +15,7 @@ abstract class Memory implements AutoCloseable {
   /** A case's buffer: what the collective gets, and its size. */
   record Buf(CommBuffer comm, long bytes) {}
 
-  private static final byte POISON = (byte) 0xA5;
+  static final byte POISON = (byte) 0xA5;
 
   abstract String name();
 

@@ -10,6 +10,7 @@ import dev.gpucoll.check.Elements;
 import dev.gpucoll.check.Reduction;
 import dev.gpucoll.check.Reduction.Accumulation;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -79,6 +80,7 @@ final class RankChecks {
           + " matrix cases need buffers above " + maxBytes + " bytes (--max-bytes): not run");
     }
     split();
+    groupAgreement();
     return finish();
   }
 
@@ -246,6 +248,73 @@ final class RankChecks {
         }
         if (sum[0] != expect) {
           return "parity sub-group " + rank % 2 + ": sum of ranks " + sum[0] + ", expected " + expect;
+        }
+      }
+      return null;
+    });
+  }
+
+  /** Thrown on purpose by the last rank's group() body. */
+  private static final class BodyStops extends RuntimeException {
+    BodyStops(int rank) {
+      super("rank " + rank + "'s group() body stops here on purpose");
+    }
+  }
+
+  /**
+   * group()'s agreement on the path this group takes: the last rank's body throws after one call, so
+   * every rank fails at once (its own error on that rank, a word naming it on the others), nothing
+   * runs; then a group of the same call runs right on every rank (the group stays usable).
+   */
+  void groupAgreement() {
+    run("group() agreement", () -> {
+      int count = 1000;
+      int last = n - 1;
+      ByteBuffer ones = ByteBuffer.allocate(count * 4).order(ByteOrder.nativeOrder());
+      for (int i = 0; i < count; i++) {
+        ones.putInt(rank + 1);
+      }
+      Memory.Buf send = mem.send(ones.clear());
+      Memory.Buf recv = mem.recv(count * 4L);
+      long start = System.nanoTime();
+      RuntimeException thrown = null;
+      try {
+        comm.group(g -> {
+          g.allReduce(send.comm(), recv.comm(), count, DataType.INT32, ReduceOp.SUM);
+          if (rank == last) {
+            throw new BodyStops(rank);
+          }
+        });
+      } catch (RuntimeException e) {
+        thrown = e;
+      }
+      long ms = (System.nanoTime() - start) / 1_000_000;
+      if (thrown == null) {
+        return "group() returned normally though rank " + last + "'s body threw";
+      }
+      if (rank == last && !(thrown instanceof BodyStops)) {
+        return "the body's own error did not reach its caller: " + thrown;
+      }
+      if (rank != last && (thrown.getMessage() == null
+          || !thrown.getMessage().contains("rank " + last + "'s group() body threw"))) {
+        return "the failure does not name rank " + last + "'s body: " + thrown;
+      }
+      if (ms > 10_000) {
+        return "the failed group() took " + ms + " ms to fail (a timeout, not the agreement)";
+      }
+      ByteBuffer untouched = mem.read(recv);
+      for (int i = 0; i < count * 4; i++) {
+        if (untouched.get(i) != Memory.POISON) {
+          return "a call of the failed group() ran: byte " + i + " of its output was written";
+        }
+      }
+      comm.group(g -> g.allReduce(send.comm(), recv.comm(), count, DataType.INT32, ReduceOp.SUM));
+      ByteBuffer sums = mem.read(recv).order(ByteOrder.nativeOrder());
+      int expect = n * (n + 1) / 2;
+      for (int i = 0; i < count; i++) {
+        if (sums.getInt(i * 4) != expect) {
+          return "the group() after the failed one: element " + i + " is " + sums.getInt(i * 4) + ", expected "
+              + expect;
         }
       }
       return null;
