@@ -372,8 +372,6 @@ def ddp(dev):
             opt.step()
             seen.append(loss.item())
         losses[backend] = seen
-        if backend == "nccl":
-            losses["host_us"] = host_cost(comm, dev, 100)
         dist.destroy_process_group()
     return losses
 

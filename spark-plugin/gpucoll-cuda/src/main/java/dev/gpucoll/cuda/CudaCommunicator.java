@@ -228,7 +228,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
     Collective c = Collective.ALL_REDUCE;
     java.nio.ByteBuffer mine = java.nio.ByteBuffer.allocate(bytes).order(java.nio.ByteOrder.nativeOrder());
     try {
-      mine.put(stage.toHost(c, send, bytes, 0).in().duplicate()).clear();
+      mine.put(stage.toHost(c, send, bytes, null, 0).in().duplicate()).clear();
     } catch (Throwable t) {
       throw failure(c, t);
     }
@@ -245,7 +245,7 @@ final class CudaCommunicator implements GpuCommunicator, ReportingCommunicator {
       if (recv instanceof CommBuffer.Host h) {
         HostBuffers.write(h, result);
       } else {
-        DeviceStage.HostStage back = stage.toHost(c, CommBuffer.of(result.duplicate()), bytes, bytes);
+        DeviceStage.HostStage back = stage.toHost(c, CommBuffer.of(result.duplicate()), bytes, null, bytes);
         back.out().duplicate().put(result.duplicate());
         stage.fromHost(c, back, recv, bytes);
       }

@@ -81,6 +81,9 @@ final class DeviceStage {
     if (send instanceof CommBuffer.Host || recv instanceof CommBuffer.Host) {
       ensureScratch(align(sendBytes) + recvBytes);
       copyIn(send, scratchDevice, sendBytes);
+      if (writesPartOfRecv(c)) {
+        copyIn(recv, scratchDevice + align(sendBytes), recvBytes);
+      }
       return new CallPointers(scratchDevice, scratchDevice + align(sendBytes), true);
     }
     long sendPtr = send == null ? 0 : ((CommBuffer.Device) send).address();
@@ -152,8 +155,11 @@ final class DeviceStage {
   /** Pinned host memory for a call's input then output; the views start at each part. */
   record HostStage(long inAddress, ByteBuffer in, long outAddress, ByteBuffer out) {}
 
-  /** Copies {@code send} into pinned host memory (waiting for the stream) and returns both views. */
-  HostStage toHost(Collective c, CommBuffer send, long sendBytes, long recvBytes) {
+  /**
+   * Copies {@code send} into pinned host memory (waiting for the stream) and returns both views; the
+   * output view holds {@code recv}'s bytes first when the call writes only part of it.
+   */
+  HostStage toHost(Collective c, CommBuffer send, long sendBytes, CommBuffer recv, long recvBytes) {
     ensureHostStage(align(sendBytes) + recvBytes + 1);
     ByteBuffer in = hostView(hostStageHost, Math.max(sendBytes, 1)).limit((int) sendBytes);
     ByteBuffer out = hostView(hostStageHost + align(sendBytes), Math.max(recvBytes, 1)).limit((int) recvBytes);
@@ -161,6 +167,13 @@ final class DeviceStage {
       CudaNative.memcpyAsync(hostStageHost, d.address(), sendBytes, stream);
     } else if (sendBytes > 0) {
       in.duplicate().put(HostBuffers.bytes((CommBuffer.Host) send, sendBytes));
+    }
+    if (writesPartOfRecv(c) && recvBytes > 0) {
+      if (recv instanceof CommBuffer.Device d) {
+        CudaNative.memcpyAsync(hostStageHost + align(sendBytes), d.address(), recvBytes, stream);
+      } else {
+        out.duplicate().put(HostBuffers.bytes((CommBuffer.Host) recv, recvBytes));
+      }
     }
     waitStream(c);
     return new HostStage(hostStageHost, in, hostStageHost + align(sendBytes), out);
@@ -186,6 +199,14 @@ final class DeviceStage {
 
   private static ByteBuffer hostView(long address, long bytes) {
     return new BytePointer(CudaNative.ptr(address)).capacity(bytes).asByteBuffer().order(ByteOrder.nativeOrder());
+  }
+
+  /**
+   * allToAllv writes only its blocks of the recv span: staged, the span is copied in first, so that
+   * what lies between the blocks comes back unchanged.
+   */
+  private static boolean writesPartOfRecv(Collective c) {
+    return c == Collective.ALL_TO_ALLV;
   }
 
   static long align(long bytes) {

@@ -52,17 +52,11 @@ final class NcclCalls {
 
   void run(GpuCall k) {
     Collective c = k.collective();
-    if (c == Collective.ALL_TO_ALLV) {
-      if (!(k.send() instanceof CommBuffer.Device sd) || !(k.recv() instanceof CommBuffer.Device rd)) {
-        throw new CollectiveException(rank, c, "allToAllv over NCCL takes device buffers");
-      }
-      nccl.allToAllv(sd.address(), k.sendCounts(), k.sendDispls(), rd.address(), k.recvCounts(), k.recvDispls(),
-          k.type(), stage.stream());
-      return;
-    }
     DeviceStage.CallPointers p = stage.pointers(c, k.send(), k.sendBytes(), k.recv(), k.recvBytes());
     long stream = stage.stream();
     switch (c) {
+      case ALL_TO_ALLV -> nccl.allToAllv(p.send(), k.sendCounts(), k.sendDispls(), p.recv(), k.recvCounts(),
+          k.recvDispls(), k.type(), stream);
       case ALL_REDUCE -> nccl.allReduce(p.send(), p.recv(), k.count(), k.type(), k.op(), stream);
       case ALL_GATHER -> nccl.allGather(p.send(), p.recv(), k.count(), k.type(), stream);
       case REDUCE_SCATTER -> nccl.reduceScatter(p.send(), p.recv(), k.count(), k.type(), k.op(), stream);

@@ -29,7 +29,7 @@ final class StagedCalls {
       host.barrier();
       return;
     }
-    DeviceStage.HostStage s = stage.toHost(c, k.send(), k.sendBytes(), k.recvBytes());
+    DeviceStage.HostStage s = stage.toHost(c, k.send(), k.sendBytes(), k.recv(), k.recvBytes());
     CommBuffer in = CommBuffer.of(s.in());
     CommBuffer out = CommBuffer.of(s.out());
     switch (c) {

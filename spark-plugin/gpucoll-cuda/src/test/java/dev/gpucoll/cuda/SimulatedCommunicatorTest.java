@@ -228,6 +228,38 @@ class SimulatedCommunicatorTest {
   }
 
   @Test
+  void stagedAllToAllvLeavesWhatLiesBetweenItsRecvBlocksUnchangedForDeviceAndHostBuffers() throws Exception {
+    try (SimulatedDevice.Installed sim = SimulatedDevice.install()) {
+      // rank r sends 10 r + q to rank q; the blocks land at 0 and 2, the element between them is not written
+      List<float[][]> seen = onRanks(2, Map.of(), comm -> {
+        int r = comm.rank();
+        long[] counts = {1, 1};
+        long[] sendDispls = {0, 1};
+        long[] recvDispls = {0, 2};
+        float[] send = {10 * r, 10 * r + 1};
+        long dSend = upload(send);
+        long dRecv = upload(new float[] {-1, -1, -1});
+        float[] hostRecv = {-1, -1, -1};
+        try {
+          comm.allToAllv(CommBuffer.device(dSend, 8), counts, sendDispls, CommBuffer.device(dRecv, 12), counts,
+              recvDispls, DataType.FLOAT32);
+          comm.allToAllv(CommBuffer.of(send), counts, sendDispls, CommBuffer.of(hostRecv), counts, recvDispls,
+              DataType.FLOAT32);
+          return new float[][] {read(dRecv, 3, comm), hostRecv};
+        } finally {
+          CudaNative.free(dSend);
+          CudaNative.free(dRecv);
+        }
+      });
+      for (int q = 0; q < 2; q++) {
+        float[] expect = {q, -1, 10 + q};
+        assertArrayEquals(expect, seen.get(q)[0], "device buffers, rank " + q);
+        assertArrayEquals(expect, seen.get(q)[1], "host buffers, rank " + q);
+      }
+    }
+  }
+
+  @Test
   void aRefusedBatchEnqueuesNothingOnAnyPathAndTheGroupStaysUsable() throws Exception {
     try (SimulatedDevice.Installed sim = SimulatedDevice.install()) {
       for (int n : new int[] {1, 2}) { // one-rank copies; the staged path of ranks sharing the GPU
