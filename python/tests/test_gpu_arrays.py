@@ -1,6 +1,6 @@
 """GPU arrays through the executor's routes, on a stand-in driver (tests/fake_cuda.py): the device
 group forms through the plugin, the executor plans, this process launches or stages. The kernels
-themselves run on the GPU machine (python/gpu-checks)."""
+themselves run on the GPU machine (integration-tests/gpu/python)."""
 
 import numpy as np
 

@@ -71,11 +71,11 @@ class FencesTest {
       .layer("examples").definedBy("dev.gpucoll.examples..")
       .whereLayer("examples").mayNotBeAccessedByAnyLayer()
       .whereLayer("gpuChecks").mayNotBeAccessedByAnyLayer()
-      .whereLayer("cudf").mayOnlyBeAccessedByLayers("examples") // the cuDF job uses it as a user would
+      .whereLayer("cudf").mayOnlyBeAccessedByLayers("gpuChecks") // the cuDF job uses it as a user would
       .whereLayer("linalg").mayOnlyBeAccessedByLayers("cusolvermp", "gpuChecks", "examples")
       .whereLayer("cusolvermp").mayOnlyBeAccessedByLayers("gpuChecks", "examples")
-      .whereLayer("checkSupport").mayOnlyBeAccessedByLayers("gpuChecks", "examples")
-      .whereLayer("spark").mayOnlyBeAccessedByLayers("examples")
+      .whereLayer("checkSupport").mayOnlyBeAccessedByLayers("gpuChecks")
+      .whereLayer("spark").mayOnlyBeAccessedByLayers("gpuChecks", "examples") // the Spark GPU jobs, the examples
       .whereLayer("cuda").mayOnlyBeAccessedByLayers("gpuChecks", "examples")
       .whereLayer("core").mayOnlyBeAccessedByLayers("cuda", "spark", "checkSupport", "gpuChecks", "examples")
       .whereLayer("api").mayOnlyBeAccessedByLayers("core", "cuda", "spark", "cudf", "linalg", "cusolvermp",

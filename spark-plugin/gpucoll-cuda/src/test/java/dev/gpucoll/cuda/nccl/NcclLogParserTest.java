@@ -12,7 +12,7 @@ import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** Parses logs NCCL 2.28.3 wrote on H200s (scripts/nccl-probe); each assertion is a line that was there. */
+/** Parses logs NCCL 2.28.3 wrote on H200s (integration-tests/gpu/nccl-probe); each assertion is a line that was there. */
 class NcclLogParserTest {
   private static final String X2 = "h200x2-2.28.3";
   private static final String X1 = "h200x1-2.28.3";
