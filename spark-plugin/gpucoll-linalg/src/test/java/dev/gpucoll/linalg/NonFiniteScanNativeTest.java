@@ -116,7 +116,7 @@ class NonFiniteScanNativeTest {
         for (int prow = 0; prow < s[6]; prow++) {
           for (int pcol = 0; pcol < s[7]; pcol++) {
             for (int lldExtra : new int[] {0, 3}) {
-              Descriptor d = tight.withLld(Math.max(1, tight.numrocRows(prow)) + lldExtra);
+              Descriptor d = tight.withLld(tight.lld() + lldExtra);
               for (int offset : new int[] {0, 1}) {
                 for (boolean lower : new boolean[] {false, true}) {
                   for (int warps : big ? new int[] {3, 40} : new int[] {1, 2, 7}) {
