@@ -1,7 +1,8 @@
 // The device kernel set of gpucoll-linalg's distributed factorizations (dev.gpucoll.linalg.DeviceKernels
 // launches them by name from the shipped fatbin): what cuBLAS and cuSOLVER do not offer on a
 // block-cyclic local array. Every matrix is one process's ScaLAPACK local array: fp64, column-major,
-// leading dimension lda; a launch covers it with a grid-stride loop, so any grid is correct.
+// leading dimension lda; a launch covers it with a grid-stride loop, so any grid is correct (the
+// non-finite scan's of 32 threads or more).
 #pragma once
 #include <math.h>
 #include <stdint.h>
@@ -19,18 +20,19 @@
 namespace gc_linalg {
 
 // ScaLAPACK's INDXL2G (0-based): the global index of local index l of process p, blocks of nb dealt
-// round-robin over np processes from process src.
-GC_LINALG_HD long long local_to_global(long long l, int nb, int p, int src, int np) {
-  return (l / nb) * (long long)np * nb + (long long)((p - src + np) % np) * nb + l % nb;
+// round-robin over np processes from process src. Global indices are below the matrix's M or N, ints
+// (the descriptor's), and so is every step here: 32-bit division, a fraction of 64-bit's cost.
+GC_LINALG_HD int local_to_global(int l, int nb, int p, int src, int np) {
+  return (l / nb) * np * nb + (p - src + np) % np * nb + l % nb;
 }
 
 // ScaLAPACK's NUMROC (0-based) of a global index g: how many of process p's local indices lie below
 // g, which is the local index where its part of [g, ...) starts.
-GC_LINALG_HD long long local_count_below(long long g, int nb, int p, int src, int np) {
-  long long blocks = g / nb;
-  long long count = blocks / np * nb;
-  long long extra = blocks % np;
-  long long dist = (p - src + np) % np;
+GC_LINALG_HD int local_count_below(int g, int nb, int p, int src, int np) {
+  int blocks = g / nb;
+  int count = blocks / np * nb;
+  int extra = blocks % np;
+  int dist = (p - src + np) % np;
   if (dist < extra) {
     count += nb;
   } else if (dist == extra) {
@@ -53,10 +55,10 @@ GC_LINALG_HD double uniform(uint64_t seed, uint64_t i, uint64_t j) {
 struct Dealt {
   int mb, prow, rsrc, nprow;
   int nb, pcol, csrc, npcol;
-  GC_LINALG_HD long long row(long long li) const { return local_to_global(li, mb, prow, rsrc, nprow); }
-  GC_LINALG_HD long long col(long long lj) const { return local_to_global(lj, nb, pcol, csrc, npcol); }
+  GC_LINALG_HD int row(int li) const { return local_to_global(li, mb, prow, rsrc, nprow); }
+  GC_LINALG_HD int col(int lj) const { return local_to_global(lj, nb, pcol, csrc, npcol); }
   // The first local row whose global row is i or more (the local row map increases).
-  GC_LINALG_HD long long first_row_from(long long i) const { return local_count_below(i, mb, prow, rsrc, nprow); }
+  GC_LINALG_HD int first_row_from(int i) const { return local_count_below(i, mb, prow, rsrc, nprow); }
 };
 
 // The walk of gc_linalg_first_nonfinite_f64, written once for the kernel and its host check. Read
@@ -67,7 +69,8 @@ struct Dealt {
 // both of whose rows are read is one aligned 16-byte load and any other row to read is read alone.
 // Warp w of W takes tiles w, w + W, ... (a column's tiles one after another, then the next
 // column's), and its lane l pairs l, l + 32, ... of the tile, kPairsPerLane of them, all loaded
-// before any is tested; a tile wholly above lo or below the part is skipped without a read.
+// before any is tested; a tile wholly above lo or below the part is skipped without a read, and a
+// tile wholly inside [lo, rows) is read without a test per pair.
 // Loads: pair(p, x, y) reads p[0] and p[1] from a 16-byte aligned p, one(p) reads *p.
 struct NonFiniteScan {
   static constexpr int kLanes = 32;
@@ -85,45 +88,54 @@ struct NonFiniteScan {
   template <class Loads>
   GC_LINALG_HD void walk(long long warp, long long warps, int lane, const Loads& loads, unsigned long long& nan,
                          unsigned long long& inf) const {
-    const long long tiles_per_column = ((rows + 2) / 2 + kTileRows / 2 - 1) / (kTileRows / 2);
+    const long long tiles_per_column = (rows / 2 + 1 + kTileRows / 2 - 1) / (kTileRows / 2);  // (rows + 2) / 2 pairs at most
     long long lj = warp / tiles_per_column;
     long long tile = warp % tiles_per_column;
     const long long column_step = warps / tiles_per_column;
     const long long tile_step = warps % tiles_per_column;
-    long long at_column = -1, j = 0, lo = 0, s = 0;
+    long long at_column = -1;
+    int j = 0, lo = 0, s = 0;
     const double* column = a;
     while (lj < cols) {
       if (lj != at_column) {
         at_column = lj;
         column = a + lj * lda;
-        j = d.col(lj);
-        lo = 0;
-        if (lower) {
-          lo = d.first_row_from(j);
-          lo = lo < rows ? lo : rows;
-        }
-        s = (long long)(((uintptr_t)column >> 3) & 1);
+        j = d.col((int)lj);
+        lo = lower ? d.first_row_from(j) : 0;
+        lo = lo < rows ? lo : rows;
+        s = (int)(((uintptr_t)column >> 3) & 1);
       }
       const long long first = tile * kTileRows - s;
       if (first + kTileRows > lo && first < rows) {
         double x[kPairsPerLane], y[kPairsPerLane];
-GC_LINALG_UNROLL
-        for (int u = 0; u < kPairsPerLane; u++) {
-          const long long r = first + 2 * (lane + (long long)kLanes * u);
-          const bool read_x = r >= lo && r < rows;
-          const bool read_y = r + 1 >= lo && r + 1 < rows;
-          if (read_x && read_y) {
-            loads.pair(column + r, x[u], y[u]);
-          } else {
-            x[u] = read_x ? loads.one(column + r) : 0.0;
-            y[u] = read_y ? loads.one(column + r + 1) : 0.0;
+        if (first >= lo && first + kTileRows <= rows) {  // the tile whole: most tiles, no test a pair
+          const double* at = column + first + 2 * lane;
+          GC_LINALG_UNROLL
+          for (int u = 0; u < kPairsPerLane; u++) loads.pair(at + 2 * kLanes * u, x[u], y[u]);
+        } else {
+          GC_LINALG_UNROLL
+          for (int u = 0; u < kPairsPerLane; u++) {
+            const long long r = first + 2 * (lane + kLanes * u);
+            const bool read_x = r >= lo && r < rows;
+            const bool read_y = r + 1 >= lo && r + 1 < rows;
+            if (read_x && read_y) {
+              loads.pair(column + r, x[u], y[u]);
+            } else {
+              x[u] = read_x ? loads.one(column + r) : 0.0;
+              y[u] = read_y ? loads.one(column + r + 1) : 0.0;
+            }
           }
         }
-GC_LINALG_UNROLL
-        for (int u = 0; u < kPairsPerLane; u++) {
-          const long long r = first + 2 * (lane + (long long)kLanes * u);
-          note(x[u], j, r, nan, inf);
-          note(y[u], j, r + 1, nan, inf);
+        bool finite = true;
+        GC_LINALG_UNROLL
+        for (int u = 0; u < kPairsPerLane; u++) finite = finite & isfinite(x[u]) & isfinite(y[u]);
+        if (!finite) {
+          GC_LINALG_UNROLL
+          for (int u = 0; u < kPairsPerLane; u++) {
+            const long long r = first + 2 * (lane + kLanes * u);
+            note(x[u], j, r, nan, inf);
+            note(y[u], j, r + 1, nan, inf);
+          }
         }
       }
       tile += tile_step;
@@ -135,9 +147,9 @@ GC_LINALG_UNROLL
     }
   }
 
-  GC_LINALG_HD void note(double v, long long j, long long li, unsigned long long& nan, unsigned long long& inf) const {
+  GC_LINALG_HD void note(double v, int j, long long li, unsigned long long& nan, unsigned long long& inf) const {
     if (isfinite(v)) return;
-    const unsigned long long position = (unsigned long long)(j * m + d.row(li));
+    const unsigned long long position = (unsigned long long)(j * m + d.row((int)li));
     if (isnan(v)) {
       if (position < nan) nan = position;
     } else if (position < inf) {

@@ -454,7 +454,7 @@ final class DeviceKernels implements KernelSet {
     }
   }
 
-  /** The element kernels' launch (rows, fill): a thread per element of a rows × cols grid, grid-strided past 65535 blocks. */
+  /** The element kernels' launch (row gather and scatter, fill): a thread per element, grid-strided past 65535 blocks. */
   private static void launch(CUfunc_st f, int rows, int cols, Args args, CUstream_st cuStream) {
     int gx = (int) Math.min(65535, (rows + THREADS_X - 1) / THREADS_X);
     int gy = (int) Math.min(65535, (cols + THREADS_Y - 1) / THREADS_Y);
