@@ -100,7 +100,8 @@ step hosts 200 "bash integration-tests/gpu/spark/run.sh --quick --hosts 2 && bas
 step examples 240 "bash integration-tests/gpu/spark/examples.sh --master 'local[4]' && EXAMPLES='lu cholesky' \\
   bash integration-tests/gpu/spark/examples.sh --master 'local[4]' --kernels gpu --n 2048 --block 128"
 # gpucoll-linalg's device path (DeviceSolver) on 1 x 1, 1 x 2, 2 x 1 and 2 x 2 grids of ranks sharing
-# the GPU, ragged shapes, every factorization's solve residual checked (LinalgBench fails above 10);
+# the GPU, ragged shapes, every factorization's solve residual checked (LinalgBench fails above 10)
+# and on each grid the scan for NaN and Inf (what it must find, and a NaN above the diagonal it must not);
 # then potrf and getrf 10 times each at n = 4096 on the shared grids 1 x 3, 3 x 1, 2 x 1 and 2 x 2
 # (the ranks on the non-spinning staged path, as Spark's are), failing on any stop; the libraries
 # loaded eagerly (docs/linalg.md "On the device").

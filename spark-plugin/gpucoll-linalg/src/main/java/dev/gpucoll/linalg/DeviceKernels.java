@@ -41,6 +41,9 @@ final class DeviceKernels implements KernelSet {
   static final String FATBIN = "dev/gpucoll/native/gpucoll_kernels.fatbin";
   private static final int THREADS_X = 32;
   private static final int THREADS_Y = 8;
+  /** The non-finite scan's block, and its tile: NonFiniteScan::kTileRows of linalg.cuh. */
+  private static final int SCAN_THREADS = 256;
+  private static final int SCAN_TILE_ROWS = 256;
   private static final long CUBLAS_WORKSPACE = 32L << 20;
 
   private final long stream;
@@ -418,8 +421,20 @@ final class DeviceKernels implements KernelSet {
     }
     try (Args args = new Args(8)) {
       args.ptr(a).i64(lda).i32(rows).i32(cols).dealt(dealt).i64(m).i32(lower ? 1 : 0).ptr(out);
-      launch(functions.firstNonFinite, rows, cols, args, cuStream);
+      check(cudart.cuLaunchKernel(functions.firstNonFinite, scanBlocks(rows, cols), 1, 1, SCAN_THREADS, 1, 1, 0,
+          cuStream, args.params, null), "cuLaunchKernel");
     }
+  }
+
+  /**
+   * The scan's grid: a warp per tile of {@link #SCAN_TILE_ROWS} rows of a column where the part has
+   * fewer tiles, else as many blocks as the device holds at once (the kernel strides over the rest):
+   * every warp then has loads in flight, which is what reaches the card's read speed.
+   */
+  private int scanBlocks(int rows, int cols) {
+    long tiles = (long) cols * ((rows / 2 + 1 + SCAN_TILE_ROWS / 2 - 1) / (SCAN_TILE_ROWS / 2));
+    long warpsPerBlock = SCAN_THREADS / 32;
+    return (int) Math.max(1, Math.min(functions.scanResidentBlocks, (tiles + warpsPerBlock - 1) / warpsPerBlock));
   }
 
   /**
@@ -439,6 +454,7 @@ final class DeviceKernels implements KernelSet {
     }
   }
 
+  /** The element kernels' launch (row gather and scatter, fill): a thread per element, grid-strided past 65535 blocks. */
   private static void launch(CUfunc_st f, int rows, int cols, Args args, CUstream_st cuStream) {
     int gx = (int) Math.min(65535, (rows + THREADS_X - 1) / THREADS_X);
     int gy = (int) Math.min(65535, (cols + THREADS_Y - 1) / THREADS_Y);
@@ -503,12 +519,21 @@ final class DeviceKernels implements KernelSet {
     final CUfunc_st scatterRows = new CUfunc_st();
     final CUfunc_st firstNonFinite = new CUfunc_st();
     final CUfunc_st fill = new CUfunc_st();
+    /** How many blocks of the non-finite scan the device runs at once. */
+    final int scanResidentBlocks;
 
-    private Functions(CUmod_st module) {
+    private Functions(CUmod_st module, int device) {
       load(module, gatherRows, "gc_linalg_gather_rows_f64");
       load(module, scatterRows, "gc_linalg_scatter_rows_f64");
       load(module, firstNonFinite, "gc_linalg_first_nonfinite_f64");
       load(module, fill, "gc_linalg_fill_f64");
+      int[] multiprocessors = new int[1];
+      check(cudart.cudaDeviceGetAttribute(multiprocessors, cudart.cudaDevAttrMultiProcessorCount, device),
+          "cudaDeviceGetAttribute(multiprocessors)");
+      int[] perMultiprocessor = new int[1];
+      check(cudart.cuOccupancyMaxActiveBlocksPerMultiprocessor(perMultiprocessor, firstNonFinite, SCAN_THREADS, 0),
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor(gc_linalg_first_nonfinite_f64)");
+      scanResidentBlocks = Math.max(1, multiprocessors[0] * perMultiprocessor[0]);
     }
 
     static Functions current() {
@@ -520,7 +545,7 @@ final class DeviceKernels implements KernelSet {
         data.put(b);
         CUmod_st m = new CUmod_st();
         check(cudart.cuModuleLoadData(m, data), "cuModuleLoadData(" + b.length + " B fatbin)");
-        return new Functions(m);
+        return new Functions(m, dev);
       });
     }
 

@@ -106,6 +106,42 @@ class DeviceSolverTest {
   }
 
   @Test
+  void potrfScansTheLowerTriangleAloneOnEveryGrid() {
+    int n = 26; // blocks of 4, the last one ragged (rows and columns 24, 25)
+    for (int[] g : new int[][] {{1, 1}, {2, 3}, {3, 2}, {1, 4}}) {
+      Descriptor d = Descriptor.of(n, n, 4, 4, 1 % g[0], g[1] - 1, g[0], g[1]);
+      double[] a = Matrices.spd(n, 12);
+      double[] ref = a.clone();
+      Lapack.potrf(ref, n);
+      a[3 + 17 * n] = Double.NaN; // above the diagonal: never read, as LAPACK
+      a[24 + 25 * n] = Double.POSITIVE_INFINITY; // above the diagonal of the ragged last block
+      double[] l = Matrices.gather(GridRanks.values(onDevices(d, a, (solver, mine, dev, grid) -> {
+        solver.potrf(mine);
+        return solver.download(mine);
+      })));
+      for (int j = 0; j < n; j++) {
+        for (int i = j; i < n; i++) {
+          assertEquals(ref[i + j * n], l[i + j * n], 1e-12 * n, "L(" + i + ", " + j + ") on " + d);
+        }
+      }
+      assertTrue(Double.isNaN(l[3 + 17 * n]) && l[24 + 25 * n] == Double.POSITIVE_INFINITY, "the upper triangle kept");
+      // On the diagonal, and just below it in the ragged last block: refused by place.
+      for (int[] bad : new int[][] {{17, 17, 1}, {25, 24, 0}, {24, 24, 0}}) {
+        double[] b = a.clone();
+        b[bad[0] + bad[1] * n] = bad[2] == 1 ? Double.POSITIVE_INFINITY : Double.NaN;
+        for (GridRanks.Outcome<Object> o : onDevices(d, b, (solver, mine, dev, grid) -> {
+          solver.potrf(mine);
+          return null;
+        })) {
+          FactorizationException e = assertInstanceOf(FactorizationException.class, o.error(), d.toString());
+          assertEquals("potrf: the input's lower triangle is not finite: " + (bad[2] == 1 ? "Inf" : "NaN") + " at row "
+              + bad[0] + ", column " + bad[1] + " (0-based); potrf refuses NaN and Inf", e.getMessage());
+        }
+      }
+    }
+  }
+
+  @Test
   void potrsSolves() {
     for (int[] g : new int[][] {{1, 1}, {3, 1}, {1, 2}, {3, 2}}) {
       int n = 27;

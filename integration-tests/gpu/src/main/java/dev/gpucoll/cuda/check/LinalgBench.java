@@ -31,7 +31,8 @@ import org.bytedeco.javacpp.IntPointer;
  * end, the slowest rank's; GFLOP/s count 2n³/3 (LU) and n³/3 (Cholesky). Every factorization is
  * checked: X of A X = B (B seeded, one column) by the residual ‖B − A X‖₂ / (‖A‖_F ‖X‖₂ n ε),
  * computed on the device apart from the routines. Prints a table and writes
- * {@code linalg-gpu-<date>-<commit>.json} into {@code --json-dir}.
+ * {@code linalg-gpu-<date>-<commit>.json} into {@code --json-dir}. On each grid the device scan
+ * for NaN and Inf is checked once (n = 1025; a wrong answer fails the run).
  *
  * <p>The ranks' groups are formed as a Spark job's are (the default route): ranks sharing this GPU
  * take the communicator's non-spinning staged path, which {@link DeviceSolver#open} requires of them.
@@ -123,6 +124,12 @@ public final class LinalgBench {
         }
       }
     }
+    for (int[] g : grids) {
+      List<String> wrong = scanChecks(SCAN_CHECK_N, blocks.get(0), g[0], g[1]);
+      System.out.println("scan for NaN and Inf on " + g[0] + " x " + g[1] + ", n=" + SCAN_CHECK_N + ": "
+          + (wrong.isEmpty() ? "as expected" : "WRONG: " + String.join(" | ", wrong)));
+      failed |= !wrong.isEmpty();
+    }
     List<SharedGridRuns> shared = new ArrayList<>();
     for (int k = 0; k < (sharedRepeats > 0 ? SHARED_GRIDS.length : 0); k++) {
       for (String factor : List.of("potrf", "getrf")) {
@@ -177,6 +184,83 @@ public final class LinalgBench {
     Files.writeString(file, json);
     System.out.println("record: " + file);
     System.exit(failed ? 1 : 0);
+  }
+
+  /** Odd: on a 1 × 1 grid every other column of the part starts off the 16-byte grid. */
+  private static final int SCAN_CHECK_N = 1025;
+
+  /**
+   * The device scan for NaN and Inf on the card (the CPU checks its walk: NonFiniteScanNativeTest):
+   * on an np × nq grid of ranks sharing this GPU, potrf of a matrix with a NaN above the diagonal
+   * (never read) must succeed; with a NaN on the diagonal and an Inf below it too, potrf must name
+   * the diagonal NaN and getrf the one above. What went otherwise, a line each (none: as expected).
+   */
+  private static List<String> scanChecks(int n, int nb, int np, int nq) {
+    Descriptor d = Descriptor.of(n, n, nb, nb, np, nq);
+    int col = n - 3;
+    double[] above = new double[n * n];
+    for (int j = 0; j < n; j++) {
+      for (int i = 0; i < n; i++) {
+        above[i + j * n] = i == j ? n : 1.0 / (1 + i + j); // symmetric, diagonally dominant: positive definite
+      }
+    }
+    above[5 + col * n] = Double.NaN;
+    double[] bad = above.clone();
+    bad[col + col * n] = Double.NaN;
+    bad[n - 1 + col * n] = Double.POSITIVE_INFINITY;
+    List<String> expected = List.of("factored",
+        "potrf: the input's lower triangle is not finite: NaN at row " + col + ", column " + col
+            + " (0-based); it holds Inf too; potrf refuses NaN and Inf",
+        "getrf: the input is not finite: NaN at row 5, column " + col + " (0-based); it holds Inf too; getrf"
+            + " refuses NaN and Inf");
+    try (RankGroup g = RankGroup.createDefaultRoute(np * nq, 0, Duration.ofMinutes(2), 8)) {
+      List<List<String>> got = g.onAll(Duration.ofMinutes(5), r -> {
+        ProcessGrid<GpuCommunicator> grid = ProcessGrid.of(r.comm, np, nq);
+        grid.all().synchronize();
+        r.awaitPeers();
+        DeviceSolver solver = DeviceSolver.open(grid);
+        // Every part uploaded before the first routine and freed after the grid's close (see ours).
+        List<DeviceMatrix> parts = new ArrayList<>();
+        for (double[] a : List.of(above, bad, bad)) {
+          parts.add(solver.upload(LocalMatrix.scatter(a, n, d, grid.myRow(), grid.myCol())));
+        }
+        r.awaitPeers();
+        List<String> outcomes = new ArrayList<>();
+        try {
+          for (int k = 0; k < parts.size(); k++) {
+            try {
+              if (k < 2) {
+                solver.potrf(parts.get(k));
+              } else {
+                solver.getrf(parts.get(k));
+              }
+              solver.synchronize();
+              outcomes.add("factored");
+            } catch (dev.gpucoll.linalg.FactorizationException e) {
+              outcomes.add(e.getMessage());
+            }
+          }
+        } finally {
+          r.awaitPeers();
+          grid.close();
+          r.awaitPeers();
+          for (DeviceMatrix p : parts) {
+            p.close();
+          }
+          solver.close();
+        }
+        return outcomes;
+      });
+      List<String> wrong = new ArrayList<>();
+      for (int rank = 0; rank < got.size(); rank++) {
+        for (int k = 0; k < expected.size(); k++) {
+          if (!expected.get(k).equals(got.get(rank).get(k))) {
+            wrong.add("rank " + rank + " case " + k + ": " + got.get(rank).get(k));
+          }
+        }
+      }
+      return wrong;
+    }
   }
 
   /** The grids of ranks sharing this GPU that --shared-grids factors on: those that stopped before. */
