@@ -9,8 +9,9 @@
 #                   suite, benchmark, NCCL self-check and Spark GPU jobs, their reference, COMMIT;
 #                   integration-tests/gpu/bundle/spark-slim.sh) with every jar stored, in one xz stream,
 #                   which run.sh unpacks into .spark-app on the GPU machine (half the size of the jars
-#                   as built); the cuSOLVERMp binding; the C++ test gc_test (xz'ed; nvcc here); COMMIT
-#                   (the short hash they were built from)
+#                   as built); the cuSOLVERMp binding and cuSOLVERMp itself (its sm_90 code,
+#                   integration-tests/gpu/bundle/cusolvermp-lib.sh); the C++ test gc_test (xz'ed; nvcc
+#                   here); COMMIT (the short hash they were built from)
 # .spark-app itself stays here and does not travel. Then it checks that the three and the tracked
 # files fit one upload with room to spare (62.5 MiB counted this way; the GPU machine refused an
 # upload counted at 63.6 MiB).
@@ -39,6 +40,7 @@ mkdir -p "$ACCEPT"
 # The optional cuSOLVERMp binding (not in the one jar), which the GPU checks' classes link against;
 # spark-slim.sh built it with the GPU checks.
 cp "$ROOT"/spark-plugin/gpucoll-cusolvermp/target/gpucoll-cusolvermp-*[0-9T].jar "$ACCEPT/"
+"$ROOT/integration-tests/gpu/bundle/cusolvermp-lib.sh" "$ACCEPT" > /dev/null
 "$ROOT/integration-tests/gpu/bundle/cpp-programs.sh" "$ACCEPT" gc_test
 gunzip -c "$ACCEPT/gc_test.gz" | xz -9e > "$ACCEPT/gc_test.xz" && rm "$ACCEPT/gc_test.gz"
 rm -f "$ACCEPT/correctness-matrix.txt" # run.sh reads the tracked one

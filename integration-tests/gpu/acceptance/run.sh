@@ -8,10 +8,12 @@
 # PySpark GPU job (1 rank, then 2 ranks sharing the GPU), GPU groups across 2 hosts simulated on the
 # machine (the Java job and the PySpark job), the three examples through Spark, and the
 # GPU benchmark (--quick, then the grouped-calls section at 1, 2 and 4 ranks), distributed LU and
-# Cholesky on cuBLAS/cuSOLVER and their timing; the cuDF job too when CUDF_JAR names its jar. It prints
+# Cholesky on cuBLAS/cuSOLVER and their timing, cuSOLVERMp's QR, least squares and eigensolver on our
+# communicator (1 x 1, and 2 x 2 as four processes); the cuDF job too when CUDF_JAR names its jar. It prints
 # one PASS/FAIL table and appends its row to docs/gpu-acceptance.md; the row, the table and every log
 # come back under $OUT (gpu-acceptance-row.md, summary.txt, acceptance-logs.tar.gz): append the row to docs/gpu-acceptance.md here.
-# Exit status 0 only when every step passed.
+# Exit status 0 only when every step passed. --steps a,b runs only the named steps (a developer's
+# partial run: it prints its table and appends no row, as it is no acceptance).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 cd "$ROOT"
@@ -20,6 +22,14 @@ WORK=$(mktemp -d /tmp/gpucoll-acceptance.XXXXXX)
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast on these machines
 START=$(date +%s)
+ONLY=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --steps) ONLY=",${2:?--steps needs a list},"; shift ;;
+    *) echo "gpu-acceptance: unknown argument $1 (known: --steps a,b)" >&2; exit 2 ;;
+  esac
+  shift
+done
 # The whole run, steps included, stays inside one command of the GPU machine (10 minutes) with room to spare.
 BUDGET_S=${BUDGET_S:-570}
 ACCEPT="$ROOT/.gpu-accept"
@@ -53,12 +63,19 @@ BIN=/tmp/gpucoll-bin
 mkdir -p "$BIN"
 xz -dc "$ACCEPT/gc_test.xz" > "$BIN/gc_test" && chmod +x "$BIN/gc_test"
 cp native-kernels/test/correctness-matrix.txt "$BIN/"
+# cuSOLVERMp (its sm_90 code; integration-tests/gpu/bundle/cusolvermp-lib.sh) for the linalg step.
+MP=/tmp/gpucoll-cusolvermp
+mkdir -p "$MP"
+xz -dc "$ACCEPT/libcusolverMp.so.0.xz" > "$MP/libcusolverMp.so.0" && (cd "$MP" && sha256sum -c --quiet "$ACCEPT/libcusolverMp.so.0.sha256") \
+  || { echo "gpu-acceptance: .gpu-accept/libcusolverMp.so.0.xz is missing or damaged: rebuild with build.sh" >&2; exit 2; }
 
 declare -A RESULT
+for n in gc_test suite nccl spark spark-frac python hosts examples linalg bench; do RESULT[$n]="not run"; done
 ORDER=()
 # step NAME LIMIT_S COMMAND_LINE: runs it bounded, its output in $WORK/NAME/ (the step's OUT), PASS on exit 0.
 step() {
   local name=$1 limit=$2 command=$3
+  [ -n "$ONLY" ] && [[ "$ONLY" != *",$name,"* ]] && return
   mkdir -p "$WORK/$name"
   local t0 rc left
   t0=$(date +%s)
@@ -100,13 +117,17 @@ step hosts 200 "bash integration-tests/gpu/spark/run.sh --quick --hosts 2 && bas
 step examples 240 "bash integration-tests/gpu/spark/examples.sh --master 'local[4]' && EXAMPLES='lu cholesky' \\
   bash integration-tests/gpu/spark/examples.sh --master 'local[4]' --kernels gpu --n 2048 --block 128"
 # gpucoll-linalg's device path (DeviceSolver) on 1 x 1, 1 x 2, 2 x 1 and 2 x 2 grids of ranks sharing
-# the GPU, ragged shapes, every factorization's solve residual checked (LinalgBench fails above 10)
-# and on each grid the scan for NaN and Inf (what it must find, and a NaN above the diagonal it must not);
-# then potrf and getrf 10 times each at n = 4096 on the shared grids 1 x 3, 3 x 1, 2 x 1 and 2 x 2
-# (the ranks on the non-spinning staged path, as Spark's are), failing on any stop; the libraries
+# the GPU, ragged shapes, every factorization's solve residual checked (LinalgBench fails above 10),
+# cuSOLVERMp's getrf and potrf beside them; then potrf and getrf 10 times each at n = 4096 on the
+# shared grids 1 x 3, 3 x 1, 2 x 1 and 2 x 2 (the ranks on the non-spinning staged path, as Spark's
+# are), failing on any stop; then cuSOLVERMp's geqrf, ormqr, gels and syevd on our communicator,
+# checked against references and timed beside dense cuSOLVER: 1 x 1 at each size, and a 2 x 2 grid of
+# four processes that each claim a host of their own (NCCL's network transport); the libraries
 # loaded eagerly (docs/linalg.md "On the device").
-step linalg 420 "CUDA_MODULE_LOADING=EAGER $JRUN dev.gpucoll.cuda.check.LinalgBench --sizes 1000,2049 --block 128 \
-  --grids 1x1,1x2,2x1,2x2 --repeat 1 --shared-grids 10 --shared-n 4096 --commit $COMMIT --json-dir \"\$OUT\""
+step linalg 420 "CUDA_MODULE_LOADING=EAGER LD_LIBRARY_PATH=$MP:/usr/local/cuda/lib64\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH} \
+  $JRUN dev.gpucoll.cuda.check.LinalgBench --sizes 1000,2049 --block 128 --grids 1x1,1x2,2x1,2x2 --repeat 1 \
+  --cusolvermp --shared-grids 10 --shared-n 4096 --qr-eig --qr-eig-grids 2x2 --qr-eig-grid-n 1024 --commit $COMMIT \
+  --json-dir \"\$OUT\""
 # The benchmark's quick sections, then its grouped calls at 1, 2 and 4 ranks (each section bounded),
 # then the factorizations' timing against one process (cuSOLVER getrf / potrf of the whole matrix).
 step bench 260 "$JRUN dev.gpucoll.cuda.check.GpuBench --quick --section-timeout-s 60 --json-dir \"\$OUT/bench\" \
@@ -137,8 +158,12 @@ ROW="| $DATE | $COMMIT | $MACHINE | $DRIVER | ${RESULT[gc_test]} | ${RESULT[suit
   echo "row for docs/gpu-acceptance.md:"
   echo "$ROW"
 } | tee "$OUT/summary.txt"
-echo "$ROW" > "$OUT/gpu-acceptance-row.md"
-echo "$ROW" >> docs/gpu-acceptance.md
+if [ -n "$ONLY" ]; then
+  echo "(a partial run, --steps: no row)"
+else
+  echo "$ROW" > "$OUT/gpu-acceptance-row.md"
+  echo "$ROW" >> docs/gpu-acceptance.md
+fi
 # What comes back is at most 8 files, 2 folders deep: every step's logs in one archive.
 cp "$WORK/suite/output.log" "$OUT/suite.log" 2>/dev/null
 tar -C "$WORK" -czf "$OUT/acceptance-logs.tar.gz" . 2>/dev/null

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Puts cuSOLVERMp's libcusolverMp.so.0 (from the wheel nvidia-cusolvermp-cu13==0.8.0.3126, the version
-# that loads beside NCCL 2.28; 0.9 needs NCCL >= 2.29) into $1 as libcusolverMp.so.0.xz (73 MB packs to
-# about 6.4 MB) with its sha256, for CuSolverMpCheck on the GPU machine. The wheel is fetched with pip
-# into $CUSOLVERMP_WHEEL_DIR (default /tmp/cusolvermp-wheel) unless it is there already.
+# that loads beside NCCL 2.28; 0.9 needs NCCL >= 2.29) into $1 as libcusolverMp.so.0.xz with its sha256,
+# for the cuSOLVERMp checks on the GPU machine. Only its sm_90 device code travels (the GPU machine's
+# cards, H100 and H200): fatbin_keep_arch.py zeroes the other architectures' images, and the 73 MB
+# library packs to about 1.1 MB (6.4 MB whole); the wheel's own sha256 of the library is kept beside
+# (libcusolverMp.so.0.wheel.sha256). The wheel is fetched with pip into $CUSOLVERMP_WHEEL_DIR
+# (default /tmp/cusolvermp-wheel) unless it is there already.
 # On the GPU machine: xz -dc <dir>/libcusolverMp.so.0.xz > /tmp/cusolvermp/libcusolverMp.so.0
 # (or python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" in out)
 set -euo pipefail
@@ -23,6 +26,8 @@ import shutil, sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as z, z.open("nvidia/cu13/lib/libcusolverMp.so.0") as src, open(sys.argv[2], "wb") as dst:
     shutil.copyfileobj(src, dst)
 PY
+(cd "$DEST" && sha256sum libcusolverMp.so.0 > libcusolverMp.so.0.wheel.sha256)
+python3 "$(dirname "$0")/fatbin_keep_arch.py" "$DEST/libcusolverMp.so.0" 90
 (cd "$DEST" && sha256sum libcusolverMp.so.0 > libcusolverMp.so.0.sha256)
-xz -9e -T1 -f "$DEST/libcusolverMp.so.0"
+xz -9e -T2 -f "$DEST/libcusolverMp.so.0"
 ls -la "$DEST"

@@ -1,13 +1,25 @@
 package dev.gpucoll.cuda.check;
 
+import dev.gpucoll.api.Communicator;
+import dev.gpucoll.api.GpuCommunicator;
+import dev.gpucoll.api.ReduceOp;
+import dev.gpucoll.core.CommunicatorFactory;
+import dev.gpucoll.core.config.GpuCollConf;
+import dev.gpucoll.core.rendezvous.FileRendezvous;
 import dev.gpucoll.cuda.CudaNative;
 import dev.gpucoll.cusolvermp.CuSolverMp;
-import dev.gpucoll.linalg.BackwardError;
 import dev.gpucoll.linalg.Descriptor;
 import dev.gpucoll.linalg.DeviceMatrix;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import org.bytedeco.cuda.cusolver.cusolverDnContext;
 import org.bytedeco.cuda.global.cublas;
 import org.bytedeco.cuda.global.cudart;
@@ -17,141 +29,254 @@ import org.bytedeco.javacpp.IntPointer;
 
 /**
  * LinalgBench's {@code --qr-eig} section: cuSOLVERMp's QR (geqrf, ormqr), least squares (gels) and
- * symmetric eigensolver (syevd) on a one-rank group's {@code ncclComm_t} (1 × 1: one GPU), each
- * checked against a reference and timed beside the dense cuSOLVER call in the same run, on the
- * seeded matrices of the factorizations (n × n, uniform; symmetric with n on the diagonal):
+ * symmetric eigensolver (syevd) on a group's {@code ncclComm_t}, each checked against a reference and
+ * timed beside the dense cuSOLVER call of the same run, on the seeded matrices of the factorizations
+ * (n × n, uniform; symmetric with n on the diagonal):
  * <ul>
  *   <li>geqrf: ‖Qᵀ A − R‖₁ / (‖A‖₁ n ε) (ormqr applies Qᵀ to a copy of A) and the orthogonality of
  *       the applied Q, ‖Qᵀ (Q C) − C‖₁ / (‖C‖₁ n ε) for a seeded C; timed beside cusolverDnDgeqrf;
  *   <li>gels: X of min ‖A X − B‖ (square A: the solve), ‖B − A X‖₂ / (‖A‖_F ‖X‖₂ n ε) as the
  *       factorizations' residual;
  *   <li>syevd (eigenvectors too): the eigenvalues against cusolverDnDsyevd's of the same matrix,
- *       max |λ − λ_dense| / (max |λ_dense| n ε); timed beside it.
+ *       max |λ − λ_dense| / (max |λ_dense| n ε), and the same on every rank, bit for bit; timed
+ *       beside it.
  * </ul>
- * Every ratio must be below 10. The host reads back whole matrices: meant for n up to a few
- * thousand.
+ * Every ratio must be below 10. One recipe ({@link #onRank}) runs on every rank of a grid: the 1 × 1
+ * grid in this process ({@link #run}), a P × Q grid as P·Q processes on this GPU, each claiming a host
+ * of its own (NCCL_HOSTID), so that NCCL accepts them in one communicator and connects them over
+ * its network transport ({@link #runGrid}): its times are those of processes time-slicing one GPU
+ * over loopback sockets, not of a grid with a GPU per rank. The norms are summed across the grid
+ * with the group's allReduce; the dense reference runs in this process once the grid's are gone.
  */
 final class CuSolverMpQrEig {
   private static final double EPS = Math.ulp(1.0) / 2;
+  private static final String FIGURES = "figures.bin";
 
   private CuSolverMpQrEig() {}
 
-  /** One size's figures. */
-  record Result(int n, int nb, double geqrfMs, double denseGeqrfMs, double qrResidual, double orthogonality,
-      double gelsMs, double gelsResidual, double syevdMs, double denseSyevdMs, double eigenvalueError) {
+  /** One grid's and size's figures. */
+  record Result(String grid, int n, int nb, double geqrfMs, double denseGeqrfMs, double qrResidual,
+      double orthogonality, double gelsMs, double gelsResidual, double syevdMs, double denseSyevdMs,
+      double eigenvalueError, boolean eigenvaluesAgree) {
     boolean passes() {
-      return qrResidual < 10 && orthogonality < 10 && gelsResidual < 10 && eigenvalueError < 10;
+      return qrResidual < 10 && orthogonality < 10 && gelsResidual < 10 && eigenvalueError < 10 && eigenvaluesAgree;
     }
 
     String line() {
-      return String.format(Locale.ROOT, "cuSOLVERMp 1x1 n=%d nb=%d: geqrf %.2f ms (cuSOLVER %.2f), |Q^T A - R| %.3f,"
-          + " orthogonality %.3f; gels %.2f ms, residual %.3f; syevd %.2f ms (cuSOLVER %.2f), eigenvalues %.3f%s", n,
-          nb, geqrfMs, denseGeqrfMs, qrResidual, orthogonality, gelsMs, gelsResidual, syevdMs, denseSyevdMs,
-          eigenvalueError, passes() ? "" : " FAILED");
+      return String.format(Locale.ROOT, "cuSOLVERMp %s n=%d nb=%d: geqrf %.2f ms (cuSOLVER %.2f), |Q^T A - R| %.3f,"
+          + " orthogonality %.3f; gels %.2f ms, residual %.3f; syevd %.2f ms (cuSOLVER %.2f), eigenvalues %.3f%s%s",
+          grid, n, nb, geqrfMs, denseGeqrfMs, qrResidual, orthogonality, gelsMs, gelsResidual, syevdMs, denseSyevdMs,
+          eigenvalueError, eigenvaluesAgree ? "" : ", NOT the same on every rank", passes() ? "" : " FAILED");
     }
 
     String json() {
-      return String.format(Locale.ROOT, "{\"n\":%d,\"nb\":%d,\"geqrf_ms\":%.3f,\"cusolver_geqrf_ms\":%.3f,"
-          + "\"qr_residual\":%.4f,\"orthogonality\":%.4f,\"gels_ms\":%.3f,\"gels_residual\":%.4f,\"syevd_ms\":%.3f,"
-          + "\"cusolver_syevd_ms\":%.3f,\"eigenvalue_error\":%.4f}", n, nb, geqrfMs, denseGeqrfMs, qrResidual,
-          orthogonality, gelsMs, gelsResidual, syevdMs, denseSyevdMs, eigenvalueError);
+      return String.format(Locale.ROOT, "{\"grid\":\"%s\",\"n\":%d,\"nb\":%d,\"geqrf_ms\":%.3f,"
+          + "\"cusolver_geqrf_ms\":%.3f,\"qr_residual\":%.4f,\"orthogonality\":%.4f,\"gels_ms\":%.3f,"
+          + "\"gels_residual\":%.4f,\"syevd_ms\":%.3f,\"cusolver_syevd_ms\":%.3f,\"eigenvalue_error\":%.4f,"
+          + "\"eigenvalues_same_on_every_rank\":%b}", grid, n, nb, geqrfMs, denseGeqrfMs, qrResidual, orthogonality,
+          gelsMs, gelsResidual, syevdMs, denseSyevdMs, eigenvalueError, eigenvaluesAgree);
     }
   }
 
+  /**
+   * What one rank of the grid measured: the calls' median milliseconds, the QR checks (norms summed
+   * over the grid), the solution X and the eigenvalues (gathered: every rank has them whole), and
+   * whether every rank's eigenvalues were bit-equal.
+   */
+  record RankFigures(double geqrfMs, double qrResidual, double orthogonality, double gelsMs, double syevdMs,
+      boolean eigenvaluesAgree, double[] x, double[] lambda) {
+    void write(Path file) throws IOException {
+      try (DataOutputStream out = new DataOutputStream(Files.newOutputStream(file))) {
+        for (double d : new double[] {geqrfMs, qrResidual, orthogonality, gelsMs, syevdMs}) {
+          out.writeDouble(d);
+        }
+        out.writeBoolean(eigenvaluesAgree);
+        out.writeInt(x.length);
+        for (double[] v : List.of(x, lambda)) {
+          for (double d : v) {
+            out.writeDouble(d);
+          }
+        }
+      }
+    }
+
+    static RankFigures read(Path file) throws IOException {
+      try (DataInputStream in = new DataInputStream(Files.newInputStream(file))) {
+        double[] f = new double[5];
+        for (int k = 0; k < f.length; k++) {
+          f[k] = in.readDouble();
+        }
+        boolean agree = in.readBoolean();
+        int n = in.readInt();
+        double[][] v = new double[2][n];
+        for (double[] row : v) {
+          for (int k = 0; k < n; k++) {
+            row[k] = in.readDouble();
+          }
+        }
+        return new RankFigures(f[0], f[1], f[2], f[3], f[4], agree, v[0], v[1]);
+      }
+    }
+  }
+
+  /** The 1 × 1 grid: one rank in this process. */
   static Result run(int n, int nb, int repeat, long seed) {
-    Descriptor da = Descriptor.of(n, n, nb, nb, 1, 1);
-    Descriptor db = Descriptor.of(n, 1, nb, nb, 1, 1);
-    Result[] out = new Result[1];
+    RankFigures[] figures = new RankFigures[1];
     try (RankGroup g = RankGroup.create(1, 0, null, Duration.ofMinutes(2), 8)) {
       g.onAll(Duration.ofMinutes(10), r -> {
-        long stream = r.comm.stream();
-        long tau = CudaNative.malloc(8L * CuSolverMp.tauCount(da, 0));
-        long eigen = CudaNative.malloc(8L * n);
-        try (CuSolverMp mp = CuSolverMp.open(r.comm, 1, 1); DeviceMatrix a = DeviceMatrix.allocate(da, 0, 0);
-            DeviceMatrix c = DeviceMatrix.allocate(da, 0, 0); DeviceMatrix b = DeviceMatrix.allocate(db, 0, 0)) {
-          double geqrf = median(repeat, () -> {
-            a.fillRandom(seed, false, stream);
-            r.comm.synchronize();
-            long t0 = System.nanoTime();
-            mp.geqrf(a.address(), da, tau);
-            return System.nanoTime() - t0;
-          });
-          // Qᵀ A against R
-          c.fillRandom(seed, false, stream);
-          double[] original = download(c, n, r);
-          mp.ormqr(CuSolverMp.Side.LEFT, true, n, a.address(), da, tau, c.address(), da);
-          double[] qta = download(c, n, r);
-          double[] factored = download(a, n, r);
-          double[] diff = new double[n * n];
-          for (int j = 0; j < n; j++) {
-            for (int i = 0; i < n; i++) {
-              diff[i + j * n] = qta[i + j * n] - (i <= j ? factored[i + j * n] : 0);
-            }
-          }
-          double qrResidual = BackwardError.norm1(diff, n, n) / (BackwardError.norm1(original, n, n) * n * EPS);
-          // Qᵀ (Q C) against C
-          c.fillRandom(seed + 2, false, stream);
-          double[] c0 = download(c, n, r);
-          mp.ormqr(CuSolverMp.Side.LEFT, false, n, a.address(), da, tau, c.address(), da);
-          mp.ormqr(CuSolverMp.Side.LEFT, true, n, a.address(), da, tau, c.address(), da);
-          double[] back = download(c, n, r);
-          for (int k = 0; k < back.length; k++) {
-            back[k] -= c0[k];
-          }
-          double orthogonality = BackwardError.norm1(back, n, n) / (BackwardError.norm1(c0, n, n) * n * EPS);
-          // gels: the solve of the square system, its residual as the factorizations'
-          double[] x = new double[n];
-          double gels = median(repeat, () -> {
-            a.fillRandom(seed, false, stream);
-            b.fillRandom(seed + 1, false, stream);
-            r.comm.synchronize();
-            long t0 = System.nanoTime();
-            mp.gels(a.address(), da, b.address(), db);
-            return System.nanoTime() - t0;
-          });
-          copyToHost(b.address(), x, r);
-          // syevd, eigenvectors too (ScaLAPACK's pdsyevd computes both)
-          double syevd = median(repeat, () -> {
-            a.fillRandom(seed, true, stream);
-            r.comm.synchronize();
-            long t0 = System.nanoTime();
-            mp.syevd(true, CuSolverMp.Fill.LOWER, a.address(), da, eigen, c.address(), da);
-            return System.nanoTime() - t0;
-          });
-          double[] lambda = new double[n];
-          copyToHost(eigen, lambda, r);
-          double[] dense = new double[n];
-          double[] denseMs = dense(n, seed, repeat, a, dense, r);
-          double worst = 0;
-          double scale = 0;
-          for (int k = 0; k < n; k++) {
-            worst = Math.max(worst, Math.abs(lambda[k] - dense[k]));
-            scale = Math.max(scale, Math.abs(dense[k]));
-          }
-          out[0] = new Result(n, nb, geqrf / 1e6, denseMs[0] / 1e6, qrResidual, orthogonality, gels / 1e6,
-              LinalgBench.residual(n, nb, seed, false, x), syevd / 1e6, denseMs[1] / 1e6, worst / (scale * n * EPS));
-        } finally {
-          CudaNative.free(tau);
-          CudaNative.free(eigen);
-        }
+        figures[0] = onRank(r.comm, 1, 1, n, nb, repeat, seed);
         return null;
       });
     }
-    return out[0];
+    return against("1x1", n, nb, repeat, seed, figures[0]);
+  }
+
+  /**
+   * A {@code rows × cols} grid of processes on this GPU, each a host of its own to NCCL; bounded by
+   * {@code limit}. Throws, naming the ranks, when one of them fails or does not finish.
+   */
+  static Result runGrid(int rows, int cols, int n, int nb, int repeat, long seed, Duration limit) throws Exception {
+    Path dir = Files.createTempDirectory("gpucoll-cusolvermp-grid");
+    List<String> failures = ProcessRanks.run(CuSolverMpQrEig.class, rows * cols, limit,
+        r -> List.of(dir.toString(), Integer.toString(r), Integer.toString(rows), Integer.toString(cols),
+            Integer.toString(n), Integer.toString(nb), Integer.toString(repeat), Long.toString(seed)),
+        r -> Map.of("NCCL_HOSTID", hostOf(r))).stream().filter(l -> l.startsWith("FAIL")).toList();
+    if (!failures.isEmpty()) {
+      throw new IllegalStateException(rows + " x " + cols + " grid, n=" + n + ": " + String.join(" | ", failures));
+    }
+    return against(rows + "x" + cols, n, nb, repeat, seed, RankFigures.read(dir.resolve(FIGURES)));
+  }
+
+  private static String hostOf(int rank) {
+    return "gpucoll-grid-host-" + rank;
+  }
+
+  /**
+   * One rank of a {@link #runGrid} grid: args = rendezvous folder, rank, rows, cols, n, nb, repeat,
+   * seed. Rank 0 writes the figures into the folder; every rank prints one RESULT line.
+   */
+  public static void main(String[] args) {
+    int rank = Integer.parseInt(args[1]);
+    try {
+      Path dir = Path.of(args[0]);
+      int rows = Integer.parseInt(args[2]);
+      int cols = Integer.parseInt(args[3]);
+      CudaNative.setDevice(0);
+      GpuCollConf conf = GpuCollConf.of(Map.of(GpuCollConf.TIMEOUT.key(), "120s"));
+      try (FileRendezvous rdv = new FileRendezvous(dir, "cusolvermp-grid", rank, rows * cols);
+          Communicator c = CommunicatorFactory.create(rdv, conf, hostOf(rank))) {
+        if (!(c instanceof GpuCommunicator g)) {
+          throw new IllegalStateException("the factory chose backend " + c.backend() + ", not gpu");
+        }
+        RankFigures f = onRank(g, rows, cols, Integer.parseInt(args[4]), Integer.parseInt(args[5]),
+            Integer.parseInt(args[6]), Long.parseLong(args[7]));
+        if (rank == 0) {
+          f.write(dir.resolve(FIGURES));
+        }
+        System.out.println("RESULT rank " + rank + " of " + rows + " x " + cols + ": done, paths " + c.observedPaths());
+      }
+    } catch (Throwable t) {
+      System.out.println("RESULT FAIL rank " + rank + ": " + t);
+      t.printStackTrace(System.out);
+      System.exit(1);
+    }
+    System.exit(0); // NCCL's and JavaCPP's threads would keep the JVM
+  }
+
+  /** The recipe every rank of a {@code rows × cols} grid (row-major over {@code comm}'s ranks) runs. */
+  static RankFigures onRank(GpuCommunicator comm, int rows, int cols, int n, int nb, int repeat, long seed) {
+    int prow = comm.rank() / cols;
+    int pcol = comm.rank() % cols;
+    Descriptor da = Descriptor.of(n, n, nb, nb, rows, cols);
+    Descriptor db = Descriptor.of(n, 1, nb, nb, rows, cols);
+    long stream = comm.stream();
+    long tau = CudaNative.malloc(8L * Math.max(1, CuSolverMp.tauCount(da, pcol)));
+    long eigen = CudaNative.malloc(8L * n);
+    try (CuSolverMp mp = CuSolverMp.open(comm, rows, cols); DeviceMatrix a = DeviceMatrix.allocate(da, prow, pcol);
+        DeviceMatrix c = DeviceMatrix.allocate(da, prow, pcol); DeviceMatrix b = DeviceMatrix.allocate(db, prow, pcol)) {
+      double geqrf = median(repeat, comm, () -> a.fillRandom(seed, false, stream),
+          () -> mp.geqrf(a.address(), da, tau));
+      // Qᵀ A against R: column sums of |Qᵀ A − R| and of |A| over this rank's part, then over the grid
+      c.fillRandom(seed, false, stream);
+      double[] original = local(c, comm);
+      mp.ormqr(CuSolverMp.Side.LEFT, true, n, a.address(), da, tau, c.address(), da);
+      double[] qta = local(c, comm);
+      double[] factored = local(a, comm);
+      double[] sums = new double[2 * n];
+      forEachLocal(c, (k, i, j) -> {
+        sums[j] += Math.abs(qta[k] - (i <= j ? factored[k] : 0));
+        sums[n + j] += Math.abs(original[k]);
+      });
+      comm.allReduce(sums, ReduceOp.SUM);
+      double qrResidual = max(sums, 0, n) / (max(sums, n, 2 * n) * n * EPS);
+      // Qᵀ (Q C) against C
+      c.fillRandom(seed + 2, false, stream);
+      double[] c0 = local(c, comm);
+      mp.ormqr(CuSolverMp.Side.LEFT, false, n, a.address(), da, tau, c.address(), da);
+      mp.ormqr(CuSolverMp.Side.LEFT, true, n, a.address(), da, tau, c.address(), da);
+      double[] back = local(c, comm);
+      Arrays.fill(sums, 0);
+      forEachLocal(c, (k, i, j) -> {
+        sums[j] += Math.abs(back[k] - c0[k]);
+        sums[n + j] += Math.abs(c0[k]);
+      });
+      comm.allReduce(sums, ReduceOp.SUM);
+      double orthogonality = max(sums, 0, n) / (max(sums, n, 2 * n) * n * EPS);
+      // gels: the solve of the square system; X gathered whole for the residual
+      double gels = median(repeat, comm, () -> {
+        a.fillRandom(seed, false, stream);
+        b.fillRandom(seed + 1, false, stream);
+      }, () -> mp.gels(a.address(), da, b.address(), db));
+      double[] x = new double[n];
+      double[] solved = local(b, comm);
+      forEachLocal(b, (k, i, j) -> x[i] = solved[k]);
+      comm.allReduce(x, ReduceOp.SUM);
+      // syevd, eigenvectors too (ScaLAPACK's pdsyevd computes both); every rank gets the eigenvalues
+      double syevd = median(repeat, comm, () -> a.fillRandom(seed, true, stream),
+          () -> mp.syevd(true, CuSolverMp.Fill.LOWER, a.address(), da, eigen, c.address(), da));
+      double[] lambda = new double[n];
+      toHost(eigen, lambda, comm);
+      double[] most = lambda.clone();
+      double[] least = lambda.clone();
+      comm.allReduce(most, ReduceOp.MAX);
+      comm.allReduce(least, ReduceOp.MIN);
+      return new RankFigures(geqrf / 1e6, qrResidual, orthogonality, gels / 1e6, syevd / 1e6,
+          Arrays.equals(most, least), x, lambda);
+    } finally {
+      CudaNative.free(tau);
+      CudaNative.free(eigen);
+    }
+  }
+
+  /** A grid's figures against the dense reference, computed here (the grid's processes are gone). */
+  private static Result against(String grid, int n, int nb, int repeat, long seed, RankFigures f) {
+    double[] dense = new double[n];
+    double[] denseMs = dense(n, seed, repeat, dense);
+    double worst = 0;
+    double scale = 0;
+    for (int k = 0; k < n; k++) {
+      worst = Math.max(worst, Math.abs(f.lambda()[k] - dense[k]));
+      scale = Math.max(scale, Math.abs(dense[k]));
+    }
+    return new Result(grid, n, nb, f.geqrfMs(), denseMs[0] / 1e6, f.qrResidual(), f.orthogonality(), f.gelsMs(),
+        LinalgBench.residual(n, nb, seed, false, f.x()), f.syevdMs(), denseMs[1] / 1e6, worst / (scale * n * EPS),
+        f.eigenvaluesAgree());
   }
 
   /**
    * cuSOLVER's dense geqrf and syevd (eigenvectors too) of the same matrices on this device, each the
    * median of {@code repeat}: their nanoseconds; syevd's eigenvalues into {@code eigenvalues}.
    */
-  private static double[] dense(int n, long seed, int repeat, DeviceMatrix a, double[] eigenvalues, RankGroup.Rank r) {
+  private static double[] dense(int n, long seed, int repeat, double[] eigenvalues) {
     cusolverDnContext solver = new cusolverDnContext();
     check(cusolver.cusolverDnCreate(solver), "cusolverDnCreate");
+    Descriptor whole = Descriptor.of(n, n, n, n, 1, 1);
     long tau = CudaNative.malloc(8L * n);
     long w = CudaNative.malloc(8L * n);
     long info = CudaNative.malloc(8);
     long work = 0;
-    try (IntPointer lwork = new IntPointer(1); IntPointer lworkEig = new IntPointer(1)) {
+    try (DeviceMatrix a = DeviceMatrix.allocate(whole, 0, 0); IntPointer lwork = new IntPointer(1);
+        IntPointer lworkEig = new IntPointer(1)) {
       DoublePointer pa = ptr(a.address());
       check(cusolver.cusolverDnDgeqrf_bufferSize(solver, n, n, pa, n, lwork), "cusolverDnDgeqrf_bufferSize");
       check(cusolver.cusolverDnDsyevd_bufferSize(solver, cusolver.CUSOLVER_EIG_MODE_VECTOR,
@@ -159,25 +284,18 @@ final class CuSolverMpQrEig {
       int most = Math.max(lwork.get(), lworkEig.get());
       work = CudaNative.malloc(8L * most);
       long workAt = work;
-      double geqrf = median(repeat, () -> {
-        a.fillRandom(seed, false, 0);
+      double geqrf = medianAlone(repeat, () -> a.fillRandom(seed, false, 0),
+          () -> check(cusolver.cusolverDnDgeqrf(solver, n, n, pa, n, ptr(tau), ptr(workAt), most,
+              new IntPointer(CudaNative.ptr(info))), "cusolverDnDgeqrf"));
+      double syevd = medianAlone(repeat, () -> a.fillRandom(seed, true, 0),
+          () -> check(cusolver.cusolverDnDsyevd(solver, cusolver.CUSOLVER_EIG_MODE_VECTOR,
+              cublas.CUBLAS_FILL_MODE_LOWER, n, pa, n, ptr(w), ptr(workAt), most, new IntPointer(CudaNative.ptr(info))),
+              "cusolverDnDsyevd"));
+      try (DoublePointer host = new DoublePointer(n)) {
+        CudaNative.memcpyAsync(host.address(), w, 8L * n, 0);
         check(cudart.cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-        long t0 = System.nanoTime();
-        check(cusolver.cusolverDnDgeqrf(solver, n, n, pa, n, ptr(tau), ptr(workAt), most,
-            new IntPointer(CudaNative.ptr(info))), "cusolverDnDgeqrf");
-        check(cudart.cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-        return System.nanoTime() - t0;
-      });
-      double syevd = median(repeat, () -> {
-        a.fillRandom(seed, true, 0);
-        check(cudart.cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-        long t0 = System.nanoTime();
-        check(cusolver.cusolverDnDsyevd(solver, cusolver.CUSOLVER_EIG_MODE_VECTOR, cublas.CUBLAS_FILL_MODE_LOWER, n,
-            pa, n, ptr(w), ptr(workAt), most, new IntPointer(CudaNative.ptr(info))), "cusolverDnDsyevd");
-        check(cudart.cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-        return System.nanoTime() - t0;
-      });
-      copyToHost(w, eigenvalues, r);
+        host.get(eigenvalues);
+      }
       return new double[] {geqrf, syevd};
     } finally {
       cusolver.cusolverDnDestroy(solver);
@@ -188,32 +306,67 @@ final class CuSolverMpQrEig {
     }
   }
 
-  private interface Timed {
-    long nanos();
+  /** Each element of this rank's part: its index in {@link #local}'s array and its global (i, j). */
+  private interface LocalElement {
+    void at(int k, int i, int j);
   }
 
-  /** The median of {@code repeat} runs after an untimed one. */
-  private static double median(int repeat, Timed run) {
-    run.nanos();
-    long[] t = new long[repeat];
-    for (int k = 0; k < repeat; k++) {
-      t[k] = run.nanos();
+  private static void forEachLocal(DeviceMatrix m, LocalElement body) {
+    Descriptor d = m.descriptor();
+    for (int lj = 0; lj < m.cols(); lj++) {
+      int j = d.indxl2gCol(lj, m.pcol());
+      for (int li = 0; li < m.rows(); li++) {
+        body.at(li + lj * d.lld(), d.indxl2gRow(li, m.prow()), j);
+      }
     }
-    Arrays.sort(t);
-    return t[repeat / 2];
   }
 
-  private static double[] download(DeviceMatrix m, int n, RankGroup.Rank r) {
-    double[] out = new double[n * n];
-    copyToHost(m.address(), out, r);
+  private static double max(double[] v, int from, int to) {
+    double m = 0;
+    for (int k = from; k < to; k++) {
+      m = Math.max(m, v[k]);
+    }
+    return m;
+  }
+
+  /** The median nanoseconds of {@code repeat} calls after an untimed one, each prepared and started together. */
+  private static double median(int repeat, GpuCommunicator comm, Runnable prepare, Runnable call) {
+    return medianAlone(repeat, () -> {
+      prepare.run();
+      comm.synchronize();
+      comm.barrier();
+    }, call);
+  }
+
+  private static double medianAlone(int repeat, Runnable prepare, Runnable call) {
+    long[] t = new long[repeat + 1];
+    for (int k = 0; k < t.length; k++) {
+      prepare.run();
+      check(cudart.cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      long t0 = System.nanoTime();
+      call.run();
+      check(cudart.cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      t[k] = System.nanoTime() - t0;
+    }
+    long[] timed = Arrays.copyOfRange(t, 1, t.length);
+    Arrays.sort(timed);
+    return timed[repeat / 2];
+  }
+
+  /** This rank's part as LLD × local columns doubles. */
+  private static double[] local(DeviceMatrix m, GpuCommunicator comm) {
+    double[] out = new double[m.descriptor().lld() * m.cols()];
+    toHost(m.address(), out, comm);
     return out;
   }
 
-  private static void copyToHost(long device, double[] out, RankGroup.Rank r) {
+  private static void toHost(long device, double[] out, GpuCommunicator comm) {
+    if (out.length == 0) {
+      return;
+    }
     try (DoublePointer host = new DoublePointer(out.length)) {
-      CudaNative.memcpyAsync(host.address(), device, 8L * out.length, r.comm.stream());
-      r.comm.synchronize();
-      check(cudart.cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      CudaNative.memcpyAsync(host.address(), device, 8L * out.length, comm.stream());
+      comm.synchronize();
       host.get(out);
     }
   }

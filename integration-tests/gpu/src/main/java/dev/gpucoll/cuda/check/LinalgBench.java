@@ -43,13 +43,17 @@ import org.bytedeco.javacpp.IntPointer;
  *
  * <p>Usage: LinalgBench [--sizes 4096,8192] [--block 1024] [--grids 1x1,2x2] [--factors getrf,potrf]
  * [--repeat 3] [--json-dir DIR] [--commit SHA] [--machine TEXT] [--cusolvermp] [--shared-grids R]
- * [--shared-n 4096] [--qr-eig]
+ * [--shared-n 4096] [--qr-eig] [--qr-eig-grids 2x2] [--qr-eig-grid-n 1024]
  *
- * <p>{@code --qr-eig}: cuSOLVERMp's geqrf / ormqr, gels and syevd at each size on one GPU, checked and
- * timed beside dense cuSOLVER ({@link CuSolverMpQrEig}); needs libcusolverMp.so.0.
+ * <p>{@code --qr-eig}: cuSOLVERMp's geqrf / ormqr, gels and syevd at each size on one GPU (1 × 1),
+ * checked and timed beside dense cuSOLVER ({@link CuSolverMpQrEig}); {@code --qr-eig-grids}: the
+ * same on each P × Q grid at {@code --qr-eig-grid-n}, the ranks processes that each claim a host of
+ * their own; both need libcusolverMp.so.0.
  */
 public final class LinalgBench {
   private static final double EPS = Math.ulp(1.0) / 2;
+  /** How long one P × Q cuSOLVERMp grid may take, its processes' start and NCCL's set-up included. */
+  private static final int QR_EIG_GRID_LIMIT_S = 150;
 
   private record Row(String factor, int n, int nb, String grid, double oursMs, double anchorMs, double residual) {
     /** The same factor by cuSOLVERMp 1 × 1: on our communicator's ncclComm_t, and on a plain one. */
@@ -76,17 +80,13 @@ public final class LinalgBench {
     int sharedRepeats = 0;
     int sharedN = 4096;
     boolean withQrEig = false;
+    List<int[]> qrEigGrids = List.of();
+    int qrEigGridN = 1024;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--sizes" -> sizes = ints(args[++i]);
         case "--block" -> blocks = ints(args[++i]);
-        case "--grids" -> {
-          grids = new ArrayList<>();
-          for (String g : args[++i].split(",")) {
-            String[] pq = g.split("x");
-            grids.add(new int[] {Integer.parseInt(pq[0]), Integer.parseInt(pq[1])});
-          }
-        }
+        case "--grids" -> grids = grids(args[++i]);
         case "--factors" -> factors = List.of(args[++i].split(","));
         case "--repeat" -> repeat = Integer.parseInt(args[++i]);
         case "--json-dir" -> jsonDir = Path.of(args[++i]);
@@ -96,6 +96,8 @@ public final class LinalgBench {
         case "--shared-grids" -> sharedRepeats = Integer.parseInt(args[++i]);
         case "--shared-n" -> sharedN = Integer.parseInt(args[++i]);
         case "--qr-eig" -> withQrEig = true;
+        case "--qr-eig-grids" -> qrEigGrids = grids(args[++i]);
+        case "--qr-eig-grid-n" -> qrEigGridN = Integer.parseInt(args[++i]);
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
       }
     }
@@ -141,16 +143,15 @@ public final class LinalgBench {
       }
     }
     List<CuSolverMpQrEig.Result> qrEig = new ArrayList<>();
+    int qrNb = blocks.get(blocks.size() - 1);
+    int times = repeat;
     for (int n : withQrEig ? sizes : List.<Integer>of()) {
-      try {
-        CuSolverMpQrEig.Result res = CuSolverMpQrEig.run(n, blocks.get(blocks.size() - 1), repeat, 20261207L + n);
-        qrEig.add(res);
-        System.out.println(res.line());
-        failed |= !res.passes();
-      } catch (RuntimeException | LinkageError e) {
-        System.out.println("cuSOLVERMp QR / eigensolver n=" + n + ": not run: " + e);
-        failed = true;
-      }
+      failed |= !qrEig(qrEig, "1x1", n, () -> CuSolverMpQrEig.run(n, qrNb, times, 20261207L + n));
+    }
+    for (int[] g : qrEigGrids) {
+      int n = qrEigGridN;
+      failed |= !qrEig(qrEig, g[0] + "x" + g[1], n, () -> CuSolverMpQrEig.runGrid(g[0], g[1], n, qrNb, times,
+          20261207L + n, Duration.ofSeconds(QR_EIG_GRID_LIMIT_S)));
     }
     System.out.println();
     System.out.println("factor | n | nb | grid | ours ms | GFLOP/s | cuSOLVER ms | GFLOP/s | cuSOLVER time / ours | residual");
@@ -458,6 +459,33 @@ public final class LinalgBench {
       });
     } catch (RuntimeException | LinkageError e) {
       System.out.println("cuSOLVERMp " + factor + " n=" + n + ": not run: " + e);
+    }
+    return out;
+  }
+
+  /** Runs one cuSOLVERMp QR / eigensolver case, prints and keeps its result; false when it failed. */
+  private static boolean qrEig(List<CuSolverMpQrEig.Result> results, String grid, int n,
+      java.util.concurrent.Callable<CuSolverMpQrEig.Result> run) {
+    try {
+      CuSolverMpQrEig.Result res = run.call();
+      results.add(res);
+      System.out.println(res.line());
+      return res.passes();
+    } catch (Exception | LinkageError e) {
+      System.out.println("cuSOLVERMp QR / eigensolver " + grid + " n=" + n + ": not run: " + e);
+      return false;
+    }
+  }
+
+  /** "1x1,2x2" as {P, Q} pairs. */
+  private static List<int[]> grids(String list) {
+    List<int[]> out = new ArrayList<>();
+    for (String g : list.split(",")) {
+      String[] pq = g.split("x");
+      if (pq.length != 2) {
+        throw new IllegalArgumentException("a grid is PxQ, e.g. 2x2: " + g);
+      }
+      out.add(new int[] {Integer.parseInt(pq[0]), Integer.parseInt(pq[1])});
     }
     return out;
   }

@@ -13,17 +13,13 @@ import dev.gpucoll.core.config.GpuCollConf;
 import dev.gpucoll.core.rendezvous.FileRendezvous;
 import dev.gpucoll.core.report.ReportingCommunicator;
 import dev.gpucoll.cuda.CudaNative;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Two ranks as two processes on one GPU, formed through the normal factory with a file rendezvous:
@@ -37,48 +33,8 @@ final class TwoProcessCheck {
   /** Starts the two processes, returns their RESULT lines ("FAIL ..." for failures). */
   static List<String> run(int device) throws Exception {
     Path dir = Files.createTempDirectory("gpucoll-2proc");
-    String java = ProcessHandle.current().info().command().orElse("java");
-    List<Process> procs = new ArrayList<>();
-    for (int r = 0; r < 2; r++) {
-      procs.add(new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-          TwoProcessCheck.class.getName(), dir.toString(), Integer.toString(r), Integer.toString(device))
-          .redirectErrorStream(true).start());
-    }
-    List<String> out = new ArrayList<>();
-    for (int r = 0; r < 2; r++) {
-      Process p = procs.get(r);
-      List<String> lines = new ArrayList<>();
-      Thread reader = new Thread(() -> {
-        try (BufferedReader br = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-          String l;
-          while ((l = br.readLine()) != null) {
-            synchronized (lines) {
-              lines.add(l);
-            }
-          }
-        } catch (Exception ignored) {
-          // process ended
-        }
-      });
-      reader.start();
-      if (!p.waitFor(90, TimeUnit.SECONDS)) {
-        p.destroyForcibly();
-        out.add("FAIL process rank " + r + " did not finish within 90 s");
-      } else if (p.exitValue() != 0) {
-        out.add("FAIL process rank " + r + " exited with " + p.exitValue());
-      }
-      reader.join(5000);
-      synchronized (lines) {
-        for (String l : lines) {
-          if (l.startsWith("RESULT ")) {
-            out.add(l.substring(7));
-          } else if (p.exitValue() != 0) {
-            out.add("FAIL rank " + r + " output: " + l);
-          }
-        }
-      }
-    }
-    return out;
+    return ProcessRanks.run(TwoProcessCheck.class, 2, Duration.ofSeconds(90),
+        r -> List.of(dir.toString(), Integer.toString(r), Integer.toString(device)), r -> Map.of());
   }
 
   /** One rank: args = rendezvous dir, rank, device. */
