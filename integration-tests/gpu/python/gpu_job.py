@@ -158,7 +158,7 @@ def task_body(args, phase):
     comm.synchronize()
     if phase == "forced" and rank == 0:
         out["latency"] = latency(comm, dev, args.calls)
-        out["ddp"] = ddp(dev)
+        out["ddp"] = ddp(comm, dev)
     report = comm.path_report()
     if phase == "hosts":
         if not any(k.endswith("/nccl") for k in report.get("observed", {})):
@@ -167,7 +167,7 @@ def task_body(args, phase):
         if not out["nccl"]:
             fail("no NCCL communicator formed in the Python process: %s" % report.get("findings"))
         if not out["failures"]:  # DDP and the timings compare against the group's NCCL communicator
-            out["ddp"] = ddp_across(comm, dev, ctx)
+            out["ddp"] = ddp(comm, dev, ctx)
             out["host_us"] = out["ddp"].pop("host_us")
     out["observed"] = report.get("observed", {})
     return rank, out
@@ -224,27 +224,34 @@ def after_kill_body():
                        else ["all_reduce after the kill"], "observed": comm.path_report().get("observed", {})}
 
 
-def ddp_across(comm, dev, ctx):
-    """DDP across the group's ranks on backend gpucoll, then on NCCL (a TCPStore on rank 0's host), from
-    the same seed and each rank's own data: the losses of each."""
+def ddp(comm, dev, ctx=None):
+    """A few steps of DDP on backend gpucoll, then on NCCL, from the same seed and each rank's own data:
+    the losses of each. Alone (one rank, no ``ctx``) NCCL's process group is on a HashStore; across the
+    group's ranks (``ctx``: the barrier context) on a TCPStore on rank 0's host, and with it up the host
+    time per call (``host_cost``) comes back as "host_us"."""
     import numpy as np
     import torch
     import torch.distributed as dist
     import gpucoll.torch_backend as gtb
-    port = np.zeros(1, np.int64)
-    if comm.rank == 0:
-        import socket
-        with socket.socket() as sock:
-            sock.bind(("", 0))
-            port[0] = sock.getsockname()[1]
-    comm.broadcast(port, root=0)
-    host0 = ctx.getTaskInfos()[0].address.rsplit(":", 1)[0]
+    if ctx is not None:
+        port = np.zeros(1, np.int64)
+        if comm.rank == 0:
+            import socket
+            with socket.socket() as sock:
+                sock.bind(("", 0))
+                port[0] = sock.getsockname()[1]
+        comm.broadcast(port, root=0)
+        host0 = ctx.getTaskInfos()[0].address.rsplit(":", 1)[0]
     losses = {}
     for backend in ("gpucoll", "nccl"):
         if backend == "gpucoll":
             gtb.init_process_group()
         else:
-            store = dist.TCPStore(host0, int(port[0]), comm.size, comm.rank == 0, timeout=__import__("datetime").timedelta(seconds=60))
+            if ctx is None:
+                store = dist.HashStore()
+            else:
+                store = dist.TCPStore(host0, int(port[0]), comm.size, comm.rank == 0,
+                                      timeout=__import__("datetime").timedelta(seconds=60))
             dist.init_process_group("nccl", store=store, rank=comm.rank, world_size=comm.size, device_id=dev)
         torch.manual_seed(0)
         model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8)).to(dev)
@@ -261,7 +268,7 @@ def ddp_across(comm, dev, ctx):
             opt.step()
             seen.append(loss.item())
         losses[backend] = seen
-        if backend == "nccl":
+        if backend == "nccl" and ctx is not None:
             losses["host_us"] = host_cost(comm, dev, 100)
         dist.destroy_process_group()
     return losses
@@ -344,36 +351,6 @@ def host_cost(comm, dev, calls):
         row["ours_over_cupy"] = round(row["ours_us"] / row["cupy_us"], 3)
         rows.append(row)
     return rows
-
-
-def ddp(dev):
-    """A few steps of DDP on backend gpucoll and on NCCL from the same seed: the losses."""
-    import torch
-    import torch.distributed as dist
-    import gpucoll.torch_backend as gtb
-    losses = {}
-    for backend in ("gpucoll", "nccl"):
-        if backend == "gpucoll":
-            gtb.init_process_group()
-        else:
-            dist.init_process_group("nccl", store=dist.HashStore(), rank=0, world_size=1, device_id=dev)
-        torch.manual_seed(0)
-        model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8)).to(dev)
-        ddp_model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index], bucket_cap_mb=0.05)
-        opt = torch.optim.SGD(ddp_model.parameters(), lr=0.1)
-        g = torch.Generator(device="cpu").manual_seed(1)
-        data = torch.randn(16, 32, generator=g).to(dev)
-        target = torch.randn(16, 8, generator=g).to(dev)
-        seen = []
-        for _ in range(8):
-            opt.zero_grad()
-            loss = torch.nn.functional.mse_loss(ddp_model(data), target)
-            loss.backward()
-            opt.step()
-            seen.append(loss.item())
-        losses[backend] = seen
-        dist.destroy_process_group()
-    return losses
 
 
 def kill_report(rdd, args, t0):

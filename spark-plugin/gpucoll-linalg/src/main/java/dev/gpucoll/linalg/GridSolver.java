@@ -6,7 +6,9 @@ import dev.gpucoll.api.ProcessGrid;
 import dev.gpucoll.linalg.FactorizationException.Reason;
 import dev.gpucoll.linalg.Workspace.Slot;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * The one schedule of each routine, getrf, getrs, potrf and potrs, over a {@link KernelSet}: the
@@ -73,15 +75,37 @@ final class GridSolver implements AutoCloseable {
     }
   }
 
+  /** An operand of a routine, with its name in the routine's errors. */
+  private record Operand(Part part, String name) {}
+
+  /** A routine opened on every rank: its collectives over the grid and its plan. */
+  private record Opened(GridCalls calls, FactorPlan plan) {}
+
+  /**
+   * Opens {@code routine} ({@link GridCalls#open}): its plan made by {@code plan}, then its operands
+   * checked to be this rank's, on every rank, and {@code input} scanned for NaN and Inf.
+   */
+  private Opened open(String routine, Supplier<FactorPlan> plan, FiniteInput input, Operand... operands) {
+    List<Descriptor> descriptors = new ArrayList<>();
+    for (Operand o : operands) {
+      descriptors.add(o.part().desc());
+    }
+    FactorPlan[] made = new FactorPlan[1];
+    GridCalls calls = GridCalls.open(grid, routine, descriptors, () -> {
+      made[0] = plan.get();
+      for (Operand o : operands) {
+        requireMine(o.part(), o.name());
+      }
+    }, List.of(input));
+    return new Opened(calls, made[0]);
+  }
+
   // ---- LU ----
 
   int[] getrf(Part a) {
     Descriptor d = a.desc();
-    FactorPlan[] plan = new FactorPlan[1];
-    GridCalls calls = GridCalls.open(grid, "getrf", List.of(d), () -> {
-      plan[0] = FactorPlan.getrf(d);
-      requireMine(a, "A");
-    }, List.of(finite("getrf", "the input", a, false)));
+    Opened opened = open("getrf", () -> FactorPlan.getrf(d), finite("getrf", "the input", a, false),
+        new Operand(a, "A"));
     int[] pivots = new int[Math.min(d.m(), d.n())];
     if (pivots.length == 0) {
       return pivots;
@@ -100,7 +124,7 @@ final class GridSolver implements AutoCloseable {
       }
       return pivots;
     }
-    getrfSteps(calls, plan[0], a, pivots);
+    getrfSteps(opened.calls(), opened.plan(), a, pivots);
     return pivots;
   }
 
@@ -115,8 +139,7 @@ final class GridSolver implements AutoCloseable {
     int trailerWords = nb / 2 + 4;
     long panel = work.need(Slot.PANEL, 8L * ((long) d.m() * nb + trailerWords));
     long mineBuf = work.need(Slot.PANEL_MINE, 8L * most * nb);
-    long send = work.need(Slot.SEND, 8L * most * nb);
-    long gathered = work.need(Slot.GATHERED, 8L * np * most * nb);
+    PanelRowGather panelRows = new PanelRowGather(d);
     long u12 = work.need(Slot.U12, 8L * nb * a.cols());
     long fwork = work.need(Slot.FACTOR_WORK, 8L * kernels.getrfWorkspace(d.m(), nb, d.m()));
     reserveInterchanges(2 * nb, a.cols());
@@ -141,9 +164,7 @@ final class GridSolver implements AutoCloseable {
         if (np == 1) {
           kernels.copy(panel, rows, a.at(first[p], pc0), lld, count[p], w);
         } else {
-          kernels.copy(send, widest, a.at(first[p], pc0), lld, count[p], w);
-          calls.columnAllGather(device(send, 8L * widest * w), device(gathered, 8L * np * widest * w),
-              (long) widest * w);
+          long gathered = panelRows.gather(calls, a.at(first[p], pc0), lld, count[p], widest, w);
           if (p == s.diagRow()) {
             for (int pr = 0; pr < np; pr++) {
               long from = gathered + 8L * pr * widest * w;
@@ -200,10 +221,7 @@ final class GridSolver implements AutoCloseable {
         long u = a.at(first[p], c1);
         int ldu = lld;
         if (np > 1) {
-          if (p == s.diagRow()) {
-            kernels.copy(u12, w, u, lld, w, cols);
-          }
-          calls.columnBroadcast(device(u12, 8L * w * cols), (long) w * cols, s.diagRow());
+          blockRowDown(calls, s, u, lld, cols, u12);
           u = u12;
           ldu = w;
         }
@@ -212,6 +230,47 @@ final class GridSolver implements AutoCloseable {
             ldMine, u, ldu, w);
       }
     }
+  }
+
+  /**
+   * A column allGather of panel rows: each process row's rows of a w-column panel, padded to the
+   * widest, down the process column. Its buffers are reserved before the first step, for the
+   * largest: nb columns of the most rows a process row holds (the source process row's).
+   */
+  private final class PanelRowGather {
+    private final int np;
+    private final long send;
+    private final long gathered;
+
+    PanelRowGather(Descriptor d) {
+      np = d.gridRows();
+      long largest = (long) d.numrocRows(d.rsrc()) * d.nb();
+      send = work.need(Slot.SEND, 8L * largest);
+      gathered = work.need(Slot.GATHERED, 8L * np * largest);
+    }
+
+    /**
+     * This process row's rows × w block at {@code src} (leading dimension ld) and every other
+     * process row's: process row pr's is at the returned address + 8 * pr * widest * w (leading
+     * dimension widest).
+     */
+    long gather(GridCalls calls, long src, int ld, int rows, int widest, int w) {
+      kernels.copy(send, widest, src, ld, rows, w);
+      calls.columnAllGather(device(send, 8L * widest * w), device(gathered, 8L * np * widest * w), (long) widest * w);
+      return gathered;
+    }
+  }
+
+  /**
+   * Step s's block row of an operand, w × cols at {@code src} (leading dimension ld) on the diagonal
+   * process row, into {@code dst} (leading dimension w) on every rank of the process column.
+   */
+  private void blockRowDown(GridCalls calls, FactorPlan.Step s, long src, int ld, int cols, long dst) {
+    int w = s.width();
+    if (calls.prow() == s.diagRow()) {
+      kernels.copy(dst, w, src, ld, w, cols);
+    }
+    calls.columnBroadcast(device(dst, 8L * w * cols), (long) w * cols, s.diagRow());
   }
 
   /** A run of rows one process row holds: global rows [g, g + length), local rows [l, l + length). */
@@ -240,11 +299,20 @@ final class GridSolver implements AutoCloseable {
       throw new FactorizationException(Reason.SINGULAR, column, column, "getrf: the matrix is singular: column "
           + column + " has no nonzero pivot (U(" + column + "," + column + ") = 0; 0-based)");
     }
+    throwIfOverflowed("getrf", nan, inf, rows, column0);
+  }
+
+  /**
+   * A factored block's verdict once its input was found finite: its first NaN or Inf (nan, inf:
+   * positions j * rows + i, ~0 when none; the block's first column is global column column0 and
+   * its position i global row column0 + i) is an overflow.
+   */
+  private static void throwIfOverflowed(String routine, long nan, long inf, int rows, int column0) {
     long bad = Long.compareUnsigned(nan, inf) < 0 ? nan : inf;
     if (bad != -1) {
       int row = column0 + (int) (bad % rows);
       int column = column0 + (int) (bad / rows);
-      throw new FactorizationException(Reason.OVERFLOW, row, column, "getrf: the elimination overflowed: column "
+      throw new FactorizationException(Reason.OVERFLOW, row, column, routine + ": the elimination overflowed: column "
           + column + " holds a non-finite value at row " + row + " (0-based) although the input is finite;"
           + " scale the matrix");
     }
@@ -252,12 +320,8 @@ final class GridSolver implements AutoCloseable {
 
   void getrs(Part lu, int[] pivots, Part b) {
     Descriptor d = lu.desc();
-    FactorPlan[] plan = new FactorPlan[1];
-    GridCalls calls = GridCalls.open(grid, "getrs", List.of(d, b.desc()), () -> {
-      plan[0] = Lu.solvePlan(d, b.desc(), pivots);
-      requireMine(lu, "the factors");
-      requireMine(b, "B");
-    }, List.of(finite("getrs", "B", b, false)));
+    Opened opened = open("getrs", () -> Lu.solvePlan(d, b.desc(), pivots), finite("getrs", "B", b, false),
+        new Operand(lu, "the factors"), new Operand(b, "B"));
     if (d.n() == 0) {
       return;
     }
@@ -278,20 +342,17 @@ final class GridSolver implements AutoCloseable {
       return;
     }
     reserveInterchanges(d.n(), b.cols());
-    interchange(calls, b, pivots, 0, d.n(), List.of(new IndexRange(0, b.cols())));
-    solveLower(calls, plan[0], lu, b, true);
-    solveUpper(calls, plan[0], lu, b);
+    interchange(opened.calls(), b, pivots, 0, d.n(), List.of(new IndexRange(0, b.cols())));
+    solveLower(opened.calls(), opened.plan(), lu, b, true);
+    solveUpper(opened.calls(), opened.plan(), lu, b);
   }
 
   // ---- Cholesky ----
 
   void potrf(Part a) {
     Descriptor d = a.desc();
-    FactorPlan[] plan = new FactorPlan[1];
-    GridCalls calls = GridCalls.open(grid, "potrf", List.of(d), () -> {
-      plan[0] = FactorPlan.potrf(d);
-      requireMine(a, "A");
-    }, List.of(finite("potrf", "the input's lower triangle", a, true)));
+    Opened opened = open("potrf", () -> FactorPlan.potrf(d), finite("potrf", "the input's lower triangle", a, true),
+        new Operand(a, "A"));
     if (d.n() == 0) {
       return;
     }
@@ -312,7 +373,7 @@ final class GridSolver implements AutoCloseable {
       throwIfNotFactored(info, pivot, kernels.hostLong(8), kernels.hostLong(16), d.n(), 0);
       return;
     }
-    potrfSteps(calls, plan[0], a);
+    potrfSteps(opened.calls(), opened.plan(), a);
   }
 
   /**
@@ -332,29 +393,19 @@ final class GridSolver implements AutoCloseable {
       throw new FactorizationException(Reason.NOT_POSITIVE_DEFINITE, column, column, "potrf: the matrix is not"
           + " positive definite: the pivot of column " + column + " (0-based) is " + pivot + ", not positive");
     }
-    long bad = Long.compareUnsigned(nan, inf) < 0 ? nan : inf;
-    if (bad != -1) {
-      int row = column0 + (int) (bad % w);
-      int column = column0 + (int) (bad / w);
-      throw new FactorizationException(Reason.OVERFLOW, row, column, "potrf: the elimination overflowed: column "
-          + column + " holds a non-finite value at row " + row + " (0-based) although the input is finite;"
-          + " scale the matrix");
-    }
+    throwIfOverflowed("potrf", nan, inf, w, column0);
   }
 
   private void potrfSteps(GridCalls calls, FactorPlan plan, Part a) {
     Descriptor d = a.desc();
-    int np = d.gridRows();
     int p = calls.prow();
     int q = calls.pcol();
     int lld = d.lld();
     int nb = d.nb();
-    int most = d.numrocRows(d.rsrc());
     // L11, then its status: INFO, the first NaN and Inf of its lower triangle, its diagonal (w words).
     long diag = work.need(Slot.DIAGONAL, 8L * (nb * nb + 3 + nb));
-    long panel = work.need(Slot.PANEL, 8L * ((long) most * nb + 3 + nb));
-    long send = work.need(Slot.SEND, 8L * most * nb);
-    long gathered = work.need(Slot.GATHERED, 8L * np * most * nb);
+    long panel = work.need(Slot.PANEL, 8L * ((long) d.numrocRows(d.rsrc()) * nb + 3 + nb));
+    PanelRowGather panelRows = new PanelRowGather(d);
     long transposed = work.need(Slot.TRANSPOSED, 8L * nb * a.cols());
     long columnRows = work.need(Slot.ROW_LIST, 4L * a.cols() + 8);
     int lwork = kernels.potrfWorkspace(nb, lld);
@@ -375,7 +426,7 @@ final class GridSolver implements AutoCloseable {
           kernels.firstNonFinite(diag, w, w, w, true, diagStatus + 8);
           kernels.copy(diagStatus + 24, 1, diag, w + 1, 1, w); // the diagonal, where a failing pivot stays
         }
-        if (np > 1) {
+        if (d.gridRows() > 1) {
           calls.columnBroadcast(device(diag, 8L * (w * w + statusWords)), (long) w * w + statusWords, s.diagRow());
         }
         kernels.solveRightLowerTransposed(diag, w, a.at(r1, c0), lld, rows, w);
@@ -396,15 +447,13 @@ final class GridSolver implements AutoCloseable {
       }
       // The rows of L21 that match this rank's trailing columns come from the process rows holding them.
       int widest = 0;
-      for (int pr = 0; pr < np; pr++) {
+      for (int pr = 0; pr < d.gridRows(); pr++) {
         widest = Math.max(widest, d.numrocRows(pr) - d.localRowsBefore(s.end(), pr));
       }
       long all = panel;
       int ldAll = rows;
-      if (np > 1) {
-        kernels.copy(send, widest, panel, rows, rows, w);
-        calls.columnAllGather(device(send, 8L * widest * w), device(gathered, 8L * np * widest * w), (long) widest * w);
-        all = gathered;
+      if (d.gridRows() > 1) {
+        all = panelRows.gather(calls, panel, rows, rows, widest, w);
         ldAll = widest;
       }
       IndexRange right = s.trailingLocalCols(q);
@@ -414,7 +463,7 @@ final class GridSolver implements AutoCloseable {
       for (int lj = c1; lj < right.to(); lj++) {
         int g = d.indxg2pRow(d.indxl2gCol(lj, q));
         int gl = d.indxg2lRow(d.indxl2gCol(lj, q)) - d.localRowsBefore(s.end(), g);
-        index[lj - c1] = (np > 1 ? g * widest * w : 0) + gl;
+        index[lj - c1] = (d.gridRows() > 1 ? g * widest * w : 0) + gl;
       }
       kernels.putHostInts(HOST_ROWS_AT, index, 0, cols);
       kernels.copyBytes(columnRows, kernels.host() + HOST_ROWS_AT, 4L * cols);
@@ -436,12 +485,8 @@ final class GridSolver implements AutoCloseable {
 
   void potrs(Part l, Part b) {
     Descriptor d = l.desc();
-    FactorPlan[] plan = new FactorPlan[1];
-    GridCalls calls = GridCalls.open(grid, "potrs", List.of(d, b.desc()), () -> {
-      plan[0] = Cholesky.solvePlan(d, b.desc());
-      requireMine(l, "the factor");
-      requireMine(b, "B");
-    }, List.of(finite("potrs", "B", b, false)));
+    Opened opened = open("potrs", () -> Cholesky.solvePlan(d, b.desc()), finite("potrs", "B", b, false),
+        new Operand(l, "the factor"), new Operand(b, "B"));
     if (d.n() == 0) {
       return;
     }
@@ -452,8 +497,8 @@ final class GridSolver implements AutoCloseable {
       await("potrs", "the solve");
       return;
     }
-    solveLower(calls, plan[0], l, b, false);
-    solveLowerTransposed(calls, plan[0], l, b);
+    solveLower(opened.calls(), opened.plan(), l, b, false);
+    solveLowerTransposed(opened.calls(), opened.plan(), l, b);
   }
 
   /** B must have A's rows as A has them (the solves' check of their arguments). */
@@ -467,82 +512,103 @@ final class GridSolver implements AutoCloseable {
 
   // ---- the block triangular solves ----
 
+  /** Which block triangular solve: the order it takes the steps in, and its scratch block. */
+  private enum Triangle {
+    /** B = L⁻¹ B: forward, the block of X broadcast down the column. */
+    LOWER(false, Slot.SOLVE_X),
+    /** B = U⁻¹ B: backward, the block of X broadcast down the column. */
+    UPPER(true, Slot.SOLVE_X),
+    /** B = L⁻ᵀ B: backward, each process row's partial sums. */
+    LOWER_TRANSPOSED(true, Slot.SOLVE_SUMS);
+
+    final boolean backward;
+    final Slot scratch;
+
+    Triangle(boolean backward, Slot scratch) {
+      this.backward = backward;
+      this.scratch = scratch;
+    }
+  }
+
+  /**
+   * Step s of a block triangular solve on this rank: local rows [r0, r0 + rows) of the step's block
+   * column of A in {@code column} (leading dimension rows), and the scratch block (w × B's columns).
+   */
+  private interface SolveStep {
+    void run(FactorPlan.Step s, long column, int r0, int rows, long scratch);
+  }
+
+  /**
+   * The loop of every block triangular solve: the plan's steps in the triangle's order, each given
+   * the rows of its block column that the triangle reads ({@link #blockColumn}: U's above the step's
+   * end, L's from the panel's rows down) and the triangle's scratch block, one for all steps.
+   */
+  private void solveSteps(GridCalls calls, FactorPlan plan, Part a, Part b, Triangle triangle, SolveStep step) {
+    int p = calls.prow();
+    long scratch = work.need(triangle.scratch, 8L * plan.descriptor().nb() * Math.max(1, b.cols()));
+    List<FactorPlan.Step> steps = plan.steps();
+    for (int k = 0; k < steps.size(); k++) {
+      FactorPlan.Step s = steps.get(triangle.backward ? steps.size() - 1 - k : k);
+      int r0 = triangle == Triangle.UPPER ? 0 : s.panelLocalRows(p).from();
+      int r1 = triangle == Triangle.UPPER ? a.desc().localRowsBefore(s.end(), p) : a.rows();
+      step.run(s, blockColumn(calls, a, s, r0, r1), r0, r1 - r0, scratch);
+    }
+  }
+
   /** B = L⁻¹ B, L below (unit: and not on) the diagonal of {@code a}. */
   private void solveLower(GridCalls calls, FactorPlan plan, Part a, Part b, boolean unit) {
-    int p = calls.prow();
     int nrhs = b.cols();
     int ldb = b.desc().lld();
-    long x = work.need(Slot.SOLVE_X, 8L * plan.descriptor().nb() * Math.max(1, nrhs));
-    for (FactorPlan.Step s : plan.steps()) {
+    solveSteps(calls, plan, a, b, Triangle.LOWER, (s, column, r0, rows, x) -> {
       int w = s.width();
-      int r0 = s.panelLocalRows(p).from();
-      int rows = a.rows() - r0;
-      long column = blockColumn(calls, a, s, r0, a.rows());
-      if (p == s.diagRow()) {
+      if (calls.prow() == s.diagRow()) {
         kernels.solveLower(column, rows, unit, b.at(r0, 0), ldb, w, nrhs);
       }
       if (s.end() < plan.descriptor().m() && nrhs > 0) {
-        if (p == s.diagRow()) {
-          kernels.copy(x, w, b.at(r0, 0), ldb, w, nrhs);
-        }
-        calls.columnBroadcast(device(x, 8L * w * nrhs), (long) w * nrhs, s.diagRow());
-        int r1 = s.trailingLocalRows(p).from();
+        blockRowDown(calls, s, b.at(r0, 0), ldb, nrhs, x);
+        int r1 = s.trailingLocalRows(calls.prow()).from();
         kernels.subtractProduct(b.at(r1, 0), ldb, a.rows() - r1, nrhs, column + 8L * (r1 - r0), rows, x, w, w);
       }
-    }
+    });
   }
 
   /** B = U⁻¹ B, U on and above the diagonal of {@code a}. */
   private void solveUpper(GridCalls calls, FactorPlan plan, Part a, Part b) {
-    int p = calls.prow();
     int nrhs = b.cols();
     int ldb = b.desc().lld();
-    long x = work.need(Slot.SOLVE_X, 8L * plan.descriptor().nb() * Math.max(1, nrhs));
-    for (int k = plan.steps().size() - 1; k >= 0; k--) {
-      FactorPlan.Step s = plan.steps().get(k);
+    solveSteps(calls, plan, a, b, Triangle.UPPER, (s, column, r0, rows, x) -> {
+      int above = a.desc().localRowsBefore(s.first(), calls.prow());
       int w = s.width();
-      int above = a.desc().localRowsBefore(s.first(), p);
-      int rows = a.desc().localRowsBefore(s.end(), p);
-      long column = blockColumn(calls, a, s, 0, rows);
-      if (p == s.diagRow()) {
+      if (calls.prow() == s.diagRow()) {
         kernels.solveUpper(column + 8L * above, rows, b.at(above, 0), ldb, w, nrhs);
       }
       if (s.first() > 0 && nrhs > 0) {
-        if (p == s.diagRow()) {
-          kernels.copy(x, w, b.at(above, 0), ldb, w, nrhs);
-        }
-        calls.columnBroadcast(device(x, 8L * w * nrhs), (long) w * nrhs, s.diagRow());
+        blockRowDown(calls, s, b.at(above, 0), ldb, nrhs, x);
         kernels.subtractProduct(b.at(0, 0), ldb, above, nrhs, column, rows, x, w, w);
       }
-    }
+    });
   }
 
   /** B = L⁻ᵀ B, L on and below the diagonal of {@code a}. */
   private void solveLowerTransposed(GridCalls calls, FactorPlan plan, Part a, Part b) {
-    int p = calls.prow();
     int nrhs = b.cols();
     int ldb = b.desc().lld();
-    long sums = work.need(Slot.SOLVE_SUMS, 8L * plan.descriptor().nb() * Math.max(1, nrhs));
-    for (int k = plan.steps().size() - 1; k >= 0; k--) {
-      FactorPlan.Step s = plan.steps().get(k);
+    solveSteps(calls, plan, a, b, Triangle.LOWER_TRANSPOSED, (s, column, r0, rows, sums) -> {
       int w = s.width();
-      int r0 = s.panelLocalRows(p).from();
-      int rows = a.rows() - r0;
-      long column = blockColumn(calls, a, s, r0, a.rows());
       if (s.end() < plan.descriptor().m() && nrhs > 0) {
-        int r1 = s.trailingLocalRows(p).from();
+        int r1 = s.trailingLocalRows(calls.prow()).from();
         kernels.memset(sums, 0, 8L * w * nrhs);
         kernels.negatedTransposedProduct(sums, w, w, nrhs, column + 8L * (r1 - r0), rows, b.at(r1, 0), ldb,
             a.rows() - r1);
         calls.columnSum(device(sums, 8L * w * nrhs), (long) w * nrhs);
-        if (p == s.diagRow()) {
+        if (calls.prow() == s.diagRow()) {
           kernels.add(b.at(r0, 0), ldb, sums, w, w, nrhs);
         }
       }
-      if (p == s.diagRow()) {
+      if (calls.prow() == s.diagRow()) {
         kernels.solveLowerTransposed(column, rows, b.at(r0, 0), ldb, w, nrhs);
       }
-    }
+    });
   }
 
   /** Local rows [from, to) of step s's block column, from its process column along each row (leading dimension to − from). */

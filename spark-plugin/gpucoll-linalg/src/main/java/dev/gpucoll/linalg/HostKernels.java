@@ -8,19 +8,54 @@ import java.util.List;
 
 /**
  * The host's {@link KernelSet}: BLAS- and LAPACK-shaped loops in Java over host memory, run at once
- * (the stream is always idle). Memory is Java heap buffers handed out as addresses: region r's byte
- * b is {@code (r + 1) << 36 | b}, so the schedule's address arithmetic works as on the device (a
- * region holds less than 2 GiB). Element (i, j) of an operand is at {@code address + 8 * (i + j * ld)};
- * the inner loops run down columns. The update kernels skip a zero multiplier, as reference BLAS
- * does (so a −0.0 is not turned into +0.0 by subtracting a zero product).
+ * (the stream is always idle). Memory is byte buffers ({@link Memory}) handed out as addresses:
+ * region r's byte b is {@code (r + 1) << 36 | b}, so the schedule's address arithmetic works as on
+ * the device (a region holds less than 2 GiB). Element (i, j) of an operand is at
+ * {@code address + 8 * (i + j * ld)}; the inner loops run down columns. The update kernels skip a
+ * zero multiplier, as reference BLAS does (so a −0.0 is not turned into +0.0 by subtracting a zero
+ * product).
  */
-final class HostKernels implements KernelSet {
+class HostKernels implements KernelSet {
   private static final int SHIFT = 36;
   private static final long OFFSET = (1L << SHIFT) - 1;
   private static final int HOST_BYTES = 8 << 19;
 
+  /**
+   * Where the regions come from: the Java heap for the host routines (the tests' emulated device
+   * brings native memory).
+   */
+  interface Memory {
+    /** A buffer of {@code bytes} bytes (its contents undefined). */
+    ByteBuffer allocate(int bytes);
+
+    /** Gives back a buffer {@link #allocate} made. */
+    void release(ByteBuffer region);
+  }
+
+  private static final Memory HEAP = new Memory() {
+    @Override
+    public ByteBuffer allocate(int bytes) {
+      return ByteBuffer.allocate(bytes);
+    }
+
+    @Override
+    public void release(ByteBuffer region) {
+      // the garbage collector frees it
+    }
+  };
+
+  private final Memory memory;
   private final List<ByteBuffer> regions = new ArrayList<>();
-  private final long host = malloc(HOST_BYTES);
+  private final long host;
+
+  HostKernels() {
+    this(HEAP);
+  }
+
+  HostKernels(Memory memory) {
+    this.memory = memory;
+    this.host = newRegion(HOST_BYTES);
+  }
 
   @Override
   public long stream() {
@@ -41,16 +76,22 @@ final class HostKernels implements KernelSet {
 
   @Override
   public long malloc(long bytes) {
+    return newRegion(bytes);
+  }
+
+  private long newRegion(long bytes) {
     if (bytes > Integer.MAX_VALUE - 8) {
       throw new IllegalArgumentException("host workspace of " + bytes + " B: a part must be below 2 GiB on the host");
     }
-    regions.add(ByteBuffer.allocate((int) Math.max(8, bytes)).order(ByteOrder.nativeOrder()));
+    regions.add(memory.allocate((int) Math.max(8, bytes)).order(ByteOrder.nativeOrder()));
     return (long) regions.size() << SHIFT;
   }
 
   @Override
   public void free(long address) {
-    regions.set(index(address), null);
+    int r = index(address);
+    memory.release(regions.get(r));
+    regions.set(r, null);
   }
 
   private int index(long address) {
@@ -96,13 +137,16 @@ final class HostKernels implements KernelSet {
   @Override
   public void copyBytes(long dst, long src, long bytes) {
     if (bytes > 0) {
-      System.arraycopy(region(src).array(), at(src), region(dst).array(), at(dst), (int) bytes);
+      region(dst).put(at(dst), region(src), at(src), (int) bytes);
     }
   }
 
   @Override
   public void memset(long dst, int value, long bytes) {
-    java.util.Arrays.fill(region(dst).array(), at(dst), at(dst) + (int) bytes, (byte) value);
+    ByteBuffer b = region(dst);
+    for (int i = at(dst); i < at(dst) + bytes; i++) {
+      b.put(i, (byte) value);
+    }
   }
 
   @Override
@@ -117,7 +161,7 @@ final class HostKernels implements KernelSet {
 
   @Override
   public int hostInt(long byteOffset) {
-    return region(host).getInt(at(host + byteOffset));
+    return intAt(host + byteOffset);
   }
 
   @Override
@@ -132,11 +176,18 @@ final class HostKernels implements KernelSet {
 
   @Override
   public void putHostInts(long byteOffset, int[] values, int from, int count) {
-    ByteBuffer h = region(host);
-    int o = at(host + byteOffset);
     for (int k = 0; k < count; k++) {
-      h.putInt(o + 4 * k, values[from + k]);
+      putInt(host + byteOffset + 4L * k, values[from + k]);
     }
+  }
+
+  /** The int32 at {@code address}. */
+  int intAt(long address) {
+    return region(address).getInt(at(address));
+  }
+
+  void putInt(long address, int value) {
+    region(address).putInt(at(address), value);
   }
 
   /** An operand: its region and the byte offset of element (0, 0). */
@@ -334,7 +385,6 @@ final class HostKernels implements KernelSet {
   @Override
   public void getrf(long a, int lda, int m, int n, long work, long ipiv, long info) {
     M aa = new M(a, lda);
-    ByteBuffer piv = region(ipiv);
     int status = 0;
     for (int j = 0; j < Math.min(m, n); j++) {
       int p = j;
@@ -346,7 +396,7 @@ final class HostKernels implements KernelSet {
           p = i;
         }
       }
-      piv.putInt(at(ipiv) + 4 * j, p + 1);
+      putInt(ipiv + 4L * j, p + 1);
       double pivot = aa.get(p, j);
       if (pivot != 0) {
         if (p != j) {
@@ -369,15 +419,14 @@ final class HostKernels implements KernelSet {
         }
       }
     }
-    region(info).putInt(at(info), status);
+    putInt(info, status);
   }
 
   @Override
   public void getrs(long a, int lda, int n, long ipiv, long b, int ldb, int nrhs, long info) {
     M bb = new M(b, ldb);
-    ByteBuffer piv = region(ipiv);
     for (int k = 0; k < n; k++) {
-      int p = piv.getInt(at(ipiv) + 4 * k) - 1;
+      int p = intAt(ipiv + 4L * k) - 1;
       for (int j = 0; j < nrhs && p != k; j++) {
         double t = bb.get(k, j);
         bb.set(k, j, bb.get(p, j));
@@ -386,7 +435,7 @@ final class HostKernels implements KernelSet {
     }
     solveLower(a, lda, true, b, ldb, n, nrhs);
     solveUpper(a, lda, b, ldb, n, nrhs);
-    region(info).putInt(at(info), 0);
+    putInt(info, 0);
   }
 
   /** dpotf2, lower: the first pivot that is not positive (NaN included) stays where it was computed. */
@@ -417,14 +466,14 @@ final class HostKernels implements KernelSet {
         aa.set(i, j, aa.get(i, j) / d);
       }
     }
-    region(info).putInt(at(info), status);
+    putInt(info, status);
   }
 
   @Override
   public void potrs(long l, int ldl, int n, long b, int ldb, int nrhs, long info) {
     solveLower(l, ldl, false, b, ldb, n, nrhs);
     solveLowerTransposed(l, ldl, b, ldb, n, nrhs);
-    region(info).putInt(at(info), 0);
+    putInt(info, 0);
   }
 
   @Override
@@ -513,6 +562,11 @@ final class HostKernels implements KernelSet {
 
   @Override
   public void close() {
+    for (ByteBuffer r : regions) {
+      if (r != null) {
+        memory.release(r);
+      }
+    }
     regions.clear();
   }
 }
