@@ -9,7 +9,7 @@
 # machine (the Java job and the PySpark job), the three examples through Spark, and the
 # GPU benchmark (--quick, then the grouped-calls section at 1, 2 and 4 ranks), distributed LU and
 # Cholesky on cuBLAS/cuSOLVER and their timing, cuSOLVERMp's QR, least squares and eigensolver on our
-# communicator (1 x 1, and 2 x 2 as four processes); the cuDF job too when CUDF_JAR names its jar. It prints
+# communicator; the cuDF job too when CUDF_JAR names its jar. It prints
 # one PASS/FAIL table and appends its row to docs/gpu-acceptance.md; the row, the table and every log
 # come back under $OUT (gpu-acceptance-row.md, summary.txt, acceptance-logs.tar.gz): append the row to docs/gpu-acceptance.md here.
 # Exit status 0 only when every step passed. --steps a,b runs only the named steps (a developer's
@@ -120,14 +120,13 @@ step examples 240 "bash integration-tests/gpu/spark/examples.sh --master 'local[
 # the GPU, ragged shapes, every factorization's solve residual checked (LinalgBench fails above 10),
 # cuSOLVERMp's getrf and potrf beside them; then potrf and getrf 10 times each at n = 4096 on the
 # shared grids 1 x 3, 3 x 1, 2 x 1 and 2 x 2 (the ranks on the non-spinning staged path, as Spark's
-# are), failing on any stop; then cuSOLVERMp's geqrf, ormqr, gels and syevd on our communicator,
-# checked against references and timed beside dense cuSOLVER: 1 x 1 at each size, and a 2 x 2 grid of
-# four processes that each claim a host of their own (NCCL's network transport); the libraries
-# loaded eagerly (docs/linalg.md "On the device").
+# are), failing on any stop; then cuSOLVERMp's geqrf, ormqr, gels and syevd on our communicator (1 x 1;
+# cuSOLVERMp supports one handle per GPU, so its P x Q grids need a GPU per rank, docs/linalg.md),
+# checked against references and timed beside dense cuSOLVER; the libraries loaded eagerly
+# (docs/linalg.md "On the device").
 step linalg 420 "CUDA_MODULE_LOADING=EAGER LD_LIBRARY_PATH=$MP:/usr/local/cuda/lib64\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH} \
   $JRUN dev.gpucoll.cuda.check.LinalgBench --sizes 1000,2049 --block 128 --grids 1x1,1x2,2x1,2x2 --repeat 1 \
-  --cusolvermp --shared-grids 10 --shared-n 4096 --qr-eig --qr-eig-grids 2x2 --qr-eig-grid-n 1024 --commit $COMMIT \
-  --json-dir \"\$OUT\""
+  --cusolvermp --shared-grids 10 --shared-n 4096 --qr-eig --commit $COMMIT --json-dir \"\$OUT\""
 # The benchmark's quick sections, then its grouped calls at 1, 2 and 4 ranks (each section bounded),
 # then the factorizations' timing against one process (cuSOLVER getrf / potrf of the whole matrix).
 step bench 260 "$JRUN dev.gpucoll.cuda.check.GpuBench --quick --section-timeout-s 60 --json-dir \"\$OUT/bench\" \

@@ -16,6 +16,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -41,12 +42,15 @@ import org.bytedeco.javacpp.IntPointer;
  *       max |λ − λ_dense| / (max |λ_dense| n ε), and the same on every rank, bit for bit; timed
  *       beside it.
  * </ul>
- * Every ratio must be below 10. One recipe ({@link #onRank}) runs on every rank of a grid: the 1 × 1
- * grid in this process ({@link #run}), a P × Q grid as P·Q processes on this GPU, each claiming a host
- * of its own (NCCL_HOSTID), so that NCCL accepts them in one communicator and connects them over
- * its network transport ({@link #runGrid}): its times are those of processes time-slicing one GPU
- * over loopback sockets, not of a grid with a GPU per rank. The norms are summed across the grid
- * with the group's allReduce; the dense reference runs in this process once the grid's are gone.
+ * Every ratio must be below 10, and a routine that fails is named without hiding the others. One
+ * recipe ({@link #onRank}) runs on every rank of a grid: the 1 × 1 grid in this process
+ * ({@link #run}), a P × Q grid as P·Q processes ({@link #runGrid}), a GPU each when the machine has
+ * enough; otherwise all on GPU 0, each claiming a host of its own (NCCL_HOSTID) so that NCCL accepts
+ * them in one communicator over its network transport. cuSOLVERMp itself supports one handle per
+ * GPU: ranks sharing a GPU are outside what it promises (on the GPU machine geqrf and ormqr ran on
+ * a 2 × 2 grid so placed and gels stopped with CUSOLVER_STATUS_INTERNAL_ERROR, docs/linalg.md). The
+ * norms are summed across the grid with the group's allReduce; the dense reference runs in this
+ * process once the grid's processes are gone.
  */
 final class CuSolverMpQrEig {
   private static final double EPS = Math.ulp(1.0) / 2;
@@ -57,34 +61,42 @@ final class CuSolverMpQrEig {
   /** One grid's and size's figures. */
   record Result(String grid, int n, int nb, double geqrfMs, double denseGeqrfMs, double qrResidual,
       double orthogonality, double gelsMs, double gelsResidual, double syevdMs, double denseSyevdMs,
-      double eigenvalueError, boolean eigenvaluesAgree) {
+      double eigenvalueError, boolean eigenvaluesAgree, List<String> failures) {
     boolean passes() {
-      return qrResidual < 10 && orthogonality < 10 && gelsResidual < 10 && eigenvalueError < 10 && eigenvaluesAgree;
+      return failures.isEmpty() && qrResidual < 10 && orthogonality < 10 && gelsResidual < 10 && eigenvalueError < 10
+          && eigenvaluesAgree;
     }
 
     String line() {
       return String.format(Locale.ROOT, "cuSOLVERMp %s n=%d nb=%d: geqrf %.2f ms (cuSOLVER %.2f), |Q^T A - R| %.3f,"
-          + " orthogonality %.3f; gels %.2f ms, residual %.3f; syevd %.2f ms (cuSOLVER %.2f), eigenvalues %.3f%s%s",
+          + " orthogonality %.3f; gels %.2f ms, residual %.3f; syevd %.2f ms (cuSOLVER %.2f), eigenvalues %.3f%s%s%s",
           grid, n, nb, geqrfMs, denseGeqrfMs, qrResidual, orthogonality, gelsMs, gelsResidual, syevdMs, denseSyevdMs,
-          eigenvalueError, eigenvaluesAgree ? "" : ", NOT the same on every rank", passes() ? "" : " FAILED");
+          eigenvalueError, eigenvaluesAgree ? "" : ", NOT the same on every rank",
+          failures.isEmpty() ? "" : "; " + String.join("; ", failures), passes() ? "" : " FAILED");
     }
 
     String json() {
-      return String.format(Locale.ROOT, "{\"grid\":\"%s\",\"n\":%d,\"nb\":%d,\"geqrf_ms\":%.3f,"
-          + "\"cusolver_geqrf_ms\":%.3f,\"qr_residual\":%.4f,\"orthogonality\":%.4f,\"gels_ms\":%.3f,"
-          + "\"gels_residual\":%.4f,\"syevd_ms\":%.3f,\"cusolver_syevd_ms\":%.3f,\"eigenvalue_error\":%.4f,"
-          + "\"eigenvalues_same_on_every_rank\":%b}", grid, n, nb, geqrfMs, denseGeqrfMs, qrResidual, orthogonality,
-          gelsMs, gelsResidual, syevdMs, denseSyevdMs, eigenvalueError, eigenvaluesAgree);
+      return String.format(Locale.ROOT, "{\"grid\":\"%s\",\"n\":%d,\"nb\":%d,\"geqrf_ms\":%s,"
+          + "\"cusolver_geqrf_ms\":%s,\"qr_residual\":%s,\"orthogonality\":%s,\"gels_ms\":%s,\"gels_residual\":%s,"
+          + "\"syevd_ms\":%s,\"cusolver_syevd_ms\":%s,\"eigenvalue_error\":%s,\"eigenvalues_same_on_every_rank\":%b,"
+          + "\"failures\":%d}", grid, n, nb, number(geqrfMs, 3), number(denseGeqrfMs, 3), number(qrResidual, 4),
+          number(orthogonality, 4), number(gelsMs, 3), number(gelsResidual, 4), number(syevdMs, 3),
+          number(denseSyevdMs, 3), number(eigenvalueError, 4), eigenvaluesAgree, failures.size());
+    }
+
+    /** A JSON number, or null for a routine that failed (NaN). */
+    private static String number(double v, int decimals) {
+      return Double.isFinite(v) ? String.format(Locale.ROOT, "%." + decimals + "f", v) : "null";
     }
   }
 
   /**
    * What one rank of the grid measured: the calls' median milliseconds, the QR checks (norms summed
-   * over the grid), the solution X and the eigenvalues (gathered: every rank has them whole), and
-   * whether every rank's eigenvalues were bit-equal.
+   * over the grid), the solution X and the eigenvalues (gathered: every rank has them whole),
+   * whether every rank's eigenvalues were bit-equal, and the routines that failed (their figures NaN).
    */
   record RankFigures(double geqrfMs, double qrResidual, double orthogonality, double gelsMs, double syevdMs,
-      boolean eigenvaluesAgree, double[] x, double[] lambda) {
+      boolean eigenvaluesAgree, double[] x, double[] lambda, List<String> failures) {
     void write(Path file) throws IOException {
       try (DataOutputStream out = new DataOutputStream(Files.newOutputStream(file))) {
         for (double d : new double[] {geqrfMs, qrResidual, orthogonality, gelsMs, syevdMs}) {
@@ -96,6 +108,10 @@ final class CuSolverMpQrEig {
           for (double d : v) {
             out.writeDouble(d);
           }
+        }
+        out.writeInt(failures.size());
+        for (String f : failures) {
+          out.writeUTF(f);
         }
       }
     }
@@ -114,7 +130,11 @@ final class CuSolverMpQrEig {
             row[k] = in.readDouble();
           }
         }
-        return new RankFigures(f[0], f[1], f[2], f[3], f[4], agree, v[0], v[1]);
+        List<String> failures = new ArrayList<>();
+        for (int k = in.readInt(); k > 0; k--) {
+          failures.add(in.readUTF());
+        }
+        return new RankFigures(f[0], f[1], f[2], f[3], f[4], agree, v[0], v[1], failures);
       }
     }
   }
@@ -132,19 +152,31 @@ final class CuSolverMpQrEig {
   }
 
   /**
-   * A {@code rows × cols} grid of processes on this GPU, each a host of its own to NCCL; bounded by
-   * {@code limit}. Throws, naming the ranks, when one of them fails or does not finish.
+   * A {@code rows × cols} grid of processes, bounded by {@code limit}: rank r on GPU r when the
+   * machine has a GPU per rank, else every rank on GPU 0 as a host of its own to NCCL. Throws, naming
+   * the ranks, when a process fails or does not finish.
    */
   static Result runGrid(int rows, int cols, int n, int nb, int repeat, long seed, Duration limit) throws Exception {
     Path dir = Files.createTempDirectory("gpucoll-cusolvermp-grid");
+    boolean gpuPerRank = deviceCount() >= rows * cols;
     List<String> failures = ProcessRanks.run(CuSolverMpQrEig.class, rows * cols, limit,
         r -> List.of(dir.toString(), Integer.toString(r), Integer.toString(rows), Integer.toString(cols),
-            Integer.toString(n), Integer.toString(nb), Integer.toString(repeat), Long.toString(seed)),
-        r -> Map.of("NCCL_HOSTID", hostOf(r))).stream().filter(l -> l.startsWith("FAIL")).toList();
+            Integer.toString(n), Integer.toString(nb), Integer.toString(repeat), Long.toString(seed),
+            Integer.toString(gpuPerRank ? r : 0)),
+        r -> gpuPerRank ? Map.of() : Map.of("NCCL_HOSTID", hostOf(r))).stream()
+        .filter(l -> l.startsWith("FAIL")).toList();
     if (!failures.isEmpty()) {
       throw new IllegalStateException(rows + " x " + cols + " grid, n=" + n + ": " + String.join(" | ", failures));
     }
-    return against(rows + "x" + cols, n, nb, repeat, seed, RankFigures.read(dir.resolve(FIGURES)));
+    return against(rows + "x" + cols + (gpuPerRank ? "" : " (one GPU)"), n, nb, repeat, seed,
+        RankFigures.read(dir.resolve(FIGURES)));
+  }
+
+  private static int deviceCount() {
+    try (IntPointer count = new IntPointer(1)) {
+      check(cudart.cudaGetDeviceCount(count), "cudaGetDeviceCount");
+      return count.get();
+    }
   }
 
   private static String hostOf(int rank) {
@@ -153,7 +185,7 @@ final class CuSolverMpQrEig {
 
   /**
    * One rank of a {@link #runGrid} grid: args = rendezvous folder, rank, rows, cols, n, nb, repeat,
-   * seed. Rank 0 writes the figures into the folder; every rank prints one RESULT line.
+   * seed, device. Rank 0 writes the figures into the folder; every rank prints one RESULT line.
    */
   public static void main(String[] args) {
     int rank = Integer.parseInt(args[1]);
@@ -161,10 +193,11 @@ final class CuSolverMpQrEig {
       Path dir = Path.of(args[0]);
       int rows = Integer.parseInt(args[2]);
       int cols = Integer.parseInt(args[3]);
-      CudaNative.setDevice(0);
+      CudaNative.setDevice(Integer.parseInt(args[8]));
       GpuCollConf conf = GpuCollConf.of(Map.of(GpuCollConf.TIMEOUT.key(), "120s"));
       try (FileRendezvous rdv = new FileRendezvous(dir, "cusolvermp-grid", rank, rows * cols);
-          Communicator c = CommunicatorFactory.create(rdv, conf, hostOf(rank))) {
+          Communicator c = CommunicatorFactory.create(rdv, conf, System.getenv("NCCL_HOSTID") != null
+              ? hostOf(rank) : "localhost")) {
         if (!(c instanceof GpuCommunicator g)) {
           throw new IllegalStateException("the factory chose backend " + c.backend() + ", not gpu");
         }
@@ -194,54 +227,71 @@ final class CuSolverMpQrEig {
     long eigen = CudaNative.malloc(8L * n);
     try (CuSolverMp mp = CuSolverMp.open(comm, rows, cols); DeviceMatrix a = DeviceMatrix.allocate(da, prow, pcol);
         DeviceMatrix c = DeviceMatrix.allocate(da, prow, pcol); DeviceMatrix b = DeviceMatrix.allocate(db, prow, pcol)) {
-      double geqrf = median(repeat, comm, () -> a.fillRandom(seed, false, stream),
-          () -> mp.geqrf(a.address(), da, tau));
-      // Qᵀ A against R: column sums of |Qᵀ A − R| and of |A| over this rank's part, then over the grid
-      c.fillRandom(seed, false, stream);
-      double[] original = local(c, comm);
-      mp.ormqr(CuSolverMp.Side.LEFT, true, n, a.address(), da, tau, c.address(), da);
-      double[] qta = local(c, comm);
-      double[] factored = local(a, comm);
-      double[] sums = new double[2 * n];
-      forEachLocal(c, (k, i, j) -> {
-        sums[j] += Math.abs(qta[k] - (i <= j ? factored[k] : 0));
-        sums[n + j] += Math.abs(original[k]);
+      List<String> failures = new ArrayList<>();
+      double[] qr = stage(failures, "geqrf / ormqr", 3, () -> {
+        double geqrf = median(repeat, comm, () -> a.fillRandom(seed, false, stream),
+            () -> mp.geqrf(a.address(), da, tau));
+        // Qᵀ A against R: column sums of |Qᵀ A − R| and of |A| over this rank's part, then over the grid
+        c.fillRandom(seed, false, stream);
+        double[] original = local(c, comm);
+        mp.ormqr(CuSolverMp.Side.LEFT, true, n, a.address(), da, tau, c.address(), da);
+        double[] qta = local(c, comm);
+        double[] factored = local(a, comm);
+        double[] sums = new double[2 * n];
+        forEachLocal(c, (k, i, j) -> {
+          sums[j] += Math.abs(qta[k] - (i <= j ? factored[k] : 0));
+          sums[n + j] += Math.abs(original[k]);
+        });
+        comm.allReduce(sums, ReduceOp.SUM);
+        double qrResidual = max(sums, 0, n) / (max(sums, n, 2 * n) * n * EPS);
+        // Qᵀ (Q C) against C
+        c.fillRandom(seed + 2, false, stream);
+        double[] c0 = local(c, comm);
+        mp.ormqr(CuSolverMp.Side.LEFT, false, n, a.address(), da, tau, c.address(), da);
+        mp.ormqr(CuSolverMp.Side.LEFT, true, n, a.address(), da, tau, c.address(), da);
+        double[] back = local(c, comm);
+        Arrays.fill(sums, 0);
+        forEachLocal(c, (k, i, j) -> {
+          sums[j] += Math.abs(back[k] - c0[k]);
+          sums[n + j] += Math.abs(c0[k]);
+        });
+        comm.allReduce(sums, ReduceOp.SUM);
+        return new double[] {geqrf, qrResidual, max(sums, 0, n) / (max(sums, n, 2 * n) * n * EPS)};
       });
-      comm.allReduce(sums, ReduceOp.SUM);
-      double qrResidual = max(sums, 0, n) / (max(sums, n, 2 * n) * n * EPS);
-      // Qᵀ (Q C) against C
-      c.fillRandom(seed + 2, false, stream);
-      double[] c0 = local(c, comm);
-      mp.ormqr(CuSolverMp.Side.LEFT, false, n, a.address(), da, tau, c.address(), da);
-      mp.ormqr(CuSolverMp.Side.LEFT, true, n, a.address(), da, tau, c.address(), da);
-      double[] back = local(c, comm);
-      Arrays.fill(sums, 0);
-      forEachLocal(c, (k, i, j) -> {
-        sums[j] += Math.abs(back[k] - c0[k]);
-        sums[n + j] += Math.abs(c0[k]);
-      });
-      comm.allReduce(sums, ReduceOp.SUM);
-      double orthogonality = max(sums, 0, n) / (max(sums, n, 2 * n) * n * EPS);
       // gels: the solve of the square system; X gathered whole for the residual
-      double gels = median(repeat, comm, () -> {
-        a.fillRandom(seed, false, stream);
-        b.fillRandom(seed + 1, false, stream);
-      }, () -> mp.gels(a.address(), da, b.address(), db));
       double[] x = new double[n];
-      double[] solved = local(b, comm);
-      forEachLocal(b, (k, i, j) -> x[i] = solved[k]);
-      comm.allReduce(x, ReduceOp.SUM);
+      double gels = stage(failures, "gels", 1, () -> {
+        double ns = median(repeat, comm, () -> {
+          a.fillRandom(seed, false, stream);
+          b.fillRandom(seed + 1, false, stream);
+        }, () -> mp.gels(a.address(), da, b.address(), db));
+        double[] solved = local(b, comm);
+        forEachLocal(b, (k, i, j) -> x[i] = solved[k]);
+        comm.allReduce(x, ReduceOp.SUM);
+        return new double[] {ns};
+      })[0];
       // syevd, eigenvectors too (ScaLAPACK's pdsyevd computes both); every rank gets the eigenvalues
-      double syevd = median(repeat, comm, () -> a.fillRandom(seed, true, stream),
-          () -> mp.syevd(true, CuSolverMp.Fill.LOWER, a.address(), da, eigen, c.address(), da));
       double[] lambda = new double[n];
-      toHost(eigen, lambda, comm);
-      double[] most = lambda.clone();
-      double[] least = lambda.clone();
-      comm.allReduce(most, ReduceOp.MAX);
-      comm.allReduce(least, ReduceOp.MIN);
-      return new RankFigures(geqrf / 1e6, qrResidual, orthogonality, gels / 1e6, syevd / 1e6,
-          Arrays.equals(most, least), x, lambda);
+      boolean[] agree = {false};
+      double syevd = stage(failures, "syevd", 1, () -> {
+        double ns = median(repeat, comm, () -> a.fillRandom(seed, true, stream),
+            () -> mp.syevd(true, CuSolverMp.Fill.LOWER, a.address(), da, eigen, c.address(), da));
+        toHost(eigen, lambda, comm);
+        double[] most = lambda.clone();
+        double[] least = lambda.clone();
+        comm.allReduce(most, ReduceOp.MAX);
+        comm.allReduce(least, ReduceOp.MIN);
+        agree[0] = Arrays.equals(most, least);
+        return new double[] {ns};
+      })[0];
+      if (Double.isNaN(gels)) {
+        Arrays.fill(x, Double.NaN);
+      }
+      if (Double.isNaN(syevd)) {
+        Arrays.fill(lambda, Double.NaN);
+        agree[0] = true; // the failure itself is reported
+      }
+      return new RankFigures(qr[0] / 1e6, qr[1], qr[2], gels / 1e6, syevd / 1e6, agree[0], x, lambda, failures);
     } finally {
       CudaNative.free(tau);
       CudaNative.free(eigen);
@@ -260,7 +310,7 @@ final class CuSolverMpQrEig {
     }
     return new Result(grid, n, nb, f.geqrfMs(), denseMs[0] / 1e6, f.qrResidual(), f.orthogonality(), f.gelsMs(),
         LinalgBench.residual(n, nb, seed, false, f.x()), f.syevdMs(), denseMs[1] / 1e6, worst / (scale * n * EPS),
-        f.eigenvaluesAgree());
+        f.eigenvaluesAgree(), f.failures());
   }
 
   /**
@@ -309,6 +359,27 @@ final class CuSolverMpQrEig {
   /** Each element of this rank's part: its index in {@link #local}'s array and its global (i, j). */
   private interface LocalElement {
     void at(int k, int i, int j);
+  }
+
+  /** One routine's part of the recipe: its figures. */
+  private interface Stage {
+    double[] run();
+  }
+
+  /**
+   * Runs a routine's part; when it throws, its {@code figures} are NaN and the failure is named, so
+   * that the next routine still runs (every rank fails a collective call alike, or the group's
+   * timeout names the one that did not).
+   */
+  private static double[] stage(List<String> failures, String name, int figures, Stage body) {
+    try {
+      return body.run();
+    } catch (RuntimeException e) {
+      failures.add(name + " failed: " + e.getMessage());
+      double[] nan = new double[figures];
+      Arrays.fill(nan, Double.NaN);
+      return nan;
+    }
   }
 
   private static void forEachLocal(DeviceMatrix m, LocalElement body) {

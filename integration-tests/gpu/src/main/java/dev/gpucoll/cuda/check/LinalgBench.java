@@ -47,8 +47,9 @@ import org.bytedeco.javacpp.IntPointer;
  *
  * <p>{@code --qr-eig}: cuSOLVERMp's geqrf / ormqr, gels and syevd at each size on one GPU (1 × 1),
  * checked and timed beside dense cuSOLVER ({@link CuSolverMpQrEig}); {@code --qr-eig-grids}: the
- * same on each P × Q grid at {@code --qr-eig-grid-n}, the ranks processes that each claim a host of
- * their own; both need libcusolverMp.so.0.
+ * same on each P × Q grid at {@code --qr-eig-grid-n}, its ranks processes with a GPU each (or, on a
+ * machine with fewer GPUs, sharing GPU 0 as hosts of their own to NCCL, which cuSOLVERMp does not
+ * support); both need libcusolverMp.so.0.
  */
 public final class LinalgBench {
   private static final double EPS = Math.ulp(1.0) / 2;
