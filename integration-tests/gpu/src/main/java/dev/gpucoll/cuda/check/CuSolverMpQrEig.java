@@ -162,8 +162,8 @@ final class CuSolverMpQrEig {
     List<String> failures = ProcessRanks.run(CuSolverMpQrEig.class, rows * cols, limit,
         r -> List.of(dir.toString(), Integer.toString(r), Integer.toString(rows), Integer.toString(cols),
             Integer.toString(n), Integer.toString(nb), Integer.toString(repeat), Long.toString(seed),
-            Integer.toString(gpuPerRank ? r : 0)),
-        r -> gpuPerRank ? Map.of() : Map.of("NCCL_HOSTID", hostOf(r))).stream()
+            Integer.toString(gpuPerRank ? r : 0), hostOf(r, gpuPerRank)),
+        r -> gpuPerRank ? Map.of() : Map.of("NCCL_HOSTID", hostOf(r, false))).stream()
         .filter(l -> l.startsWith("FAIL")).toList();
     if (!failures.isEmpty()) {
       throw new IllegalStateException(rows + " x " + cols + " grid, n=" + n + ": " + String.join(" | ", failures));
@@ -179,13 +179,14 @@ final class CuSolverMpQrEig {
     }
   }
 
-  private static String hostOf(int rank) {
-    return "gpucoll-grid-host-" + rank;
+  /** Rank r's host, to our factory and (sharing a GPU) to NCCL: its own when it shares GPU 0. */
+  private static String hostOf(int rank, boolean gpuPerRank) {
+    return gpuPerRank ? "localhost" : "gpucoll-grid-host-" + rank;
   }
 
   /**
    * One rank of a {@link #runGrid} grid: args = rendezvous folder, rank, rows, cols, n, nb, repeat,
-   * seed, device. Rank 0 writes the figures into the folder; every rank prints one RESULT line.
+   * seed, device, host. Rank 0 writes the figures into the folder; every rank prints one RESULT line.
    */
   public static void main(String[] args) {
     int rank = Integer.parseInt(args[1]);
@@ -196,8 +197,7 @@ final class CuSolverMpQrEig {
       CudaNative.setDevice(Integer.parseInt(args[8]));
       GpuCollConf conf = GpuCollConf.of(Map.of(GpuCollConf.TIMEOUT.key(), "120s"));
       try (FileRendezvous rdv = new FileRendezvous(dir, "cusolvermp-grid", rank, rows * cols);
-          Communicator c = CommunicatorFactory.create(rdv, conf, System.getenv("NCCL_HOSTID") != null
-              ? hostOf(rank) : "localhost")) {
+          Communicator c = CommunicatorFactory.create(rdv, conf, args[9])) {
         if (!(c instanceof GpuCommunicator g)) {
           throw new IllegalStateException("the factory chose backend " + c.backend() + ", not gpu");
         }

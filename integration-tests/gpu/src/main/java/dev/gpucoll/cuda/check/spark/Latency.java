@@ -105,20 +105,11 @@ final class Latency {
   }
 
   private static double eagerUs(GpuCommunicator gpu, CommBuffer s, CommBuffer r, long count, DataType t, int k) {
-    long start = Cuda.eventCreate();
-    long end = Cuda.eventCreate();
-    try {
-      Cuda.eventRecord(start, gpu.stream());
+    return perCallUs(gpu, k, () -> {
       for (int i = 0; i < k; i++) {
         gpu.allReduce(s, r, count, t, ReduceOp.SUM);
       }
-      Cuda.eventRecord(end, gpu.stream());
-      gpu.synchronize();
-      return Cuda.elapsedMs(start, end) * 1000.0 / k;
-    } finally {
-      Cuda.eventDestroy(start);
-      Cuda.eventDestroy(end);
-    }
+    });
   }
 
   private static double graphUs(GpuCommunicator gpu, CommBuffer s, CommBuffer r, long count, DataType t, int k) {
@@ -131,18 +122,26 @@ final class Latency {
     } finally {
       exec = Cuda.endCapture(gpu.stream());
     }
+    try {
+      return perCallUs(gpu, k, () -> Cuda.graphLaunch(exec, gpu.stream()));
+    } finally {
+      Cuda.graphDestroy(exec);
+    }
+  }
+
+  /** Microseconds per call of {@code calls} calls that {@code enqueue} puts on the stream, timed with events. */
+  private static double perCallUs(GpuCommunicator gpu, int calls, Runnable enqueue) {
     long start = Cuda.eventCreate();
     long end = Cuda.eventCreate();
     try {
       Cuda.eventRecord(start, gpu.stream());
-      Cuda.graphLaunch(exec, gpu.stream());
+      enqueue.run();
       Cuda.eventRecord(end, gpu.stream());
       gpu.synchronize();
-      return Cuda.elapsedMs(start, end) * 1000.0 / k;
+      return Cuda.elapsedMs(start, end) * 1000.0 / calls;
     } finally {
       Cuda.eventDestroy(start);
       Cuda.eventDestroy(end);
-      Cuda.graphDestroy(exec);
     }
   }
 

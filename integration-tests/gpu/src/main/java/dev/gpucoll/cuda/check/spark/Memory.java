@@ -127,8 +127,7 @@ abstract class Memory implements AutoCloseable {
 
       @Override
       ByteBuffer read(Buf b) {
-        comm.synchronize();
-        return Cuda.download(((CommBuffer.Device) b.comm()).address(), b.bytes(), comm.stream());
+        return download(comm, b);
       }
 
       @Override
@@ -139,6 +138,12 @@ abstract class Memory implements AutoCloseable {
         recv = 0;
       }
     };
+  }
+
+  /** A device buffer's bytes, once the communicator's stream has run up to here. */
+  private static ByteBuffer download(GpuCommunicator comm, Buf b) {
+    comm.synchronize();
+    return Cuda.download(((CommBuffer.Device) b.comm()).address(), b.bytes(), comm.stream());
   }
 
   /** Two fixed device regions: send and receive. */
@@ -178,8 +183,7 @@ abstract class Memory implements AutoCloseable {
 
     @Override
     ByteBuffer read(Buf b) {
-      comm.synchronize();
-      return Cuda.download(((CommBuffer.Device) b.comm()).address(), b.bytes(), comm.stream());
+      return download(comm, b);
     }
 
     private void fits(long bytes) {
