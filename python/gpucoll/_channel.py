@@ -54,36 +54,41 @@ def _parent(pid):
 
 
 def _bound_sockets():
-    """The paths Unix sockets of this network namespace are bound to (``/proc/net/unix``)."""
+    """The set of paths Unix sockets of this network namespace are bound to (``/proc/net/unix``), or
+    None where that cannot be read."""
     try:
         with open("/proc/net/unix") as f:
             lines = f.read().splitlines()[1:]
     except OSError:
-        return []
-    return [parts[7] for parts in (line.split() for line in lines) if len(parts) >= 8]
+        return None
+    # The path is the last field and may hold spaces.
+    return {parts[7] for parts in (line.split(None, 7) for line in lines) if len(parts) >= 8}
 
 
 def find_socket():
     """The socket of the executor JVM this process descends from (the worker is its child, or its
     Python daemon's), or None. ``$GPUCOLL_CHANNEL`` names one directly. Where another user took the
     channel directory's name first, the executor made ``<directory>-<random>`` instead: found among
-    the bound sockets by the executor's pid (``Channel`` checks the pid on the connection)."""
+    the bound sockets by the executor's pid (``Channel`` checks the pid on the connection). A file
+    nobody listens on (an executor killed before it could remove it, whose pid an ancestor of this
+    worker now has) is passed over."""
     named = os.environ.get("GPUCOLL_CHANNEL")
     if named:
         return named
     d = channel_dir()
+    bound = _bound_sockets()
+    listened = (lambda p: os.path.abspath(p) in bound) if bound is not None else os.path.exists
     ancestors = []
     pid = os.getppid()
     for _ in range(8):
         if pid <= 1:
             break
         path = os.path.join(d, "exec-%d.sock" % pid)
-        if os.path.exists(path):
+        if listened(path):
             return path
         ancestors.append(pid)
         pid = _parent(pid)
-    if "GPUCOLL_CHANNEL_DIR" not in os.environ:
-        bound = _bound_sockets()
+    if "GPUCOLL_CHANNEL_DIR" not in os.environ and bound:
         for pid in ancestors:
             for path in bound:
                 parent, name = os.path.split(path)

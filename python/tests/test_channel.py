@@ -78,3 +78,34 @@ def test_a_socket_held_by_another_process_than_its_name_says_is_refused(tmp_path
     finally:
         t.join(10)
         server.close()
+
+
+def test_a_socket_file_nobody_listens_on_is_passed_over_for_the_executors(tmp_path, monkeypatch):
+    # An executor killed before it removed its socket leaves exec-<pid>.sock; once that pid is reused by
+    # the worker's Python daemon, the walk up the parents meets the dead file before the live executor's.
+    from gpucoll import _channel
+    daemon, executor = 424241, 424242
+    monkeypatch.delenv("GPUCOLL_CHANNEL", raising=False)
+    monkeypatch.setenv("GPUCOLL_CHANNEL_DIR", str(tmp_path))
+    monkeypatch.setattr(os, "getppid", lambda: daemon)
+    monkeypatch.setattr(_channel, "_parent", lambda pid: executor if pid == daemon else 1)
+    dead = _listen(str(tmp_path / ("exec-%d.sock" % daemon)))
+    dead.close()  # the file stays, nobody listens
+    assert (tmp_path / ("exec-%d.sock" % daemon)).exists()
+    assert _channel.find_socket() is None
+    live = _listen(str(tmp_path / ("exec-%d.sock" % executor)))
+    try:
+        assert _channel.find_socket() == str(tmp_path / ("exec-%d.sock" % executor))
+    finally:
+        live.close()
+
+
+def test_the_bound_socket_paths_keep_their_spaces(tmp_path):
+    from gpucoll import _channel
+    path = tmp_path / "a dir" / "exec-1.sock"
+    path.parent.mkdir()
+    server = _listen(str(path))
+    try:
+        assert str(path) in _channel._bound_sockets()
+    finally:
+        server.close()

@@ -56,7 +56,8 @@ public final class PythonChannel implements AutoCloseable {
     this.dir = dir;
     this.shmDir = shmDir;
     this.user = Files.getOwner(dir, LinkOption.NOFOLLOW_LINKS).getName();
-    this.socketPath = dir.resolve("exec-" + ProcessHandle.current().pid() + ".sock");
+    // Bound by its absolute path: the Python side looks for a listener under that name in /proc/net/unix.
+    this.socketPath = dir.toAbsolutePath().resolve("exec-" + ProcessHandle.current().pid() + ".sock");
     Files.deleteIfExists(socketPath); // a dead JVM's socket of the same pid
     server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
     server.bind(UnixDomainSocketAddress.of(socketPath));
