@@ -3,8 +3,9 @@
 # the last PASS row's commit must have the same GPU files as HEAD. Exit 0 when it has, 1 when not.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+# python/gpucoll whole: the python column runs the package's channel and communicator.py (GPU arrays) too.
 GPU_PATHS=(spark-plugin/gpucoll-cuda spark-plugin/gpucoll-cudf native-kernels spark-plugin/gpucoll-linalg
-  spark-plugin/gpucoll-cusolvermp python/gpucoll/gpu integration-tests/gpu)
+  spark-plugin/gpucoll-cusolvermp python/gpucoll integration-tests/gpu)
 ROW=$(grep -E '^\| [0-9]{4}-[0-9]{2}-[0-9]{2} \|' "$ROOT/docs/gpu-acceptance.md" | grep -E '\| PASS[^|]*\|$' | tail -1 || true)
 if [ -z "$ROW" ]; then
   echo "no PASS row in docs/gpu-acceptance.md: the GPU code at HEAD has not passed the acceptance command"
